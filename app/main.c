@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sightline"
+
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <gtk/gtk.h>
+#include <locale.h>
+#include <string.h>
+
+#include "sight-application.h"
+#include "sight-cli.h"
+#include "sight-error.h"
+#include "sight-headless.h"
+
+static void
+print_help (void)
+{
+  const SightCommand *commands;
+  guint n_commands;
+
+  g_print ("%s\n  sightline [URL]\n  sightline COMMAND [OPTION…]\n\n", _("Usage:"));
+  g_print ("%s\n\n", _("Author, run and inspect AI-driven browser tests. With no command, "
+                       "the app opens; a command runs headless."));
+  g_print ("%s\n", _("Commands:"));
+  commands = sight_cli_commands (&n_commands);
+  for (guint i = 0; i < n_commands; i++)
+    g_print ("  %-14s %s\n", commands[i].name, _(commands[i].summary));
+  g_print ("\n%s\n", _("Run “sightline COMMAND --help” for a command’s options."));
+}
+
+static gboolean
+looks_like_command (const char *arg)
+{
+  return arg[0] != '-' && strchr (arg, ':') == NULL && strchr (arg, '/') == NULL &&
+         strchr (arg, '.') == NULL;
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(SightApplication) app = NULL;
+
+  setlocale (LC_ALL, "");
+  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+  g_set_prgname ("sightline");
+
+  if (argc > 1 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h") ||
+                   g_str_equal (argv[1], "help")))
+    {
+      print_help ();
+      return 0;
+    }
+  if (argc > 1 && g_str_equal (argv[1], "--version"))
+    return sight_cli_lookup ("version")->func (argc - 1, argv + 1);
+
+  if (argc > 1 && looks_like_command (argv[1]))
+    {
+      const SightCommand *command = sight_cli_lookup (argv[1]);
+
+      if (command == NULL)
+        {
+          g_printerr (_("INVALID_ARGUMENT: unknown command “%s”; run “sightline --help”\n"),
+                      argv[1]);
+          return 2;
+        }
+      if (command->needs_display)
+        {
+          g_autoptr(GError) error = NULL;
+
+          if (!sight_headless_ensure_display (&error))
+            return sight_cli_report_error (error);
+          gtk_init ();
+        }
+      return command->func (argc - 1, argv + 1);
+    }
+
+  app = sight_application_new ();
+  return g_application_run (G_APPLICATION (app), argc, argv);
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-application"
+
+#include "config.h"
+
+#include "sight-application.h"
+
+#include <glib/gi18n.h>
+
+#include "sight-window.h"
+
+struct _SightApplication
+{
+  AdwApplication parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (SightApplication, sight_application, ADW_TYPE_APPLICATION)
+
+static SightWindow *
+get_or_create_window (SightApplication *self)
+{
+  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (self));
+
+  if (window == NULL)
+    window = GTK_WINDOW (sight_window_new (self));
+  return SIGHT_WINDOW (window);
+}
+
+static void
+sight_application_activate (GApplication *app)
+{
+  SightWindow *window = get_or_create_window (SIGHT_APPLICATION (app));
+
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static void
+sight_application_open (GApplication  *app,
+                        GFile        **files,
+                        int            n_files,
+                        const char    *hint)
+{
+  SightWindow *window = get_or_create_window (SIGHT_APPLICATION (app));
+
+  if (n_files > 0)
+    {
+      g_autofree char *uri = g_file_get_uri (files[0]);
+
+      sight_window_open_uri (window, uri);
+    }
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static void
+quit_action (GSimpleAction *action,
+             GVariant      *parameter,
+             gpointer       user_data)
+{
+  g_application_quit (G_APPLICATION (user_data));
+}
+
+static void
+about_action (GSimpleAction *action,
+              GVariant      *parameter,
+              gpointer       user_data)
+{
+  SightApplication *self = user_data;
+  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (self));
+
+  adw_show_about_window (window,
+                         "application-name", _("Sightline"),
+                         "application-icon", APP_ID,
+                         "version", PACKAGE_VERSION,
+                         "developer-name", _("The Sightline developers"),
+                         "comments", _("Author, run and inspect AI-driven browser tests"),
+                         "license-type", GTK_LICENSE_GPL_3_0,
+                         NULL);
+}
+
+static const GActionEntry app_actions[] = {
+  { "quit", quit_action },
+  { "about", about_action },
+};
+
+static void
+sight_application_startup (GApplication *app)
+{
+  static const char *quit_accels[] = { "<Control>q", NULL };
+
+  G_APPLICATION_CLASS (sight_application_parent_class)->startup (app);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
+                                   G_N_ELEMENTS (app_actions), app);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
+}
+
+static void
+sight_application_class_init (SightApplicationClass *klass)
+{
+  GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
+
+  app_class->activate = sight_application_activate;
+  app_class->open = sight_application_open;
+  app_class->startup = sight_application_startup;
+}
+
+static void
+sight_application_init (SightApplication *self)
+{
+}
+
+SightApplication *
+sight_application_new (void)
+{
+  return g_object_new (SIGHT_TYPE_APPLICATION,
+                       "application-id", APP_ID,
+                       "flags", G_APPLICATION_HANDLES_OPEN,
+                       "resource-base-path", "/dev/sightline/Sightline",
+                       NULL);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-cli"
+
+#include "config.h"
+
+#include "sight-cli.h"
+
+#include <glib/gi18n.h>
+#include <stdio.h>
+
+#include "sight-commands.h"
+#include "sight-error.h"
+
+static const SightCommand commands[] = {
+  { "version", N_("Print the version"), sight_cmd_version, FALSE },
+};
+
+const SightCommand *
+sight_cli_commands (guint *n_commands)
+{
+  *n_commands = G_N_ELEMENTS (commands);
+  return commands;
+}
+
+const SightCommand *
+sight_cli_lookup (const char *name)
+{
+  if (name == NULL)
+    return NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (g_str_equal (commands[i].name, name))
+      return &commands[i];
+  return NULL;
+}
+
+int
+sight_cli_report_error (const GError *error)
+{
+  g_autofree char *line = sight_error_format (error);
+
+  g_printerr ("%s\n", line);
+  return sight_error_exit_status (error);
+}
+
+int
+sight_cli_usage_error (const char *command,
+                       const char *format,
+                       ...)
+{
+  g_autofree char *message = NULL;
+  g_autoptr(GError) error = NULL;
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "%s %s: %s",
+                       g_get_prgname (), command, message);
+  return sight_cli_report_error (error);
+}
+
+gboolean
+sight_cli_parse (const char    *command,
+                 const char    *parameter_string,
+                 GOptionEntry  *entries,
+                 int           *argc,
+                 char        ***argv,
+                 int           *exit_status)
+{
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+
+  context = g_option_context_new (parameter_string);
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
+  g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
+  if (!g_option_context_parse (context, argc, argv, &error))
+    {
+      *exit_status = sight_cli_usage_error (command, "%s", error->message);
+      return FALSE;
+    }
+  return TRUE;
+}

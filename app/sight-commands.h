@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Each is defined in app/sight-cmd-<name>.c and listed in sight-cli.c. */
+int sight_cmd_version (int argc, char **argv);
+
+G_END_DECLS
