@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <json-glib/json-glib.h>
+#include <webkit/webkit.h>
+
+G_BEGIN_DECLS
+
+/* When a load counts as finished. */
+typedef enum {
+  SIGHT_WAIT_UNTIL_DOMCONTENTLOADED,
+  SIGHT_WAIT_UNTIL_LOAD,
+  SIGHT_WAIT_UNTIL_NETWORKIDLE,
+} SightWaitUntil;
+
+gboolean sight_wait_until_from_string (const char     *name,
+                                       SightWaitUntil *out);
+
+typedef enum {
+  SIGHT_IMAGE_PNG,
+  SIGHT_IMAGE_JPEG,
+  SIGHT_IMAGE_WEBP,
+} SightImageFormat;
+
+gboolean    sight_image_format_from_string (const char       *name,
+                                            SightImageFormat *out);
+const char *sight_image_format_mime_type   (SightImageFormat  format);
+
+/* A rectangle in viewport CSS pixels (for full-page shots: page CSS pixels). */
+typedef struct {
+  double x, y, width, height;
+} SightRect;
+
+typedef struct {
+  gboolean          full_page;
+  SightImageFormat  format;
+  int               quality;      /* 0-100, JPEG and WebP only; -1 for the default */
+  int               max_side;     /* resample so the long side is at most this; 0 = off */
+  const SightRect  *masks;        /* painted over before encoding */
+  guint             n_masks;
+} SightScreenshotOptions;
+
+#define SIGHT_SCREENSHOT_OPTIONS_INIT { FALSE, SIGHT_IMAGE_PNG, -1, 0, NULL, 0 }
+
+typedef struct {
+  GBytes *bytes;       /* the encoded image */
+  int     width;       /* of the encoded image, in pixels */
+  int     height;
+  double  scale;       /* encoded pixels per CSS pixel */
+  guint   n_masked;    /* mask rectangles actually painted */
+} SightScreenshot;
+
+void sight_screenshot_free (SightScreenshot *shot);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightScreenshot, sight_screenshot_free)
+
+/* What the page logged over its life. */
+typedef enum {
+  SIGHT_LOG_CONSOLE,         /* console.* message */
+  SIGHT_LOG_PAGE_ERROR,      /* uncaught exception or unhandled rejection */
+  SIGHT_LOG_REQUEST_FAILED,  /* network error or HTTP status >= 400 */
+} SightLogKind;
+
+typedef struct {
+  SightLogKind  kind;
+  char         *level;       /* console: log, info, warning, error, debug */
+  char         *text;
+  char         *url;         /* the source or the request URL */
+  guint         status;      /* HTTP status for failed requests, 0 for network errors */
+  gint64        timestamp;   /* g_get_real_time () */
+} SightLogEntry;
+
+void sight_log_entry_free (SightLogEntry *entry);
+
+#define SIGHT_TYPE_WEB_PAGE (sight_web_page_get_type ())
+G_DECLARE_FINAL_TYPE (SightWebPage, sight_web_page, SIGHT, WEB_PAGE, GObject)
+
+/* The name of the isolated script world every Sightline script runs in. */
+#define SIGHT_SCRIPT_WORLD "sightline"
+
+SightWebPage  *sight_web_page_new                 (void);
+/* The view, for embedding in a window. Headless pages keep it in an
+ * unmapped offscreen toplevel of their own. */
+WebKitWebView *sight_web_page_get_web_view        (SightWebPage        *self);
+const char    *sight_web_page_get_uri             (SightWebPage        *self);
+
+void           sight_web_page_set_viewport        (SightWebPage        *self,
+                                                   int                  width,
+                                                   int                  height,
+                                                   double               device_scale);
+void           sight_web_page_get_viewport        (SightWebPage        *self,
+                                                   int                 *width,
+                                                   int                 *height);
+
+/* Loads @uri; finishes when @wait_until is reached, or fails with
+ * ENVIRONMENT_UNAVAILABLE (unreachable), STEP_TIMEOUT (deadline) or
+ * INVALID_ARGUMENT (not http/https/about/data). */
+void           sight_web_page_load_async          (SightWebPage        *self,
+                                                   const char          *uri,
+                                                   SightWaitUntil       wait_until,
+                                                   guint                timeout_ms,
+                                                   GCancellable        *cancellable,
+                                                   GAsyncReadyCallback  callback,
+                                                   gpointer             user_data);
+gboolean       sight_web_page_load_finish         (SightWebPage        *self,
+                                                   GAsyncResult        *result,
+                                                   GError             **error);
+
+/* Runs @function_body (the body of an async JS function; `args` is bound to
+ * @args, or null) in the SIGHT_SCRIPT_WORLD isolated world of the main frame.
+ * Its return value comes back as JSON. Fails with STEP_TIMEOUT after
+ * @timeout_ms, and ENVIRONMENT_UNAVAILABLE when the web process died or hung. */
+void           sight_web_page_evaluate_async      (SightWebPage        *self,
+                                                   const char          *function_body,
+                                                   JsonNode            *args,
+                                                   guint                timeout_ms,
+                                                   GCancellable        *cancellable,
+                                                   GAsyncReadyCallback  callback,
+                                                   gpointer             user_data);
+JsonNode      *sight_web_page_evaluate_finish     (SightWebPage        *self,
+                                                   GAsyncResult        *result,
+                                                   GError             **error);
+
+void           sight_web_page_screenshot_async    (SightWebPage                 *self,
+                                                   const SightScreenshotOptions *options,
+                                                   GCancellable                 *cancellable,
+                                                   GAsyncReadyCallback           callback,
+                                                   gpointer                      user_data);
+SightScreenshot *sight_web_page_screenshot_finish (SightWebPage        *self,
+                                                   GAsyncResult        *result,
+                                                   GError             **error);
+
+/* Log entries since the page was created (SightLogEntry, borrowed). */
+GPtrArray     *sight_web_page_get_log             (SightWebPage        *self);
+
+G_END_DECLS
