@@ -102,4 +102,37 @@ gboolean         sight_role_hint_matches       (const char      *hint,
  * NULL when @text is not a key or chord. */
 char            *sight_key_normalize           (const char      *text);
 
+/* A node of an observation as resolution sees it (borrowed strings). */
+typedef enum {
+  SIGHT_NODE_HIDDEN   = 1 << 0,   /* not rendered or outside every viewport scroll */
+  SIGHT_NODE_CHECKED  = 1 << 1,   /* checked, pressed or selected */
+  SIGHT_NODE_DISABLED = 1 << 2,
+  SIGHT_NODE_FOCUSED  = 1 << 3,
+  SIGHT_NODE_EXPANDED = 1 << 4,
+  SIGHT_NODE_MIXED    = 1 << 5,
+} SightNodeStates;
+
+typedef struct {
+  const char *ref;      /* "e12" */
+  const char *role;
+  const char *name;
+  const char *value;    /* current value of a field, or NULL */
+  guint       states;   /* SightNodeStates */
+} SightNodeView;
+
+/* Finds the node @step's target names among @nodes (document order): exact
+ * role and name first, then the name case-insensitively, then as a substring.
+ * Without a role hint, the verb's kind of control is preferred (a click
+ * prefers controls over headings). Fails with ACTION_FAILED when nothing
+ * matches, when the nth does not exist, or when several match and the step
+ * does not say which: the message lists the candidates with their refs. */
+gboolean         sight_direct_step_resolve     (const SightDirectStep *step,
+                                                const SightNodeView   *nodes,
+                                                guint                  n_nodes,
+                                                guint                 *out_index,
+                                                GError               **error);
+
+/* A short description of @target for messages: the 2nd "Add to cart" button */
+char            *sight_target_describe         (const SightTarget     *target);
+
 G_END_DECLS
