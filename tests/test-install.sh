@@ -87,6 +87,31 @@ else
   fail "the installed schema does not compile"
 fi
 
+# The installed app opens its window, finding its schema and icon where the
+# installed tree puts them (needs a display: the tests run under Xvfb).
+if [ -n "${DISPLAY:-}" ] && command -v xwininfo >/dev/null && command -v dbus-run-session >/dev/null; then
+  if XDG_DATA_DIRS="$(D "$datadir"):${XDG_DATA_DIRS:-/usr/local/share:/usr/share}" \
+     GSETTINGS_SCHEMA_DIR=$tmp/schemas GSETTINGS_BACKEND=memory \
+     dbus-run-session -- sh -c '
+       "$1" >"$2/app.log" 2>&1 &
+       app=$!
+       for _ in $(seq 200); do
+         kill -0 $app 2>/dev/null || exit 3
+         xwininfo -root -tree 2>/dev/null | grep -q "\"Sightline\": (\"sightline\"" && break
+         sleep 0.1
+       done
+       xwininfo -root -tree | grep "\"Sightline\": (\"sightline\"" >"$2/window"
+       kill $app 2>/dev/null
+       wait $app 2>/dev/null
+       test -s "$2/window"' sh "$bin" "$tmp" 2>>"$tmp/app.log"; then
+    pass "the installed app opened its window: $(sed 's/^ *//' "$tmp/window" | head -n1)"
+  else
+    fail "the installed app did not open a window: $(grep -v -e dbus-daemon "$tmp/app.log" | head -n5)"
+  fi
+else
+  echo "# no DISPLAY (or no xwininfo, dbus-run-session): skipped opening the installed app"
+fi
+
 # A headless screenshot with the installed program, once the command exists.
 commands=$(LC_ALL=C LANGUAGE= "$bin" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p')
 if printf '%s\n' $commands | grep -qx screenshot; then
