@@ -7,6 +7,7 @@
 #include <gio/gunixoutputstream.h>
 #include <glib-unix.h>
 #include <glib/gi18n.h>
+#include <gtk/gtk.h>
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "sight-cli.h"
 #include "sight-commands.h"
 #include "sight-error.h"
+#include "sight-headless.h"
 #include "sight-mcp-stdio.h"
 #include "sight-mcp-tools.h"
 
@@ -98,6 +100,17 @@ sight_cmd_mcp (int    argc,
     return sight_cli_report_error (error);
   /* A client that goes away must end the server, not kill it mid-write. */
   signal (SIGPIPE, SIG_IGN);
+
+  /* The display comes after stdout is taken: GTK and GIO may log while
+   * they start. Without one the protocol still works and the tools that
+   * need a browser say why they cannot run. */
+  if (sight_headless_ensure_display (&error))
+    gtk_init ();
+  else
+    {
+      g_warning ("no display for the browser: %s", error->message);
+      g_clear_error (&error);
+    }
 
   registry = sight_mcp_registry_new_builtin ();
   server = sight_mcp_server_new (registry);

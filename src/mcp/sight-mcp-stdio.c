@@ -281,6 +281,8 @@ sight_mcp_stdio_run_async (SightMcpStdio       *self,
 
   self->run = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (self->run, sight_mcp_stdio_run_async);
+  /* Cancelling ends the run like end of input does: cleanly. */
+  g_task_set_check_cancellable (self->run, FALSE);
   if (cancellable != NULL)
     self->cancelled_id = g_cancellable_connect (cancellable, G_CALLBACK (run_cancelled_cb),
                                                 self, NULL);

@@ -58,11 +58,10 @@ sight_mcp_tool_call_dispose (GObject *object)
   SightMcpToolCall *self = SIGHT_MCP_TOOL_CALL (object);
 
   stop_timers (self);
+  /* Not g_cancellable_disconnect(): the last reference may go away inside
+   * the cancellable's own emission, where that would wait forever. */
   if (self->cancelled_id != 0)
-    {
-      g_cancellable_disconnect (self->cancellable, self->cancelled_id);
-      self->cancelled_id = 0;
-    }
+    g_clear_signal_handler (&self->cancelled_id, self->cancellable);
   G_OBJECT_CLASS (sight_mcp_tool_call_parent_class)->dispose (object);
 }
 
@@ -192,8 +191,10 @@ _sight_mcp_tool_call_new (SightMcpTool         *tool,
   self->arguments = json_object_ref (arguments);
   self->cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
   self->wait_cancellable = g_cancellable_new ();
-  self->cancelled_id = g_cancellable_connect (self->cancellable, G_CALLBACK (cancelled_cb),
-                                              self, NULL);
+  self->cancelled_id = g_signal_connect (self->cancellable, "cancelled",
+                                         G_CALLBACK (cancelled_cb), self);
+  if (g_cancellable_is_cancelled (self->cancellable))
+    g_cancellable_cancel (self->wait_cancellable);
   self->wait_seconds = _sight_mcp_tool_resolve_wait (tool, arguments);
   self->wants_progress = wants_progress;
   self->return_func = return_func;
