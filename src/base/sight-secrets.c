@@ -501,6 +501,28 @@ json_escape (const char *value,
   return g_string_free (out, FALSE);
 }
 
+static char *
+html_escape (const char *value,
+             const char *apos,
+             const char *quot)
+{
+  GString *out = g_string_new (NULL);
+
+  for (const char *p = value; *p; p++)
+    {
+      switch (*p)
+        {
+        case '&': g_string_append (out, "&amp;"); break;
+        case '<': g_string_append (out, "&lt;"); break;
+        case '>': g_string_append (out, "&gt;"); break;
+        case '\'': g_string_append (out, apos); break;
+        case '"': g_string_append (out, quot); break;
+        default: g_string_append_c (out, *p); break;
+        }
+    }
+  return g_string_free (out, FALSE);
+}
+
 /* Every form in which @value may show up in text we write. */
 static void
 collect_variants (const char *value,
@@ -508,7 +530,6 @@ collect_variants (const char *value,
 {
   gsize n = strlen (value);
   g_autofree char *b64 = g_base64_encode ((const guchar *) value, n);
-  g_autofree char *html = g_markup_escape_text (value, -1);
 
   add_variant (variants, g_strdup (value));
 
@@ -554,18 +575,14 @@ collect_variants (const char *value,
       memset (buf, 0, k + n);
     }
 
-  /* HTML: g_markup's entities and the numeric ones other escapers use. */
+  /* HTML: & < > as entities, and each spelling of the quotes escapers use. */
   {
-    g_autofree char *numeric = replace_all (html, "&apos;", "&#39;");
-    g_autofree char *numeric2 = replace_all (numeric, "&quot;", "&#34;");
-    g_autofree char *hex = replace_all (html, "&apos;", "&#x27;");
-    g_autofree char *hex2 = replace_all (hex, "&quot;", "&#x22;");
-    g_autofree char *quot = replace_all (html, "&apos;", "'");
+    static const char *const apos_forms[] = { "&apos;", "&#39;", "&#x27;", "&#X27;", "'" };
+    static const char *const quot_forms[] = { "&quot;", "&#34;", "&#x22;", "&#X22;", "\"" };
 
-    add_variant (variants, g_steal_pointer (&numeric2));
-    add_variant (variants, g_steal_pointer (&hex2));
-    add_variant (variants, g_steal_pointer (&quot));
-    add_variant (variants, g_steal_pointer (&html));
+    for (guint a = 0; a < G_N_ELEMENTS (apos_forms); a++)
+      for (guint q = 0; q < G_N_ELEMENTS (quot_forms); q++)
+        add_variant (variants, html_escape (value, apos_forms[a], quot_forms[q]));
   }
 
   /* JSON string contents: as json-glib writes them, with \/ and with \uXXXX. */
