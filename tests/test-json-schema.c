@@ -253,6 +253,56 @@ test_keywords (void)
   g_assert_null (errors_for (unique, "[false, 0, null, \"0\", [], {}]"));
 }
 
+/* pattern follows ECMA-262, not PCRE, where the two differ. */
+static void
+test_ecma_patterns (void)
+{
+  const struct { const char *pattern; const char *instance; gboolean valid; } cases[] = {
+    /* \d and \w are ASCII in ECMA; GRegex alone would take Unicode digits and letters. */
+    { "^\\d+$", "\"123\"", TRUE },
+    { "^\\d+$", "\"\u0663\"", FALSE },
+    { "^[\\d]+$", "\"\u0663\"", FALSE },
+    { "^\\D$", "\"\u0663\"", TRUE },
+    { "^[\\D]$", "\"7\"", FALSE },
+    { "^\\w+$", "\"a_1\"", TRUE },
+    { "^\\w+$", "\"\u00e9\"", FALSE },
+    { "^[\\W]$", "\"\u00e9\"", TRUE },
+    { "^[\\W]$", "\"_\"", FALSE },
+    /* $ is the very end, not before a final newline. */
+    { "^abc$", "\"abc\"", TRUE },
+    { "^abc$", "\"abc\\n\"", FALSE },
+    /* ECMA's code point escapes. */
+    { "^\\u00e9$", "\"\u00e9\"", TRUE },
+    { "^[\\u0041-\\u005A]+$", "\"ABC\"", TRUE },
+    { "^[\\u0041-\\u005A]+$", "\"abc\"", FALSE },
+    { "^\\u{1F600}$", "\"\\ud83d\\ude00\"", TRUE },
+    /* Unicode property escapes work as in ECMA's u mode. */
+    { "^\\p{L}+$", "\"\u00e9t\u00e9\"", TRUE },
+    /* Letters ECMA does not define as escapes are themselves. */
+    { "^\\Z$", "\"Z\"", TRUE },
+    { "^[^]$", "\"\\n\"", TRUE },
+    { "^a[]", "\"ab\"", FALSE },
+    { "\\v", "\"\\u000b\"", TRUE },
+    { "\\v", "\"\\n\"", FALSE },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(JsonObject) obj = json_object_new ();
+      g_autoptr(JsonNode) schema_node = json_node_init_object (json_node_alloc (), obj);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SightJsonSchema) schema = NULL;
+      g_autoptr(JsonNode) instance = parse (cases[i].instance);
+
+      json_object_set_string_member (obj, "pattern", cases[i].pattern);
+      schema = sight_json_schema_new (schema_node, &error);
+      g_assert_no_error (error);
+      if (sight_json_schema_validate (schema, instance, NULL) != cases[i].valid)
+        g_error ("pattern %s on %s: expected %s", cases[i].pattern, cases[i].instance,
+                 cases[i].valid ? "valid" : "invalid");
+    }
+}
+
 static void
 test_recursion_bounded (void)
 {
@@ -285,8 +335,10 @@ test_pointer (void)
 
 /* ---- The official JSON-Schema-Test-Suite -------------------------------- */
 
-/* The keyword files this validator implements.  Files for keywords it does not
- * (format, content, default, refRemote) are not run. */
+/* The keyword files this validator implements, and the optional files on big numbers
+ * and 1.0 as an integer.  Not run: format, content and default (annotations here),
+ * optional/ecmascript-regex.json (it tests format "regex" only; pattern's ECMA-262
+ * semantics are covered by /json-schema/ecma-patterns) and refRemote (remote refs). */
 static const char *const suite_files[] = {
   "additionalItems.json", "additionalProperties.json", "allOf.json", "anyOf.json",
   "boolean_schema.json", "const.json", "contains.json", "definitions.json",
@@ -296,7 +348,7 @@ static const char *const suite_files[] = {
   "minProperties.json", "minimum.json", "multipleOf.json", "not.json", "oneOf.json",
   "pattern.json", "patternProperties.json", "properties.json", "propertyNames.json",
   "ref.json", "required.json", "type.json", "uniqueItems.json",
-  "optional/zeroTerminatedFloats.json",
+  "optional/zeroTerminatedFloats.json", "optional/bignum.json",
 };
 
 /* Cases left out, with the reason.  Matched on file and group description. */
@@ -409,6 +461,7 @@ main (int    argc,
   g_test_add_func ("/json-schema/invalid-schemas", test_invalid_schemas);
   g_test_add_func ("/json-schema/error-paths", test_error_paths);
   g_test_add_func ("/json-schema/keywords", test_keywords);
+  g_test_add_func ("/json-schema/ecma-patterns", test_ecma_patterns);
   g_test_add_func ("/json-schema/recursion-bounded", test_recursion_bounded);
   g_test_add_func ("/json-schema/pointer", test_pointer);
   g_test_add_func ("/json-schema/official-suite", test_official_suite);

@@ -346,18 +346,125 @@ is_type_name (const char *name)
   return FALSE;
 }
 
+/* Rewrites the ECMA-262 escapes whose PCRE meaning differs.  GRegex matches code
+ * points with Unicode classes (PCRE2_UCP), while ECMA's \d and \w are ASCII; ECMA
+ * writes code points as \uXXXX or \u{X…}, which PCRE spells \x{…}; \v is the vertical
+ * tab; a letter escape ECMA does not define (\Z, \A, \z, \h, …) is the letter itself;
+ * "[]" matches nothing and "[^]" any character. */
+static char *
+ecma_to_pcre (const char *pattern)
+{
+  GString *out = g_string_sized_new (strlen (pattern) + 16);
+  gboolean in_class = FALSE;
+  const char *p = pattern;
+
+  while (*p != '\0')
+    {
+      char c = *p;
+
+      if (c == '\\' && p[1] != '\0')
+        {
+          char e = p[1];
+
+          p += 2;
+          switch (e)
+            {
+            case 'd':
+              g_string_append (out, in_class ? "0-9" : "[0-9]");
+              break;
+            case 'D':
+              g_string_append (out, in_class ? "\\x{0}-/:-\\x{10ffff}" : "[^0-9]");
+              break;
+            case 'w':
+              g_string_append (out, in_class ? "A-Za-z0-9_" : "[A-Za-z0-9_]");
+              break;
+            case 'W':
+              g_string_append (out, in_class ? "\\x{0}-/:-@\\[-\\^`{-\\x{10ffff}"
+                                             : "[^A-Za-z0-9_]");
+              break;
+            case 'v':
+              g_string_append (out, "\\x{0b}");
+              break;
+            case 'u':
+              if (p[0] == '{')
+                {
+                  const char *end = p + 1;
+
+                  while (g_ascii_isxdigit (*end))
+                    end++;
+                  if (*end == '}' && end > p + 1)
+                    {
+                      g_string_append (out, "\\x");
+                      g_string_append_len (out, p, end - p + 1);
+                      p = end + 1;
+                      break;
+                    }
+                }
+              else if (g_ascii_isxdigit (p[0]) && g_ascii_isxdigit (p[1]) &&
+                       g_ascii_isxdigit (p[2]) && g_ascii_isxdigit (p[3]))
+                {
+                  g_string_append_printf (out, "\\x{%.4s}", p);
+                  p += 4;
+                  break;
+                }
+              g_string_append_c (out, 'u');
+              break;
+            default:
+              if (g_ascii_isalpha (e) && strchr ("bBdDwWsSfnrtvcxukpP", e) == NULL)
+                g_string_append_c (out, e);
+              else
+                {
+                  g_string_append_c (out, '\\');
+                  g_string_append_c (out, e);
+                }
+              break;
+            }
+          continue;
+        }
+      if (!in_class && c == '[')
+        {
+          if (g_str_has_prefix (p, "[]"))
+            {
+              g_string_append (out, "(?!)");
+              p += 2;
+              continue;
+            }
+          if (g_str_has_prefix (p, "[^]"))
+            {
+              g_string_append (out, "[\\s\\S]");
+              p += 3;
+              continue;
+            }
+          in_class = TRUE;
+          g_string_append_c (out, c);
+          p++;
+          /* A "]" right after "[" or "[^" would close an ECMA class, handled above;
+           * PCRE would take it literally, so nothing more to do here. */
+          if (*p == '^')
+            g_string_append_c (out, *p++);
+          continue;
+        }
+      if (in_class && c == ']')
+        in_class = FALSE;
+      g_string_append_c (out, c);
+      p++;
+    }
+  return g_string_free (out, FALSE);
+}
+
 static GRegex *
 compile_regex (SightJsonSchema  *self,
                const char       *pattern,
                GError          **error)
 {
   GRegex *regex = g_hash_table_lookup (self->regexes, pattern);
+  g_autofree char *pcre = NULL;
 
   if (regex != NULL)
     return regex;
-  /* ECMA-262 patterns are, for the subset schemas use, PCRE patterns; GRegex
-   * matches on code points of the UTF-8 text. */
-  regex = g_regex_new (pattern, G_REGEX_OPTIMIZE, 0, error);
+  /* ECMA-262 semantics: no implicit multiline, and "$" only at the very end. */
+  pcre = ecma_to_pcre (pattern);
+  regex = g_regex_new (pcre, G_REGEX_OPTIMIZE | G_REGEX_DOLLAR_ENDONLY, 0, error);
   if (regex == NULL)
     return NULL;
   g_hash_table_insert (self->regexes, g_strdup (pattern), regex);
