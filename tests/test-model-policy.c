@@ -287,6 +287,16 @@ test_config_environment (void)
   g_assert_cmpstr (sight_model_provider_get_base_url (provider), ==, "https://api.anthropic.com");
   g_clear_object (&provider);
 
+  /* ollama: the OpenAI-compatible API on its local port, no key. */
+  g_unsetenv ("OPENAI_BASE_URL");
+  g_setenv ("SIGHTLINE_MODEL", "ollama:llama3.1:8b", TRUE);
+  provider = sight_model_provider_new_for_agent (NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (sight_model_provider_get_kind (provider), ==, "openai");
+  g_assert_cmpstr (sight_model_provider_get_model (provider), ==, "llama3.1:8b");
+  g_assert_cmpstr (sight_model_provider_get_base_url (provider), ==, SIGHT_OLLAMA_DEFAULT_BASE_URL);
+  g_clear_object (&provider);
+
   g_setenv ("SIGHTLINE_MODEL", "gemini:flash", TRUE);
   provider = sight_model_provider_new_for_agent (NULL, &error);
   g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE);
@@ -346,6 +356,47 @@ test_config_agent_entry (void)
   clear_env ();
 }
 
+static void
+test_config_project_agent (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightModelProvider) provider = NULL;
+  g_autoptr(SightProject) project = NULL;
+  const SightAgentConfig *agent;
+
+  clear_env ();
+  g_setenv ("SIGHT_TEST_KEY", "sk-agent-test-2222222222", TRUE);
+  project = sight_project_new_from_data ("{\"agents\": {\"default\": {\"model\": \"anthropic:claude-sonnet-4\","
+                                         " \"apiKeyEnv\": \"SIGHT_TEST_KEY\"}}}", -1, NULL, &error);
+  g_assert_no_error (error);
+  agent = sight_project_resolve_agent (project, NULL, &error);
+  g_assert_no_error (error);
+  provider = sight_model_provider_new_for_agent_config (agent, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (sight_model_provider_get_kind (provider), ==, "anthropic");
+  g_assert_cmpstr (sight_model_provider_get_model (provider), ==, "claude-sonnet-4");
+  g_clear_object (&provider);
+  g_clear_pointer (&project, sight_project_unref);
+
+  /* No agents and no environment: MODEL_UNAVAILABLE with the hint. */
+  project = sight_project_new_default ();
+  agent = sight_project_resolve_agent (project, NULL, &error);
+  g_assert_no_error (error);
+  provider = sight_model_provider_new_for_agent_config (agent, &error);
+  g_assert_null (provider);
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, "SIGHTLINE_MODEL"));
+  g_clear_error (&error);
+
+  /* … while the environment still names one. */
+  g_setenv ("SIGHTLINE_MODEL", "openai:gpt-4.1", TRUE);
+  g_setenv ("OPENAI_API_KEY", "sk-config-test-3333333333", TRUE);
+  provider = sight_model_provider_new_for_agent_config (agent, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (sight_model_provider_get_model (provider), ==, "gpt-4.1");
+  clear_env ();
+}
+
 int
 main (int    argc,
       char **argv)
@@ -359,5 +410,6 @@ main (int    argc,
   g_test_add_func ("/model/retry/should-retry", test_should_retry);
   g_test_add_func ("/model/config/environment", test_config_environment);
   g_test_add_func ("/model/config/agent-entry", test_config_agent_entry);
+  g_test_add_func ("/model/config/project-agent", test_config_project_agent);
   return g_test_run ();
 }

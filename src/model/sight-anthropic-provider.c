@@ -134,9 +134,11 @@ sight_anthropic_provider_serialize (SightModelProvider  *provider,
   json_builder_set_member_name (builder, "model");
   json_builder_add_string_value (builder, sight_model_provider_get_model (provider));
   json_builder_set_member_name (builder, "max_tokens");
-  json_builder_add_int_value (builder, request->max_tokens > 0
-                                       ? request->max_tokens
-                                       : sight_model_provider_get_default_max_tokens (provider));
+  /* The Messages API requires a cap. */
+  json_builder_add_int_value (builder, request->max_tokens > 0 ? request->max_tokens
+                                       : sight_model_provider_get_default_max_tokens (provider) > 0
+                                       ? sight_model_provider_get_default_max_tokens (provider)
+                                       : 4096);
   if (request->system != NULL)
     {
       json_builder_set_member_name (builder, "system");
@@ -367,9 +369,14 @@ sight_anthropic_provider_parse (SightModelProvider *provider,
               }
               answered = TRUE;
             }
+          else if (id == NULL || *id == '\0')
+            {
+              g_autofree char *made = g_strdup_printf ("toolu_%u", i);
+
+              g_ptr_array_add (response->tool_calls, sight_model_tool_call_new (made, name, input_node));
+            }
           else
-            g_ptr_array_add (response->tool_calls,
-                             sight_model_tool_call_new (id != NULL ? id : "", name, input_node));
+            g_ptr_array_add (response->tool_calls, sight_model_tool_call_new (id, name, input_node));
         }
     }
 

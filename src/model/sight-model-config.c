@@ -41,6 +41,12 @@ sight_model_parse_name (const char  *name,
       return FALSE;
     }
   kind = g_ascii_strdown (name, colon - name);
+  /* Ollama speaks the OpenAI-compatible API (see sight_model_provider_new_for_name). */
+  if (g_str_equal (kind, "ollama"))
+    {
+      g_free (kind);
+      kind = g_strdup ("openai");
+    }
   if (!g_str_equal (kind, "openai") && !g_str_equal (kind, "anthropic"))
     {
       g_autofree char *safe = sight_text_sanitize (kind, 40);
@@ -81,6 +87,8 @@ sight_model_provider_new_for_name (const char  *name,
   openai = g_str_equal (kind, "openai");
   base_url = nonempty (base_url);
   api_key = nonempty (api_key);
+  if (base_url == NULL && g_ascii_strncasecmp (name, "ollama:", 7) == 0)
+    base_url = SIGHT_OLLAMA_DEFAULT_BASE_URL;
 
   if (api_key == NULL && base_url == NULL)
     {
@@ -106,34 +114,26 @@ sight_model_provider_new_for_name (const char  *name,
   return provider;
 }
 
-SightModelProvider *
-sight_model_provider_new_for_agent (JsonObject  *agent,
-                                    GError     **error)
+/* @name NULL: SIGHTLINE_MODEL. A key from @key_env, else @api_key, else the
+ * provider's variable; a base URL from @base_url, else the provider's. */
+static SightModelProvider *
+resolve (const char  *name,
+         const char  *base_url,
+         const char  *key_env,
+         const char  *api_key,
+         GError     **error)
 {
-  g_autofree char *name = NULL;
   g_autofree char *kind = NULL;
   g_autofree char *model = NULL;
-  g_autoptr(SightModelProvider) provider = NULL;
-  const char *agent_model = _sight_json_string_member (agent, "model");
-  const char *agent_provider = _sight_json_string_member (agent, "provider");
-  const char *base_url = _sight_json_string_member (agent, "baseUrl");
-  const char *key_env = _sight_json_string_member (agent, "apiKeyEnv");
-  const char *api_key = _sight_json_string_member (agent, "apiKey");
   gboolean openai;
 
-  if (nonempty (agent_model) != NULL && nonempty (agent_provider) != NULL
-      && strchr (agent_model, ':') == NULL)
-    name = g_strdup_printf ("%s:%s", agent_provider, agent_model);
-  else if (nonempty (agent_model) != NULL)
-    name = g_strdup (agent_model);
-  else
-    name = g_strdup (g_getenv ("SIGHTLINE_MODEL"));
-
+  if (nonempty (name) == NULL)
+    name = g_getenv ("SIGHTLINE_MODEL");
   if (!sight_model_parse_name (name, &kind, &model, error))
     return NULL;
   openai = g_str_equal (kind, "openai");
 
-  if (nonempty (base_url) == NULL)
+  if (nonempty (base_url) == NULL && g_ascii_strncasecmp (name, "ollama:", 7) != 0)
     base_url = g_getenv (openai ? "OPENAI_BASE_URL" : "ANTHROPIC_BASE_URL");
   if (nonempty (key_env) != NULL)
     {
@@ -151,9 +151,42 @@ sight_model_provider_new_for_agent (JsonObject  *agent,
   else if (nonempty (api_key) == NULL)
     api_key = g_getenv (openai ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
 
-  provider = sight_model_provider_new_for_name (name, base_url, api_key, error);
+  return sight_model_provider_new_for_name (name, base_url, api_key, error);
+}
+
+SightModelProvider *
+sight_model_provider_new_for_agent_config (const SightAgentConfig  *agent,
+                                           GError                 **error)
+{
+  g_autofree char *name = NULL;
+
+  if (agent != NULL && nonempty (agent->provider) != NULL && nonempty (agent->model) != NULL)
+    name = g_strdup_printf ("%s:%s", agent->provider, agent->model);
+  return resolve (name, agent ? agent->base_url : NULL, agent ? agent->api_key_env : NULL, NULL,
+                  error);
+}
+
+SightModelProvider *
+sight_model_provider_new_for_agent (JsonObject  *agent,
+                                    GError     **error)
+{
+  g_autofree char *name = NULL;
+  g_autoptr(SightModelProvider) provider = NULL;
+  const char *agent_model = _sight_json_string_member (agent, "model");
+  const char *agent_provider = _sight_json_string_member (agent, "provider");
+  g_autofree char *model = NULL;
+
+  if (nonempty (agent_model) != NULL && nonempty (agent_provider) != NULL)
+    name = g_strdup_printf ("%s:%s", agent_provider, agent_model);
+  else if (nonempty (agent_model) != NULL)
+    name = g_strdup (agent_model);
+
+  provider = resolve (name, _sight_json_string_member (agent, "baseUrl"),
+                      _sight_json_string_member (agent, "apiKeyEnv"),
+                      _sight_json_string_member (agent, "apiKey"), error);
   if (provider == NULL)
     return NULL;
+  model = g_strdup (sight_model_provider_get_model (provider));
 
   if (agent != NULL && json_object_has_member (agent, "maxTokens"))
     {

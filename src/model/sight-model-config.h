@@ -4,14 +4,19 @@
 #include <json-glib/json-glib.h>
 
 #include "sight-model-provider.h"
+#include "sight-project.h"
 
 G_BEGIN_DECLS
 
+#define SIGHT_OLLAMA_DEFAULT_BASE_URL "http://127.0.0.1:11434/v1"
+
 /* Which model an agent talks to.
  *
- * A model is named "provider:model", provider one of "openai" (any
- * OpenAI-compatible Chat Completions endpoint) or "anthropic":
- * openai:gpt-4.1-mini, anthropic:claude-sonnet-4.
+ * A model is named "provider:model" (split at the first colon), provider
+ * one of "openai" (any OpenAI-compatible Chat Completions endpoint),
+ * "anthropic", or "ollama" (OpenAI-compatible at
+ * SIGHT_OLLAMA_DEFAULT_BASE_URL, no key): openai:gpt-4.1-mini,
+ * anthropic:claude-sonnet-4, ollama:llama3.1:8b.
  *
  * From a project file's agent entry (sightline.json "agents": {"default":
  * {...}}), all members optional:
@@ -38,6 +43,10 @@ SightModelProvider *sight_model_provider_new_for_name   (const char  *name,
                                                          const char  *base_url,
                                                          const char  *api_key,
                                                          GError     **error);
+/* The project file's agent (sight-project.h); with no provider, or @agent
+ * NULL, SIGHTLINE_MODEL decides. */
+SightModelProvider *sight_model_provider_new_for_agent_config (const SightAgentConfig  *agent,
+                                                               GError                 **error);
 /* @agent may be NULL: the environment alone then decides. */
 SightModelProvider *sight_model_provider_new_for_agent  (JsonObject  *agent,
                                                          GError     **error);

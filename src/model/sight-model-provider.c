@@ -44,8 +44,8 @@ typedef struct
   GCancellable       *attempt_cancellable;
   GCancellable       *outer_cancellable;
   gulong              outer_handler;
-  guint               deadline_source;
-  guint               connect_source;
+  GSource            *deadline_source;
+  GSource            *connect_source;
   GSource            *wait_source;
   GSource            *wait_cancel_source;
   gboolean            timed_out;
@@ -103,7 +103,6 @@ sight_model_provider_init (SightModelProvider *self)
   priv->backoff_max = SIGHT_MODEL_BACKOFF_MAX_US;
   priv->connect_timeout = SIGHT_MODEL_CONNECT_TIMEOUT_US;
   priv->max_retries = SIGHT_MODEL_MAX_RETRIES;
-  priv->default_max_tokens = 4096;
   /* No I/O timeout of its own: the caller's deadline bounds each attempt
    * and the connect phase has its own timer. */
   priv->session = soup_session_new_with_options ("timeout", 0,
@@ -244,7 +243,7 @@ sight_model_provider_set_default_max_tokens (SightModelProvider *self,
   SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (self);
 
   g_return_if_fail (SIGHT_IS_MODEL_PROVIDER (self));
-  priv->default_max_tokens = max_tokens > 0 ? max_tokens : 4096;
+  priv->default_max_tokens = max_tokens;
 }
 
 guint
@@ -252,7 +251,7 @@ sight_model_provider_get_default_max_tokens (SightModelProvider *self)
 {
   SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (self);
 
-  g_return_val_if_fail (SIGHT_IS_MODEL_PROVIDER (self), 4096);
+  g_return_val_if_fail (SIGHT_IS_MODEL_PROVIDER (self), 0);
   return priv->default_max_tokens;
 }
 
@@ -335,11 +334,33 @@ _sight_model_provider_account (SightModelProvider *self,
 
 /* The call and its attempts */
 
+/* Sources go to the context the call started in, as GTask's callbacks do. */
+static GSource *
+timeout_add (guint        interval_ms,
+             GSourceFunc  func,
+             gpointer     data)
+{
+  GSource *source = g_timeout_source_new (interval_ms);
+
+  g_source_set_callback (source, func, data, NULL);
+  g_source_attach (source, g_main_context_get_thread_default ());
+  return source;
+}
+
+static void
+clear_source (GSource **source)
+{
+  if (*source == NULL)
+    return;
+  g_source_destroy (*source);
+  g_clear_pointer (source, g_source_unref);
+}
+
 static void
 call_free (Call *call)
 {
-  g_clear_handle_id (&call->deadline_source, g_source_remove);
-  g_clear_handle_id (&call->connect_source, g_source_remove);
+  clear_source (&call->deadline_source);
+  clear_source (&call->connect_source);
   if (call->wait_source != NULL)
     g_source_destroy (call->wait_source);
   g_clear_pointer (&call->wait_source, g_source_unref);
@@ -366,8 +387,8 @@ call_free (Call *call)
 static void
 end_attempt (Call *call)
 {
-  g_clear_handle_id (&call->deadline_source, g_source_remove);
-  g_clear_handle_id (&call->connect_source, g_source_remove);
+  clear_source (&call->deadline_source);
+  clear_source (&call->connect_source);
   if (call->outer_handler != 0)
     g_cancellable_disconnect (call->outer_cancellable, call->outer_handler);
   call->outer_handler = 0;
@@ -387,7 +408,7 @@ deadline_cb (gpointer user_data)
 {
   Call *call = user_data;
 
-  call->deadline_source = 0;
+  g_clear_pointer (&call->deadline_source, g_source_unref);
   call->timed_out = TRUE;
   g_cancellable_cancel (call->attempt_cancellable);
   return G_SOURCE_REMOVE;
@@ -398,7 +419,7 @@ connect_timeout_cb (gpointer user_data)
 {
   Call *call = user_data;
 
-  call->connect_source = 0;
+  g_clear_pointer (&call->connect_source, g_source_unref);
   call->connect_timed_out = TRUE;
   g_cancellable_cancel (call->attempt_cancellable);
   return G_SOURCE_REMOVE;
@@ -413,11 +434,11 @@ network_event_cb (SoupMessage        *message,
   Call *call = user_data;
   SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (call->self);
 
-  if (event == G_SOCKET_CLIENT_RESOLVING && call->connect_source == 0)
-    call->connect_source = g_timeout_add (MAX (1, priv->connect_timeout / 1000),
+  if (event == G_SOCKET_CLIENT_RESOLVING && call->connect_source == NULL)
+    call->connect_source = timeout_add (MAX (1, priv->connect_timeout / 1000),
                                           connect_timeout_cb, call);
   else if (event == G_SOCKET_CLIENT_COMPLETE)
-    g_clear_handle_id (&call->connect_source, g_source_remove);
+    clear_source (&call->connect_source);
 }
 
 static void
@@ -786,7 +807,7 @@ start_attempt (GTask *task)
                                                  g_object_ref (call->attempt_cancellable),
                                                  g_object_unref);
   if (call->deadline_us != 0)
-    call->deadline_source = g_timeout_add (MAX (1, (call->deadline_us - now + 999) / 1000),
+    call->deadline_source = timeout_add (MAX (1, (call->deadline_us - now + 999) / 1000),
                                            deadline_cb, call);
 
   soup_session_send_and_read_async (priv->session, call->message, G_PRIORITY_DEFAULT,

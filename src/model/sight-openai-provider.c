@@ -241,14 +241,16 @@ sight_openai_provider_serialize (SightModelProvider  *provider,
       json_builder_end_object (builder);
     }
 
-  if (request->max_tokens > 0)
+  if (request->max_tokens > 0 || sight_model_provider_get_default_max_tokens (provider) > 0)
     {
       /* OpenAI's own endpoint renamed the field; compatible servers know
        * the old name. */
       gboolean openai = base_url != NULL && strstr (base_url, "://api.openai.com") != NULL;
 
       json_builder_set_member_name (builder, openai ? "max_completion_tokens" : "max_tokens");
-      json_builder_add_int_value (builder, request->max_tokens);
+      json_builder_add_int_value (builder, request->max_tokens > 0
+                                           ? request->max_tokens
+                                           : sight_model_provider_get_default_max_tokens (provider));
     }
   json_builder_end_object (builder);
 
@@ -425,8 +427,15 @@ sight_openai_provider_parse (SightModelProvider *provider,
           return NULL;
         }
       output_bytes += strlen (name);
-      g_ptr_array_add (response->tool_calls,
-                       sight_model_tool_call_new (id != NULL ? id : "", name, arguments));
+      /* Some compatible servers send no ids; the next turn needs them. */
+      if (id == NULL || *id == '\0')
+        {
+          g_autofree char *made = g_strdup_printf ("call_%u", i);
+
+          g_ptr_array_add (response->tool_calls, sight_model_tool_call_new (made, name, arguments));
+        }
+      else
+        g_ptr_array_add (response->tool_calls, sight_model_tool_call_new (id, name, arguments));
     }
 
   if (response->finish_reason == SIGHT_MODEL_FINISH_TOOL_CALLS && response->tool_calls->len == 0)
