@@ -324,6 +324,169 @@ test_role_hints (void)
   g_assert_false (sight_role_hint_matches ("textbox", "button"));
 }
 
+
+/* A sign-in page with a shop list: the usual traps of names. */
+static const SightNodeView page[] = {
+  { "e1", "heading", "Sign in", NULL, 0 },
+  { "e2", "textbox", "Email", "", 0 },
+  { "e3", "textbox", "Password", "", 0 },
+  { "e4", "checkbox", "Remember me", NULL, SIGHT_NODE_CHECKED },
+  { "e5", "button", "Sign in", NULL, 0 },
+  { "e6", "link", "Pricing", NULL, 0 },
+  { "e7", "link", "pricing details", NULL, 0 },
+  { "e8", "button", "Add to cart", NULL, 0 },
+  { "e9", "button", "Add to cart", NULL, 0 },
+  { "e10", "button", "Add to cart", NULL, 0 },
+  { "e11", "button", "Menu", NULL, SIGHT_NODE_HIDDEN },
+  { "e12", "button", "Menu", NULL, 0 },
+  { "e13", "combobox", "Plan", "Free", 0 },
+  { "e14", "button", "Add link", NULL, 0 },
+  { "e15", "link", "Get started", NULL, 0 },
+  { "e16", "searchbox", "Search products", "", 0 },
+  { "e17", "button", "Submit order", NULL, SIGHT_NODE_DISABLED },
+};
+
+static const struct {
+  const char *step;
+  const char *ref;      /* NULL: must fail with ACTION_FAILED */
+  const char *message;  /* for failures: a part of the message */
+} resolve_rows[] = {
+  { "click Sign in", "e5", NULL },                       /* a control beats a heading */
+  { "expect the Sign in heading visible", "e1", NULL },
+  { "type \"a@b.c\" into Email", "e2", NULL },
+  { "type \"a@b.c\" into the email field", "e2", NULL }, /* case-insensitive */
+  { "click the Pricing link", "e6", NULL },              /* exact beats case-insensitive */
+  { "click details", "e7", NULL },                       /* substring */
+  { "click the 2nd \"Add to cart\" button", "e9", NULL },
+  { "click the last \"Add to cart\" button", "e10", NULL },
+  { "click \"Add to cart\"", NULL, "e8 button \"Add to cart\", e9 button \"Add to cart\", e10" },
+  { "click the 4th \"Add to cart\" button", NULL, "3 elements" },
+  { "click Menu", "e12", NULL },                         /* the visible one */
+  { "select \"Pro\" in Plan", "e13", NULL },
+  { "check Remember me", "e4", NULL },
+  { "click Add link", "e14", NULL },                     /* "link" was part of the name */
+  { "click the Get started button", "e15", NULL },       /* a link styled as a button */
+  { "type shoes into Search", "e16", NULL },
+  { "click Checkout", NULL, "nothing on the page matches" },
+  { "click the 2nd checkbox", NULL, "1 element" },
+  { "click the checkbox", "e4", NULL },
+  { "click the button", NULL, "ambiguous" },
+  { "expect Plan has value \"Free\"", "e13", NULL },
+  { "expect Pricing hidden", "e6", NULL },
+};
+
+static void
+test_resolve (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (resolve_rows); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SightDirectStep) step = sight_direct_step_parse (resolve_rows[i].step, &error);
+      guint index = G_MAXUINT;
+      gboolean ok;
+
+      g_test_message ("%s", resolve_rows[i].step);
+      g_assert_no_error (error);
+      ok = sight_direct_step_resolve (step, page, G_N_ELEMENTS (page), &index, &error);
+      if (resolve_rows[i].ref != NULL)
+        {
+          g_assert_no_error (error);
+          g_assert_true (ok);
+          g_assert_cmpstr (page[index].ref, ==, resolve_rows[i].ref);
+        }
+      else
+        {
+          g_assert_false (ok);
+          g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED);
+          if (strstr (error->message, resolve_rows[i].message) == NULL)
+            g_error ("\"%s\": \"%s\" lacks \"%s\"", resolve_rows[i].step, error->message,
+                     resolve_rows[i].message);
+        }
+    }
+}
+
+/* The ambiguity message suggests a step that resolves. */
+static void
+test_ambiguity_hint (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightDirectStep) step = sight_direct_step_parse ("click the \"Add to cart\" button",
+                                                             &error);
+  g_autoptr(SightDirectStep) suggested = NULL;
+  const char *example;
+  guint index;
+
+  g_assert_false (sight_direct_step_resolve (step, page, G_N_ELEMENTS (page), &index, &error));
+  example = strstr (error->message, "for example: ");
+  g_assert_nonnull (example);
+  {
+    g_autofree char *text = g_strdup_printf ("click %s", example + strlen ("for example: "));
+    g_autoptr(GError) error2 = NULL;
+
+    suggested = sight_direct_step_parse (text, &error2);
+    g_assert_no_error (error2);
+    g_assert_true (sight_direct_step_resolve (suggested, page, G_N_ELEMENTS (page), &index,
+                                              &error2));
+    g_assert_cmpstr (page[index].ref, ==, "e9");
+  }
+}
+
+/* An observation as snapshot.js returns it, seen through the node list. */
+static void
+test_node_list (void)
+{
+  static const char json[] =
+    "{ \"version\": 1, \"url\": \"http://127.0.0.1/\", \"title\": \"Shop\","
+    "  \"viewport\": { \"width\": 800, \"height\": 600 },"
+    "  \"tree\": { \"ref\": \"e1\", \"role\": \"document\", \"name\": \"Shop\", \"children\": ["
+    "    { \"ref\": \"e2\", \"role\": \"heading\", \"name\": \"Cart\", \"level\": 1, \"children\": [] },"
+    "    { \"ref\": \"e3\", \"role\": \"listitem\", \"children\": ["
+    "      { \"text\": \"Tea, 3 items\" },"
+    "      { \"ref\": \"e4\", \"role\": \"button\", \"name\": \"Remove\", \"children\": [] } ] },"
+    "    { \"ref\": \"e5\", \"role\": \"checkbox\", \"name\": \"Gift wrap\", \"checked\": true, \"children\": [] },"
+    "    { \"ref\": \"e6\", \"role\": \"checkbox\", \"name\": \"All\", \"checked\": \"mixed\", \"children\": [] },"
+    "    { \"ref\": \"e7\", \"role\": \"textbox\", \"name\": \"Coupon\", \"value\": \"SAVE10\", \"focused\": true, \"children\": [] },"
+    "    { \"ref\": \"e8\", \"role\": \"button\", \"name\": \"Pay\", \"disabled\": true, \"children\": [] } ] } }";
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightObservation) observation = NULL;
+  g_autoptr(SightNodeList) list = NULL;
+  const SightNodeView *nodes;
+  guint n, index;
+
+  json_parser_load_from_data (parser, json, -1, &error);
+  g_assert_no_error (error);
+  observation = sight_observation_new_from_json (json_parser_get_root (parser), &error);
+  g_assert_no_error (error);
+  list = sight_node_list_new (observation);
+  nodes = sight_node_list_get (list, &n);
+
+  g_assert_cmpuint (n, ==, 8);
+  g_assert_cmpstr (nodes[0].role, ==, "document");
+  g_assert_cmpstr (nodes[3].ref, ==, "e4");
+  g_assert_cmpstr (nodes[2].text, ==, "Tea, 3 items Remove");
+  g_assert_cmpuint (nodes[4].states, ==, SIGHT_NODE_CHECKED);
+  g_assert_cmpuint (nodes[5].states, ==, SIGHT_NODE_MIXED);
+  g_assert_cmpstr (nodes[6].value, ==, "SAVE10");
+  g_assert_cmpuint (nodes[6].states, ==, SIGHT_NODE_FOCUSED);
+  g_assert_cmpuint (nodes[7].states, ==, SIGHT_NODE_DISABLED);
+
+  {
+    g_autoptr(SightDirectStep) step = sight_direct_step_parse ("type \"X\" into the coupon field",
+                                                               &error);
+
+    g_assert_no_error (error);
+    g_assert_true (sight_direct_step_resolve (step, nodes, n, &index, &error));
+    g_assert_cmpstr (nodes[index].ref, ==, "e7");
+  }
+  {
+    g_autoptr(SightDirectStep) step = sight_direct_step_parse ("click Remove", &error);
+
+    g_assert_true (sight_direct_step_resolve (step, nodes, n, &index, &error));
+    g_assert_cmpstr (nodes[index].ref, ==, "e4");
+  }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -336,5 +499,8 @@ main (int    argc,
   g_test_add_func ("/direct-step/round-trip", test_round_trip);
   g_test_add_func ("/direct-step/keys", test_keys);
   g_test_add_func ("/direct-step/role-hints", test_role_hints);
+  g_test_add_func ("/direct-step/resolve", test_resolve);
+  g_test_add_func ("/direct-step/ambiguity-hint", test_ambiguity_hint);
+  g_test_add_func ("/direct-step/node-list", test_node_list);
   return g_test_run ();
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-observation.h"
 
 /* The grammar works on tokens: words, and quoted strings kept whole. Keywords
  * compare case-insensitively against unquoted words only, so a quoted "Back"
@@ -1939,4 +1940,437 @@ sight_expect_kind_to_string (SightExpectKind kind)
   if ((guint) kind < G_N_ELEMENTS (names))
     return names[kind];
   return "unknown";
+}
+
+char *
+sight_target_describe (const SightTarget *target)
+{
+  GString *s = g_string_new (NULL);
+
+  append_target (s, target);
+  return g_string_free (s, FALSE);
+}
+
+/* Whitespace-collapsed, trimmed copy; casefolded when @fold. */
+static char *
+name_key (const char *name,
+          gboolean    fold)
+{
+  GString *s = g_string_new (NULL);
+  gboolean space = FALSE;
+
+  if (name == NULL)
+    return g_string_free (s, FALSE);
+  for (const char *p = name; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (g_unichar_isspace (c) || c == 0xa0)
+        {
+          space = s->len > 0;
+          continue;
+        }
+      if (space)
+        g_string_append_c (s, ' ');
+      space = FALSE;
+      g_string_append_unichar (s, c);
+    }
+  if (fold)
+    {
+      g_autofree char *folded = g_utf8_casefold (s->str, -1);
+
+      g_string_free (s, TRUE);
+      return g_steal_pointer (&folded);
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* The roles a verb acts on when the step gives no role hint. */
+static const char *
+verb_roles (const SightDirectStep *step)
+{
+  switch (step->verb)
+    {
+    case SIGHT_DIRECT_CLICK:
+    case SIGHT_DIRECT_DOUBLE_CLICK:
+    case SIGHT_DIRECT_PRESS:
+    case SIGHT_DIRECT_UPLOAD:
+      return " button link checkbox radio switch tab menuitem menuitemcheckbox menuitemradio "
+             "option combobox listbox textbox searchbox spinbutton slider treeitem gridcell "
+             "columnheader row summary ";
+    case SIGHT_DIRECT_FILL:
+      return " textbox searchbox combobox spinbutton ";
+    case SIGHT_DIRECT_SELECT:
+      return " combobox listbox ";
+    case SIGHT_DIRECT_CHECK:
+    case SIGHT_DIRECT_UNCHECK:
+      return " checkbox switch radio menuitemcheckbox menuitemradio option ";
+    case SIGHT_DIRECT_EXPECT:
+      if (step->expect == SIGHT_EXPECT_CHECKED || step->expect == SIGHT_EXPECT_UNCHECKED)
+        return " checkbox switch radio menuitemcheckbox menuitemradio option tab button ";
+      if (step->expect == SIGHT_EXPECT_VALUE)
+        return " textbox searchbox combobox spinbutton slider listbox ";
+      return NULL;
+    case SIGHT_DIRECT_HOVER:
+    case SIGHT_DIRECT_GOTO:
+    case SIGHT_DIRECT_BACK:
+    case SIGHT_DIRECT_FORWARD:
+    case SIGHT_DIRECT_RELOAD:
+    case SIGHT_DIRECT_SCROLL:
+    case SIGHT_DIRECT_WAIT_FOR_TEXT:
+    case SIGHT_DIRECT_WAIT_TIME:
+    default:
+      return NULL;
+    }
+}
+
+static gboolean
+role_in (const char *roles,
+         const char *role)
+{
+  g_autofree char *needle = NULL;
+
+  if (roles == NULL)
+    return TRUE;
+  if (role == NULL)
+    return FALSE;
+  needle = g_strdup_printf (" %s ", role);
+  return strstr (roles, needle) != NULL;
+}
+
+typedef enum {
+  MATCH_EXACT,
+  MATCH_FOLDED,
+  MATCH_SUBSTRING,
+  N_MATCH_TIERS,
+} MatchTier;
+
+/* Candidates for one tier, in document order. */
+static GArray *
+collect (const SightNodeView *nodes,
+         guint                n_nodes,
+         const char          *role_hint,
+         const char          *roles,
+         const char          *name,
+         MatchTier            tier)
+{
+  GArray *found = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autofree char *want = name_key (name, tier != MATCH_EXACT);
+
+  for (guint i = 0; i < n_nodes; i++)
+    {
+      g_autofree char *have = NULL;
+      gboolean ok;
+
+      if (role_hint != NULL ? !sight_role_hint_matches (role_hint, nodes[i].role)
+                            : !role_in (roles, nodes[i].role))
+        continue;
+      if (name == NULL)
+        ok = tier == MATCH_EXACT;
+      else
+        {
+          have = name_key (nodes[i].name, tier != MATCH_EXACT);
+          if (tier == MATCH_SUBSTRING)
+            ok = *want != '\0' && strstr (have, want) != NULL;
+          else
+            ok = g_str_equal (have, want);
+        }
+      if (ok)
+        g_array_append_val (found, i);
+    }
+  return found;
+}
+
+/* Drops hidden candidates when some are visible: a person names what they
+ * see, and pages keep hidden copies (a closed mobile menu). */
+static void
+prefer_visible (GArray              *found,
+                const SightNodeView *nodes)
+{
+  guint n_visible = 0;
+
+  for (guint k = 0; k < found->len; k++)
+    if (!(nodes[g_array_index (found, guint, k)].states & SIGHT_NODE_HIDDEN))
+      n_visible++;
+  if (n_visible == 0 || n_visible == found->len)
+    return;
+  for (guint k = found->len; k > 0; k--)
+    if (nodes[g_array_index (found, guint, k - 1)].states & SIGHT_NODE_HIDDEN)
+      g_array_remove_index (found, k - 1);
+}
+
+static void
+append_candidate (GString             *s,
+                  const SightNodeView *node)
+{
+  g_autofree char *name = sight_text_sanitize (node->name != NULL ? node->name : "", 80);
+
+  g_string_append_printf (s, "%s %s \"%s\"", node->ref != NULL ? node->ref : "?",
+                          node->role != NULL ? node->role : "generic", name);
+}
+
+typedef struct {
+  const char *role_hint;
+  const char *roles;
+  const char *name;
+} Pass;
+
+/* Finds candidates, trying the tiers in order, then the role families and
+ * the hint-free reading of the phrase. */
+static GArray *
+find_candidates (const SightDirectStep *step,
+                 const SightNodeView   *nodes,
+                 guint                  n_nodes)
+{
+  const SightTarget *target = &step->target;
+  const char *roles = verb_roles (step);
+  Pass passes[4];
+  guint n_passes = 0;
+
+  passes[n_passes++] = (Pass) { target->role, roles, target->name };
+  if (target->role == NULL && roles != NULL)
+    /* no control of the verb's kind has that name: any role will do */
+    passes[n_passes++] = (Pass) { NULL, NULL, target->name };
+  if (target->role != NULL && !target->quoted && target->phrase != NULL &&
+      g_strcmp0 (target->phrase, target->name) != 0)
+    /* "click Add link" on a button named "Add link": the last word was part
+     * of the name, not a role hint */
+    passes[n_passes++] = (Pass) { NULL, roles, target->phrase };
+  if (target->role != NULL &&
+      (g_str_equal (target->role, "button") || g_str_equal (target->role, "link")))
+    /* links styled as buttons and the reverse */
+    passes[n_passes++] = (Pass) {
+      g_str_equal (target->role, "button") ? "link" : "button", NULL, target->name };
+
+  for (guint p = 0; p < n_passes; p++)
+    for (MatchTier tier = MATCH_EXACT; tier < N_MATCH_TIERS; tier++)
+      {
+        GArray *found = collect (nodes, n_nodes, passes[p].role_hint, passes[p].roles,
+                                 passes[p].name, tier);
+
+        if (found->len > 0)
+          return found;
+        g_array_unref (found);
+        if (passes[p].name == NULL)
+          break;
+      }
+  return g_array_new (FALSE, FALSE, sizeof (guint));
+}
+
+gboolean
+sight_direct_step_resolve (const SightDirectStep *step,
+                           const SightNodeView   *nodes,
+                           guint                  n_nodes,
+                           guint                 *out_index,
+                           GError               **error)
+{
+  g_autoptr(GArray) found = NULL;
+  g_autofree char *what = NULL;
+  const SightTarget *target;
+
+  g_return_val_if_fail (step != NULL, FALSE);
+  g_return_val_if_fail (out_index != NULL, FALSE);
+
+  target = &step->target;
+  what = sight_target_describe (target);
+  if (!step->has_target)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "the step \"%s\" names no target", step->source != NULL ? step->source : "");
+      return FALSE;
+    }
+
+  found = find_candidates (step, nodes, n_nodes);
+  if (step->verb != SIGHT_DIRECT_EXPECT || step->expect != SIGHT_EXPECT_HIDDEN)
+    prefer_visible (found, nodes);
+
+  if (found->len == 0)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
+                   "nothing on the page matches %s", what);
+      return FALSE;
+    }
+
+  if (target->nth != 0)
+    {
+      guint k;
+
+      if (target->nth == -1)
+        k = found->len - 1;
+      else if ((guint) target->nth <= found->len)
+        k = target->nth - 1;
+      else
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
+                       "%s does not exist: %u element%s match%s", what, found->len,
+                       found->len == 1 ? "" : "s", found->len == 1 ? "es" : "");
+          return FALSE;
+        }
+      *out_index = g_array_index (found, guint, k);
+      return TRUE;
+    }
+
+  if (found->len > 1)
+    {
+      g_autoptr(GString) s = g_string_new (NULL);
+      SightTarget second = *target;
+      g_autofree char *example = NULL;
+
+      g_string_append_printf (s, "%s is ambiguous: %u elements match (", what, found->len);
+      for (guint k = 0; k < found->len && k < 10; k++)
+        {
+          if (k > 0)
+            g_string_append (s, ", ");
+          append_candidate (s, &nodes[g_array_index (found, guint, k)]);
+        }
+      if (found->len > 10)
+        g_string_append_printf (s, ", and %u more", found->len - 10);
+      second.nth = 2;
+      example = sight_target_describe (&second);
+      g_string_append_printf (s, "); say which one, for example: %s", example);
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED, s->str);
+      return FALSE;
+    }
+
+  *out_index = g_array_index (found, guint, 0);
+  return TRUE;
+}
+
+struct _SightNodeList {
+  SightObservation *observation;
+  GArray           *nodes;   /* SightNodeView */
+  GPtrArray        *owned;   /* texts computed here */
+};
+
+/* Appends the text inside @node (names of descendants and text runs). */
+static void
+collect_text (JsonObject *node,
+              GString    *text)
+{
+  JsonArray *children;
+
+  if (!json_object_has_member (node, "children"))
+    return;
+  children = json_object_get_array_member (node, "children");
+  for (guint i = 0; children != NULL && i < json_array_get_length (children); i++)
+    {
+      JsonNode *child_node = json_array_get_element (children, i);
+      JsonObject *child;
+      const char *piece;
+
+      if (!JSON_NODE_HOLDS_OBJECT (child_node))
+        continue;
+      child = json_node_get_object (child_node);
+      piece = json_object_get_string_member_with_default (child, "text", NULL);
+      if (piece == NULL)
+        piece = json_object_get_string_member_with_default (child, "name", NULL);
+      if (piece != NULL && *piece != '\0' && text->len < 4096)
+        {
+          if (text->len > 0)
+            g_string_append_c (text, ' ');
+          g_string_append (text, piece);
+        }
+      collect_text (child, text);
+    }
+}
+
+static gboolean
+json_flag (JsonObject *node,
+           const char *member)
+{
+  JsonNode *value = json_object_get_member (node, member);
+
+  return value != NULL && JSON_NODE_HOLDS_VALUE (value) &&
+         json_node_get_value_type (value) == G_TYPE_BOOLEAN && json_node_get_boolean (value);
+}
+
+static gboolean
+json_mixed (JsonObject *node,
+            const char *member)
+{
+  JsonNode *value = json_object_get_member (node, member);
+
+  return value != NULL && JSON_NODE_HOLDS_VALUE (value) &&
+         json_node_get_value_type (value) == G_TYPE_STRING &&
+         g_strcmp0 (json_node_get_string (value), "mixed") == 0;
+}
+
+static void
+flatten_node (SightNodeList *list,
+              JsonObject    *node)
+{
+  const char *role = json_object_get_string_member_with_default (node, "role", NULL);
+  JsonArray *children = NULL;
+
+  if (role != NULL && json_object_has_member (node, "ref"))
+    {
+      SightNodeView view = { 0 };
+      GString *text = g_string_new (json_object_get_string_member_with_default (node, "name", ""));
+
+      view.ref = json_object_get_string_member_with_default (node, "ref", NULL);
+      view.role = role;
+      view.name = json_object_get_string_member_with_default (node, "name", NULL);
+      view.value = json_object_get_string_member_with_default (node, "value", NULL);
+      if (json_flag (node, "checked") || json_flag (node, "selected") || json_flag (node, "pressed"))
+        view.states |= SIGHT_NODE_CHECKED;
+      if (json_mixed (node, "checked") || json_mixed (node, "pressed"))
+        view.states |= SIGHT_NODE_MIXED;
+      if (json_flag (node, "disabled"))
+        view.states |= SIGHT_NODE_DISABLED;
+      if (json_flag (node, "focused"))
+        view.states |= SIGHT_NODE_FOCUSED;
+      if (json_flag (node, "expanded"))
+        view.states |= SIGHT_NODE_EXPANDED;
+      collect_text (node, text);
+      view.text = text->str;
+      g_ptr_array_add (list->owned, g_string_free (text, FALSE));
+      g_array_append_val (list->nodes, view);
+    }
+
+  if (json_object_has_member (node, "children") &&
+      JSON_NODE_HOLDS_ARRAY (json_object_get_member (node, "children")))
+    children = json_object_get_array_member (node, "children");
+  for (guint i = 0; children != NULL && i < json_array_get_length (children); i++)
+    {
+      JsonNode *child = json_array_get_element (children, i);
+
+      if (JSON_NODE_HOLDS_OBJECT (child))
+        flatten_node (list, json_node_get_object (child));
+    }
+}
+
+SightNodeList *
+sight_node_list_new (SightObservation *observation)
+{
+  SightNodeList *list = g_new0 (SightNodeList, 1);
+  JsonNode *tree;
+
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (observation), NULL);
+
+  list->observation = g_object_ref (observation);
+  list->nodes = g_array_new (FALSE, TRUE, sizeof (SightNodeView));
+  list->owned = g_ptr_array_new_with_free_func (g_free);
+  tree = sight_observation_get_tree (observation);
+  if (tree != NULL && JSON_NODE_HOLDS_OBJECT (tree))
+    flatten_node (list, json_node_get_object (tree));
+  return list;
+}
+
+const SightNodeView *
+sight_node_list_get (SightNodeList *list,
+                     guint         *n_nodes)
+{
+  *n_nodes = list->nodes->len;
+  return (const SightNodeView *) (gpointer) list->nodes->data;
+}
+
+void
+sight_node_list_free (SightNodeList *list)
+{
+  if (list == NULL)
+    return;
+  g_array_unref (list->nodes);
+  g_ptr_array_unref (list->owned);
+  g_object_unref (list->observation);
+  g_free (list);
 }

@@ -3,6 +3,8 @@
 
 #include <glib.h>
 
+#include "sight-observation.h"
+
 G_BEGIN_DECLS
 
 /* A direct step: a plain-language step ("click Sign in", "type \"a@b.c\" into
@@ -101,5 +103,50 @@ gboolean         sight_role_hint_matches       (const char      *hint,
 /* A key name as the engine takes it ("Enter", "Control+A", "ArrowDown"), or
  * NULL when @text is not a key or chord. */
 char            *sight_key_normalize           (const char      *text);
+
+/* A node of an observation as resolution sees it (borrowed strings). */
+typedef enum {
+  SIGHT_NODE_HIDDEN   = 1 << 0,   /* not rendered or outside every viewport scroll */
+  SIGHT_NODE_CHECKED  = 1 << 1,   /* checked, pressed or selected */
+  SIGHT_NODE_DISABLED = 1 << 2,
+  SIGHT_NODE_FOCUSED  = 1 << 3,
+  SIGHT_NODE_EXPANDED = 1 << 4,
+  SIGHT_NODE_MIXED    = 1 << 5,
+} SightNodeStates;
+
+typedef struct {
+  const char *ref;      /* "e12" */
+  const char *role;
+  const char *name;
+  const char *value;    /* current value of a field, or NULL */
+  guint       states;   /* SightNodeStates */
+  const char *text;     /* the name and the text inside, or NULL */
+} SightNodeView;
+
+/* Finds the node @step's target names among @nodes (document order): exact
+ * role and name first, then the name case-insensitively, then as a substring.
+ * Without a role hint, the verb's kind of control is preferred (a click
+ * prefers controls over headings). Fails with ACTION_FAILED when nothing
+ * matches, when the nth does not exist, or when several match and the step
+ * does not say which: the message lists the candidates with their refs. */
+gboolean         sight_direct_step_resolve     (const SightDirectStep *step,
+                                                const SightNodeView   *nodes,
+                                                guint                  n_nodes,
+                                                guint                 *out_index,
+                                                GError               **error);
+
+/* The nodes of an observation's tree in document order, as resolution sees
+ * them. Strings are borrowed from @observation, which the list keeps alive. */
+typedef struct _SightNodeList SightNodeList;
+
+
+SightNodeList       *sight_node_list_new   (SightObservation         *observation);
+const SightNodeView *sight_node_list_get   (SightNodeList            *list,
+                                            guint                    *n_nodes);
+void                 sight_node_list_free  (SightNodeList            *list);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightNodeList, sight_node_list_free)
+
+/* A short description of @target for messages: the 2nd "Add to cart" button */
+char            *sight_target_describe         (const SightTarget     *target);
 
 G_END_DECLS

@@ -472,6 +472,7 @@ page_loaded_cb (GObject      *source,
   g_autoptr(JsonBuilder) b = json_builder_new ();
   g_autoptr(JsonNode) args = NULL;
   g_autofree char *script = NULL;
+  GCancellable *cancellable;
 
   if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
     {
@@ -507,8 +508,9 @@ page_loaded_cb (GObject      *source,
   json_builder_end_object (b);
   args = json_builder_get_root (b);
   script = crawl_script ();
+  cancellable = g_task_get_cancellable (task);
   sight_web_page_evaluate_async (crawl->page, script, args, remaining_ms (crawl),
-                                 g_task_get_cancellable (task), page_scraped_cb,
+                                 cancellable, page_scraped_cb,
                                  g_steal_pointer (&task));
 }
 

@@ -251,8 +251,9 @@ scrape_evaluate_cb (GObject      *source,
   if (state->screenshot)
     {
       SightScreenshotOptions options = SIGHT_SCREENSHOT_OPTIONS_INIT;
+      GCancellable *cancellable = g_task_get_cancellable (task);
 
-      sight_web_page_screenshot_async (state->page, &options, g_task_get_cancellable (task),
+      sight_web_page_screenshot_async (state->page, &options, cancellable,
                                        scrape_screenshot_cb, g_steal_pointer (&task));
       return;
     }
@@ -312,8 +313,10 @@ scrape_load_cb (GObject      *source,
     }
   if (state->wait_for_text != NULL)
     {
+      GCancellable *cancellable = g_task_get_cancellable (task);
+
       sight_page_wait_for_text_async (state->page, state->wait_for_text, state->deadline,
-                                      g_task_get_cancellable (task), scrape_wait_for_text_cb,
+                                      cancellable, scrape_wait_for_text_cb,
                                       g_steal_pointer (&task));
       return;
     }
