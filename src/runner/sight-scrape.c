@@ -122,6 +122,13 @@ wait_poll (GTask *task)
       g_object_unref (task);
       return;
     }
+  if (g_get_monotonic_time () >= state->deadline)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
+                               "The text “%s” did not appear on the page in time", state->text);
+      g_object_unref (task);
+      return;
+    }
   json_object_set_string_member (object, "text", state->text);
   json_node_set_object (args, object);
   sight_web_page_evaluate_async (g_task_get_source_object (task),
