@@ -36,14 +36,35 @@ looks_like_command (const char *arg)
          strchr (arg, '.') == NULL;
 }
 
+static gboolean
+wants_help (int    argc,
+            char **argv)
+{
+  for (int i = 2; i < argc; i++)
+    {
+      if (g_str_equal (argv[i], "--"))
+        break;
+      if (g_str_equal (argv[i], "--help") || g_str_equal (argv[i], "-h") ||
+          g_str_has_prefix (argv[i], "--help-"))
+        return TRUE;
+    }
+  return FALSE;
+}
+
 int
 main (int    argc,
       char **argv)
 {
   g_autoptr(SightApplication) app = NULL;
+  const char *localedir;
 
   setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  /* SIGHTLINE_LOCALEDIR lets the build tree's tests and a relocated install
+   * find the catalogs; the compiled-in LOCALEDIR serves everyone else. */
+  localedir = g_getenv ("SIGHTLINE_LOCALEDIR");
+  if (localedir == NULL || *localedir == '\0')
+    localedir = LOCALEDIR;
+  bindtextdomain (GETTEXT_PACKAGE, localedir);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
   g_set_prgname ("sightline");
@@ -67,7 +88,8 @@ main (int    argc,
                       argv[1]);
           return 2;
         }
-      if (command->needs_display)
+      /* A command's --help needs no display: shells call it to complete flags. */
+      if (command->needs_display && !wants_help (argc, argv))
         {
           g_autoptr(GError) error = NULL;
 

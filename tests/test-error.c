@@ -52,11 +52,16 @@ static void
 test_sanitize (void)
 {
   g_autofree char *a = sight_text_sanitize ("a\x01" "b\xe2\x80\xa8" "c", 100);
-  g_autofree char *b = sight_text_sanitize ("héllo world", 4);
+  g_autofree char *b = sight_text_sanitize ("héllo world", 6);
+  g_autofree char *d = sight_text_sanitize ("héllo world", 5);
+  g_autofree char *e = sight_text_sanitize ("héllo", 6);
   g_autofree char *c = sight_text_sanitize ("ok\xff\xfe tail", 100);
 
   g_assert_cmpstr (a, ==, "a b c");
+  /* The result, ellipsis included, stays within the bound. */
   g_assert_cmpstr (b, ==, "hé…");
+  g_assert_cmpstr (d, ==, "h…");
+  g_assert_cmpstr (e, ==, "héllo");
   g_assert_cmpstr (c, ==, "ok");
 }
 

@@ -107,6 +107,8 @@ sight_text_sanitize (const char *text,
 {
   GString *out;
   const char *p;
+  /* the longest prefix that still leaves room for the ellipsis */
+  gsize room_for_ellipsis = 0;
 
   if (text == NULL)
     return g_strdup ("");
@@ -127,10 +129,14 @@ sight_text_sanitize (const char *text,
       len = g_unichar_to_utf8 (c, buf);
       if (out->len + len > max_bytes)
         {
-          g_string_append (out, "…");
+          g_string_truncate (out, room_for_ellipsis);
+          if (max_bytes >= strlen ("…"))
+            g_string_append (out, "…");
           break;
         }
       g_string_append_len (out, buf, len);
+      if (out->len + strlen ("…") <= max_bytes)
+        room_for_ellipsis = out->len;
     }
   return g_string_free (out, FALSE);
 }

@@ -40,7 +40,7 @@ int             sight_error_exit_status   (const GError *error);
 char           *sight_error_format        (const GError *error);
 
 /* Sanitized, bounded explanation: control characters dropped, at most
- * @max_bytes of valid UTF-8 (an ellipsis marks the cut). */
+ * @max_bytes of valid UTF-8, the ellipsis that marks a cut included. */
 char           *sight_text_sanitize       (const char *text,
                                            gsize       max_bytes);
 

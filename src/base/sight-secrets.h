@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/* Credentials of the project file and the redactor that keeps their values out of
+ * logs, the database, reports, model requests and MCP replies.
+ *
+ * A credential is declared by name with a purpose and the origins it may be typed
+ * into; its value stays host-side and is only read when a step is about to fill it
+ * (sight_secrets_resolve).  Every value read, and every value registered with
+ * sight_secrets_register_value, is known to the process-wide redactor, which
+ * replaces it, and its URL-encoded, base64, HTML-escaped and JSON-escaped forms,
+ * with "[secret:NAME]". */
+
+typedef enum {
+  SIGHT_CREDENTIAL_SOURCE_ENV,
+  SIGHT_CREDENTIAL_SOURCE_FILE,
+  SIGHT_CREDENTIAL_SOURCE_KEYRING,
+  /* A value given directly (tests, a value a person typed into a secure field). */
+  SIGHT_CREDENTIAL_SOURCE_VALUE,
+} SightCredentialSource;
+
+typedef struct {
+  char                  *name;
+  /* "username", "email", "password", "new-password" or "one-time-code" */
+  char                  *purpose;
+  /* normalized origins, "scheme://host[:port]" (default ports dropped) */
+  GStrv                  allowed_origins;
+  SightCredentialSource  source;
+  /* ENV: the variable name; FILE: an absolute path; VALUE: the value */
+  char                  *source_arg;
+  /* KEYRING: attribute name → value (owned strings) */
+  GHashTable            *keyring_attributes;
+} SightCredential;
+
+SightCredential *sight_credential_copy     (const SightCredential *cred);
+void             sight_credential_free     (SightCredential       *cred);
+
+/* The purposes a credential may declare. */
+gboolean         sight_credential_purpose_is_valid (const char *purpose);
+
+/* "scheme://host[:port]" of @url_or_origin, lower-cased, default port dropped;
+ * NULL when it has no scheme and host (e.g. "about:blank", "data:…"). */
+char            *sight_origin_normalize    (const char *url_or_origin);
+
+/* Whether the origin of @url (a page URL or an origin) is one of the credential's
+ * allowed origins.  A credential with no allowed origins is allowed nowhere. */
+gboolean         sight_credential_origin_allowed (const SightCredential *cred,
+                                                  const char            *url);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightCredential, sight_credential_free)
+
+/* Resolves a KEYRING credential's value host-side; the app installs one backed by
+ * libsecret (base stays free of it).  Returns a newly allocated value, or NULL with
+ * @error set. */
+typedef char *(*SightSecretResolver) (const SightCredential  *cred,
+                                      gpointer                user_data,
+                                      GError                **error);
+
+typedef struct _SightSecrets SightSecrets;
+
+#define SIGHT_TYPE_SECRETS (sight_secrets_get_type ())
+GType            sight_secrets_get_type    (void) G_GNUC_CONST;
+
+SightSecrets    *sight_secrets_new         (void);
+SightSecrets    *sight_secrets_ref         (SightSecrets *self);
+void             sight_secrets_unref       (SightSecrets *self);
+
+/* Declares (or replaces) a credential; its value is not read yet. */
+void             sight_secrets_add         (SightSecrets          *self,
+                                            const SightCredential *cred);
+/* Borrowed; NULL when no credential has that name. */
+const SightCredential *sight_secrets_lookup (SightSecrets         *self,
+                                             const char           *name);
+/* Names of the declared credentials, sorted (free with g_strfreev). */
+GStrv            sight_secrets_list_names  (SightSecrets          *self);
+
+void             sight_secrets_set_keyring_resolver (SightSecrets        *self,
+                                                     SightSecretResolver  resolver,
+                                                     gpointer             user_data,
+                                                     GDestroyNotify       destroy);
+
+/* Reads the credential's value: SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE when the name
+ * is not declared, its variable is unset or empty, its file is unreadable, or no
+ * keyring resolver gives a value.  The value (borrowed, valid while @self lives) is
+ * registered with the redactor before it is returned.  Messages never hold values. */
+const char      *sight_secrets_resolve     (SightSecrets  *self,
+                                            const char    *name,
+                                            GError       **error);
+
+/* Like resolve, but also checks @url's origin against the credential's allowed
+ * origins: an origin not allowed is SIGHT_ERROR_POLICY_DENIED. */
+const char      *sight_secrets_resolve_for_origin (SightSecrets  *self,
+                                                   const char    *name,
+                                                   const char    *url,
+                                                   GError       **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightSecrets, sight_secrets_unref)
+
+/* The process-wide redactor.  Values shorter than 3 bytes are not registered (they
+ * would redact ordinary text); registering is idempotent and thread-safe. */
+void             sight_secrets_register_value (const char *name,
+                                               const char *value);
+/* Forgets every registered value (tests). */
+void             sight_secrets_forget_all  (void);
+/* A copy of @text with every known value, in every encoding, replaced by
+ * "[secret:NAME]".  NULL gives NULL. */
+char            *sight_secrets_redact      (const char *text);
+/* Whether @text still holds any known value in any encoding. */
+gboolean         sight_secrets_contains_any (const char *text);
+
+G_END_DECLS

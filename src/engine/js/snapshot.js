@@ -1,0 +1,1169 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * snapshot.js: the page's accessibility tree as Sightline observes it.
+ *
+ * Runs in the "sightline" isolated script world (SIGHT_SCRIPT_WORLD), never in
+ * the page's own world. The file is an async function body's prelude: it
+ * installs `globalThis.__sight.snapshot` once per document (re-running it is
+ * cheap and keeps the installed copy, and with it the refs), so a caller runs
+ *
+ *     <this file> + "\nreturn __sight.snapshot.observe(args);"
+ *
+ * through sight_web_page_evaluate_async() and gets one JSON value back: one
+ * DOM walk, one round trip.
+ *
+ * API (all on globalThis.__sight.snapshot):
+ *   observe(args)   -> { version, url, title, viewport, counts, secure[],
+ *                        frames[], text, tree, timing }
+ *       args.text:  "compact" (default; bounded, for the model), "full", "none"
+ *       args.tree:  include the JSON tree (default true)
+ *       args.root:  a ref; observe only that subtree (the "expand" tool)
+ *       args.maxChars: budget of the compact text (default 24000)
+ *   find(args)      -> { matches, text }: nodes whose name or text contains
+ *                      args.query (case-insensitive), at most args.limit (50)
+ *   resolve(ref)    -> the Element a ref names, or null when it is gone. For
+ *                      the actions code: `__sight.snapshot.resolve("f1e7")`.
+ *                      Refs resolve only for elements an observe() saw.
+ *   refOf(element)  -> the element's ref (assigning one if it has none)
+ *   bareWalk()      -> the number of elements in one bare walk over the same
+ *                      DOM (light + open shadow + same-origin frames): the
+ *                      floor the benchmark compares observe() against.
+ *
+ * Refs: "eN" for the main document, "fMeN" inside the same-origin iframe
+ * whose own ref carries frame number M. A ref is kept on its element in a
+ * WeakMap of the isolated world, so an element keeps its ref across
+ * observations of one document, and a new document starts over.
+ *
+ * Rules: roles per HTML-AAM (explicit role = first valid token), names and
+ * descriptions per accname 1.2, hidden content (display:none, visibility
+ * hidden/collapse, hidden, aria-hidden, inert, outside an open modal dialog)
+ * excluded, generic wrappers without a name flattened, text already carried
+ * by a name computed from content dropped. "clickable" marks an element
+ * without an interactive role whose computed cursor turns to `pointer` (or
+ * that has an onclick attribute): page click listeners are invisible from
+ * here, the cursor is the signal pages give sighted users. Secure inputs
+ * (type=password, autocomplete current-password/new-password/one-time-code)
+ * are flagged `secure` and their values never leave this script.
+ */
+(() => {
+  'use strict';
+  const VERSION = 1;
+  const G = globalThis;
+  if (G.__sight && G.__sight.snapshot && G.__sight.snapshot.version === VERSION)
+    return;
+  G.__sight = G.__sight || {};
+
+  const state = {
+    refs: new WeakMap (),     /* Element -> ref */
+    byRef: new Map (),        /* ref -> WeakRef(Element) */
+    next: 1,
+    frames: new WeakMap (),   /* iframe Element -> frame number */
+    nextFrame: 1,
+  };
+
+  const VALID_ROLES = new Set ((
+    'alert alertdialog application article banner blockquote button caption cell checkbox ' +
+    'code columnheader combobox complementary contentinfo definition deletion dialog directory ' +
+    'document emphasis feed figure form generic grid gridcell group heading img insertion link ' +
+    'list listbox listitem log main mark marquee math menu menubar menuitem menuitemcheckbox ' +
+    'menuitemradio meter navigation none note option paragraph presentation progressbar radio ' +
+    'radiogroup region row rowgroup rowheader scrollbar search searchbox separator slider ' +
+    'spinbutton status strong subscript superscript switch tab table tablist tabpanel term ' +
+    'textbox time timer toolbar tooltip tree treegrid treeitem').split (' '));
+
+  /* Roles a person acts on: they always get a line, a ref and (role, name). */
+  const INTERACTIVE = new Set ((
+    'button checkbox combobox link listbox menuitem menuitemcheckbox menuitemradio option ' +
+    'radio searchbox slider spinbutton switch tab textbox treeitem scrollbar gridcell').split (' '));
+
+  /* accname 1.2 / ARIA 1.2: roles whose name may come from their content. */
+  const NAME_FROM_CONTENT = new Set ((
+    'button cell checkbox columnheader gridcell heading link menuitem menuitemcheckbox ' +
+    'menuitemradio option radio row rowheader switch tab tooltip treeitem').split (' '));
+
+  /* Roles that carry no name and vanish when they have none to show. */
+  const FLATTEN = new Set (['generic', 'none', 'presentation', 'paragraph', 'rowgroup']);
+
+  const SKIP_TAGS = new Set ([
+    'script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base',
+    'datalist', 'param', 'source', 'track']);
+
+  const LANDMARK_SCOPE =
+    'article,aside,main,nav,section,[role=article],[role=complementary],[role=main],' +
+    '[role=navigation],[role=region]';
+
+  const TEXT_INPUT_ROLES = new Set (['textbox', 'searchbox', 'combobox', 'spinbutton']);
+  const RANGE_ROLES = new Set (['slider', 'spinbutton', 'progressbar', 'scrollbar', 'meter']);
+
+  const norm = s => s.replace (/\s+/g, ' ').trim ();
+
+  function refOf (el, prefix) {
+    let r = state.refs.get (el);
+    if (r === undefined) {
+      r = (prefix || '') + 'e' + state.next++;
+      state.refs.set (el, r);
+      state.byRef.set (r, new WeakRef (el));
+    }
+    return r;
+  }
+
+  function resolve (ref) {
+    const w = state.byRef.get (ref);
+    if (!w)
+      return null;
+    const el = w.deref ();
+    if (!el || !el.isConnected) {
+      state.byRef.delete (ref);
+      return null;
+    }
+    return el;
+  }
+
+  function pruneRefs () {
+    if (state.byRef.size < 20000)
+      return;
+    for (const [r, w] of state.byRef)
+      if (!w.deref ())
+        state.byRef.delete (r);
+  }
+
+  function cssOf (el) {
+    return el.ownerDocument.defaultView.getComputedStyle (el);
+  }
+
+  function children (el) {
+    if (el.shadowRoot)
+      return el.shadowRoot.childNodes;
+    if (el.localName === 'slot') {
+      const a = el.assignedNodes ({ flatten: true });
+      if (a.length)
+        return a;
+    }
+    return el.childNodes;
+  }
+
+  function byId (el, id) {
+    const root = el.getRootNode ();
+    return (root.getElementById ? root.getElementById (id) : null) ||
+           el.ownerDocument.getElementById (id);
+  }
+
+  function focusable (el) {
+    if (el.hasAttribute ('tabindex') && el.tabIndex >= 0)
+      return true;
+    return false;
+  }
+
+  function hasGlobalAria (el) {
+    return el.hasAttribute ('aria-label') || el.hasAttribute ('aria-labelledby') ||
+           el.hasAttribute ('aria-describedby');
+  }
+
+  /* ---------- roles (HTML-AAM) ---------- */
+
+  function inputRole (el) {
+    const type = (el.getAttribute ('type') || 'text').toLowerCase ();
+    switch (type) {
+    case 'button': case 'submit': case 'reset': case 'image': case 'file':
+      return 'button';
+    case 'checkbox':
+      return el.hasAttribute ('switch') ? 'switch' : 'checkbox';
+    case 'radio': return 'radio';
+    case 'range': return 'slider';
+    case 'number': return 'spinbutton';
+    case 'hidden': return null;
+    case 'search': return el.list ? 'combobox' : 'searchbox';
+    case 'email': case 'tel': case 'text': case 'url':
+      return el.list ? 'combobox' : 'textbox';
+    default: return 'textbox';
+    }
+  }
+
+  function implicitRole (el, tag) {
+    switch (tag) {
+    case 'a': case 'area': return el.hasAttribute ('href') ? 'link' : 'generic';
+    case 'article': return 'article';
+    case 'aside': return 'complementary';
+    case 'blockquote': return 'blockquote';
+    case 'button': return 'button';
+    case 'caption': return 'caption';
+    case 'code': return 'code';
+    case 'dd': return 'definition';
+    case 'del': case 's': return 'deletion';
+    case 'details': return 'group';
+    case 'dfn': case 'dt': return 'term';
+    case 'dialog': return 'dialog';
+    case 'dl': return 'list';
+    case 'em': return 'emphasis';
+    case 'fieldset': return 'group';
+    case 'figure': return 'figure';
+    case 'footer': return el.closest (LANDMARK_SCOPE) ? 'generic' : 'contentinfo';
+    case 'form': return hasGlobalAria (el) || el.hasAttribute ('title') ? 'form' : 'generic';
+    case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
+    case 'header': return el.closest (LANDMARK_SCOPE) ? 'generic' : 'banner';
+    case 'hgroup': return 'group';
+    case 'hr': return 'separator';
+    case 'iframe': return 'iframe';
+    case 'img':
+      if (el.getAttribute ('alt') === '' && !hasGlobalAria (el) && !el.hasAttribute ('title'))
+        return 'none';
+      return 'img';
+    case 'input': return inputRole (el);
+    case 'ins': return 'insertion';
+    case 'li': return 'listitem';
+    case 'main': return 'main';
+    case 'mark': return 'mark';
+    case 'math': return 'math';
+    case 'menu': case 'ol': case 'ul': return 'list';
+    case 'meter': return 'meter';
+    case 'nav': return 'navigation';
+    case 'optgroup': return 'group';
+    case 'option': return 'option';
+    case 'output': return 'status';
+    case 'p': return 'paragraph';
+    case 'progress': return 'progressbar';
+    case 'search': return 'search';
+    case 'section': return hasGlobalAria (el) || el.hasAttribute ('title') ? 'region' : 'generic';
+    case 'select': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+    case 'strong': return 'strong';
+    case 'sub': return 'subscript';
+    case 'summary': return 'button';
+    case 'sup': return 'superscript';
+    case 'svg':
+      return hasGlobalAria (el) || (el.firstElementChild && el.querySelector (':scope > title'))
+        ? 'img' : 'none';
+    case 'table': return 'table';
+    case 'tbody': case 'tfoot': case 'thead': return 'rowgroup';
+    case 'td': {
+      const t = el.closest ('table');
+      const tr = t && t.getAttribute ('role');
+      return tr === 'grid' || tr === 'treegrid' ? 'gridcell' : 'cell';
+    }
+    case 'th': {
+      const scope = el.getAttribute ('scope');
+      if (scope === 'row' || scope === 'rowgroup') return 'rowheader';
+      if (scope === 'col' || scope === 'colgroup') return 'columnheader';
+      if (el.parentElement && el.parentElement.parentElement &&
+          el.parentElement.parentElement.localName === 'thead') return 'columnheader';
+      const row = el.parentElement;
+      if (row && row.querySelector (':scope > td')) return 'rowheader';
+      return 'columnheader';
+    }
+    case 'textarea': return 'textbox';
+    case 'time': return 'time';
+    case 'tr': return 'row';
+    default: return 'generic';
+    }
+  }
+
+  function roleOf (el, tag) {
+    const attr = el.getAttribute ('role');
+    if (attr) {
+      for (const token of attr.trim ().toLowerCase ().split (/\s+/)) {
+        if (!VALID_ROLES.has (token))
+          continue;
+        /* Presentational role conflict resolution: a focusable element or
+         * one with global ARIA keeps its native role. */
+        if ((token === 'none' || token === 'presentation') &&
+            (focusable (el) || hasGlobalAria (el)))
+          break;
+        return token;
+      }
+    }
+    return implicitRole (el, tag);
+  }
+
+  /* ---------- names (accname 1.2) ---------- */
+
+  function pseudoText (el, which) {
+    const c = el.ownerDocument.defaultView.getComputedStyle (el, which).content;
+    if (!c || c === 'none' || c === 'normal')
+      return '';
+    let out = '';
+    const re = /"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|attr\(\s*([-\w]+)\s*\)/g;
+    let m;
+    while ((m = re.exec (c)) !== null) {
+      if (m[3] !== undefined)
+        out += el.getAttribute (m[3]) || '';
+      else
+        out += (m[1] !== undefined ? m[1] : m[2]).replace (/\\(.)/g, '$1');
+    }
+    return out;
+  }
+
+  function isHiddenForName (el, cs) {
+    return cs.display === 'none' || cs.visibility !== 'visible' ||
+           el.getAttribute ('aria-hidden') === 'true';
+  }
+
+  function selectedOptionsText (el) {
+    if (el.localName === 'select') {
+      const parts = [];
+      for (const o of el.selectedOptions)
+        parts.push (norm (o.label || o.textContent));
+      return parts.join (' ');
+    }
+    const sel = el.querySelectorAll ('[role=option][aria-selected=true]');
+    return Array.from (sel, o => norm (o.textContent)).join (' ');
+  }
+
+  function rangeValue (el) {
+    const vt = el.getAttribute ('aria-valuetext');
+    if (vt) return vt;
+    const vn = el.getAttribute ('aria-valuenow');
+    if (vn) return vn;
+    return el.value !== undefined && el.value !== null ? String (el.value) : '';
+  }
+
+  function isSecure (el) {
+    if (el.localName !== 'input')
+      return false;
+    if ((el.getAttribute ('type') || '').toLowerCase () === 'password')
+      return true;
+    const ac = (el.getAttribute ('autocomplete') || '').toLowerCase ();
+    return /\b(current-password|new-password|one-time-code)\b/.test (ac);
+  }
+
+  function embeddedValue (el, role) {
+    if (role === 'textbox' || role === 'searchbox') {
+      if (isSecure (el)) return '';
+      return el.value !== undefined ? el.value : el.textContent;
+    }
+    if (role === 'combobox' || role === 'listbox') {
+      if (el.localName === 'input') return isSecure (el) ? '' : el.value;
+      return selectedOptionsText (el);
+    }
+    if (RANGE_ROLES.has (role))
+      return rangeValue (el);
+    return null;
+  }
+
+  /* Host-language labels (HTML-AAM), without title/placeholder. */
+  function nativeName (el, tag, role, o) {
+    switch (tag) {
+    case 'input': {
+      const type = (el.getAttribute ('type') || 'text').toLowerCase ();
+      if (type === 'button' || type === 'submit' || type === 'reset') {
+        const v = el.getAttribute ('value');
+        if (v !== null && v !== '') return v;
+        if (type === 'submit') return 'Submit';
+        if (type === 'reset') return 'Reset';
+        return '';
+      }
+      if (type === 'image') {
+        const alt = el.getAttribute ('alt');
+        if (alt !== null && alt !== '') return alt;
+        const v = el.getAttribute ('value');
+        if (v) return v;
+        return el.getAttribute ('title') || 'Submit';
+      }
+      return labelsName (el, o);
+    }
+    case 'select': case 'textarea': case 'meter': case 'progress': case 'output':
+      return labelsName (el, o);
+    case 'button':
+      return labelsName (el, o);
+    case 'img': case 'area':
+      return el.getAttribute ('alt') || '';
+    case 'fieldset': {
+      const lg = el.querySelector (':scope > legend');
+      return lg ? contentName (lg, o) : '';
+    }
+    case 'table': {
+      const c = el.querySelector (':scope > caption');
+      return c ? contentName (c, o) : '';
+    }
+    case 'figure': {
+      const c = el.querySelector (':scope > figcaption');
+      return c ? contentName (c, o) : '';
+    }
+    case 'optgroup':
+      return el.getAttribute ('label') || '';
+    case 'option':
+      return el.hasAttribute ('label') ? el.getAttribute ('label') : '';
+    case 'svg': {
+      const t = el.querySelector (':scope > title');
+      return t ? t.textContent : '';
+    }
+    case 'iframe':
+      return '';
+    }
+    return '';
+  }
+
+  function labelsName (el, o) {
+    const labels = el.labels;
+    if (!labels || labels.length === 0)
+      return '';
+    const parts = [];
+    for (const label of labels) {
+      const sub = { visited: new Set ([el]), lb: o.lb, hiddenOk: o.hiddenOk, cache: o.cache };
+      parts.push (contentName (label, sub));
+    }
+    return parts.join (' ');
+  }
+
+  /* The text of @el's subtree, per accname 2F (and 2G for text nodes). */
+  function contentName (el, o) {
+    let out = pseudoText (el, '::before');
+    for (const child of children (el)) {
+      if (child.nodeType === 3) {
+        out += child.data;
+      } else if (child.nodeType === 1) {
+        const s = textAlt (child, o);
+        if (s) {
+          const d = cssOf (child).display;
+          out += d.startsWith ('inline') || d === 'contents' ? s : ' ' + s + ' ';
+        }
+      }
+    }
+    out += pseudoText (el, '::after');
+    return out;
+  }
+
+  /* accname 1.2 text alternative of a node reached by recursion. */
+  function textAlt (el, o) {
+    if (o.visited.has (el))
+      return '';
+    o.visited.add (el);
+    const tag = el.localName;
+    if (SKIP_TAGS.has (tag))
+      return '';
+    const cs = cssOf (el);
+    if (!o.hiddenOk && isHiddenForName (el, cs)) {
+      /* A hidden element may still hold visible descendants. */
+      if (cs.display === 'none' || el.getAttribute ('aria-hidden') === 'true')
+        return '';
+      let s = '';
+      for (const child of children (el))
+        if (child.nodeType === 1)
+          s += textAlt (child, o);
+      return s;
+    }
+    const cacheable = !o.lb && !o.hiddenOk && o.cache;
+    if (cacheable && o.cache.has (el))
+      return o.cache.get (el);
+    const role = roleOf (el, tag);
+    let s = '';
+    /* 2B */
+    const lb = !o.lb && el.getAttribute ('aria-labelledby');
+    if (lb)
+      s = labelledByName (el, lb, o);
+    /* 2C */
+    if (!s.trim ()) {
+      const v = embeddedValue (el, role);
+      if (v !== null)
+        s = v;
+    }
+    if (s === '' || !s.trim ()) {
+      const al = el.getAttribute ('aria-label');
+      if (al && al.trim ())
+        s = al;
+    }
+    if (!s.trim ())
+      s = nativeName (el, tag, role, o);
+    if (!s.trim ())
+      s = contentName (el, o);
+    if (!s.trim ())
+      s = el.getAttribute ('title') || '';
+    if (cacheable)
+      o.cache.set (el, s);
+    return s;
+  }
+
+  function labelledByName (el, ids, o) {
+    const parts = [];
+    for (const id of ids.trim ().split (/\s+/)) {
+      const ref = byId (el, id);
+      if (!ref)
+        continue;
+      const hidden = isHiddenForName (ref, cssOf (ref));
+      const sub = { visited: new Set (), lb: true, hiddenOk: o.hiddenOk || hidden, cache: null };
+      /* A directly referenced node contributes its whole text alternative,
+       * computed from content when it has no other. */
+      let s = '';
+      const al = ref.getAttribute ('aria-label');
+      if (al && al.trim ())
+        s = al;
+      else {
+        const role = roleOf (ref, ref.localName);
+        const v = embeddedValue (ref, role);
+        s = v !== null ? v : nativeName (ref, ref.localName, role, sub);
+        if (!s || !s.trim ()) {
+          sub.visited.add (ref);
+          s = contentName (ref, sub);
+        }
+        if (!s.trim ())
+          s = ref.getAttribute ('title') || '';
+      }
+      parts.push (s);
+    }
+    return norm (parts.join (' '));
+  }
+
+  /* The name of an element that is the root of a computation. Returns
+   * [name, fromContent]. */
+  function nameOf (el, tag, role, cache) {
+    if (role === 'generic' || role === 'none' || role === 'presentation' ||
+        role === 'paragraph' || role === 'rowgroup') {
+      /* Names are prohibited on these; keep aria-label so the model sees it. */
+      const al = el.getAttribute ('aria-label');
+      return [al ? norm (al) : '', false];
+    }
+    const o = { visited: new Set ([el]), lb: false, hiddenOk: false, cache };
+    const lb = el.getAttribute ('aria-labelledby');
+    if (lb) {
+      const s = labelledByName (el, lb, o);
+      if (s) return [s, false];
+    }
+    const al = el.getAttribute ('aria-label');
+    if (al && al.trim ())
+      return [norm (al), false];
+    let s = norm (nativeName (el, tag, role, o));
+    if (s)
+      return [s, false];
+    if (NAME_FROM_CONTENT.has (role)) {
+      s = norm (contentName (el, o));
+      if (s)
+        return [s, true];
+    }
+    const title = el.getAttribute ('title');
+    if (title && title.trim ())
+      return [norm (title), false];
+    const ph = el.getAttribute ('placeholder') || el.getAttribute ('aria-placeholder');
+    if (ph && (TEXT_INPUT_ROLES.has (role)))
+      return [norm (ph), false];
+    return ['', false];
+  }
+
+  function descriptionOf (el, name) {
+    const db = el.getAttribute ('aria-describedby');
+    if (db) {
+      const s = labelledByName (el, db, { hiddenOk: false });
+      if (s) return s;
+    }
+    const d = el.getAttribute ('aria-description');
+    if (d && d.trim ()) return norm (d);
+    const t = el.getAttribute ('title');
+    if (t && norm (t) !== name) return norm (t);
+    return '';
+  }
+
+  /* ---------- states ---------- */
+
+  function setStates (n, el, tag, role, cs, ctx) {
+    const aria = a => el.getAttribute (a);
+    if (role === 'checkbox' || role === 'radio' || role === 'switch' ||
+        role === 'menuitemcheckbox' || role === 'menuitemradio') {
+      if (tag === 'input') {
+        if (el.indeterminate && role === 'checkbox') n.checked = 'mixed';
+        else if (el.checked) n.checked = true;
+      } else {
+        const c = aria ('aria-checked');
+        if (c === 'true') n.checked = true;
+        else if (c === 'mixed') n.checked = 'mixed';
+      }
+    }
+    if (tag === 'option' && el.selected) n.selected = true;
+    else if (aria ('aria-selected') === 'true') n.selected = true;
+    const ex = aria ('aria-expanded');
+    if (ex === 'true') n.expanded = true;
+    else if (ex === 'false') n.expanded = false;
+    else if (tag === 'summary' && el.parentElement && el.parentElement.localName === 'details')
+      n.expanded = el.parentElement.open;
+    const pr = aria ('aria-pressed');
+    if (pr === 'true') n.pressed = true;
+    else if (pr === 'mixed') n.pressed = 'mixed';
+    if (aria ('aria-disabled') === 'true' || (('disabled' in el) && el.matches (':disabled')))
+      n.disabled = true;
+    if (el.required || aria ('aria-required') === 'true') n.required = true;
+    const inv = aria ('aria-invalid');
+    if (inv && inv !== 'false') n.invalid = true;
+    if ((el.readOnly && (tag === 'input' || tag === 'textarea')) || aria ('aria-readonly') === 'true')
+      n.readonly = true;
+    if (role === 'heading') {
+      const l = parseInt (aria ('aria-level'), 10);
+      n.level = l > 0 ? l : (/^h[1-6]$/.test (tag) ? +tag[1] : 2);
+    } else if (aria ('aria-level')) {
+      const l = parseInt (aria ('aria-level'), 10);
+      if (l > 0) n.level = l;
+    }
+    if (n.secure) {
+      /* never a value */
+    } else if (role === 'textbox' || role === 'searchbox' ||
+               (role === 'combobox' && tag === 'input')) {
+      const v = tag === 'input' || tag === 'textarea' ? el.value : el.textContent;
+      if (v) n.value = v.length > 200 ? v.slice (0, 200) + '…' : v;
+    } else if (role === 'combobox' && tag === 'select') {
+      const v = selectedOptionsText (el);
+      if (v) n.value = v;
+    } else if (RANGE_ROLES.has (role)) {
+      const v = rangeValue (el);
+      if (v !== '') n.value = v;
+      if (tag === 'progress' || tag === 'meter' || el.hasAttribute ('aria-valuemax')) {
+        const max = tag === 'progress' || tag === 'meter' ? el.max : aria ('aria-valuemax');
+        if (max !== null && max !== undefined) n.max = String (max);
+      }
+    }
+    if (el === ctx.active) n.focused = true;
+    if ((tag === 'dialog' && el.open && el.matches (':modal')) || aria ('aria-modal') === 'true')
+      n.modal = true;
+  }
+
+  /* ---------- the walk ---------- */
+
+  function deepActive (doc) {
+    let a = doc.activeElement;
+    for (;;) {
+      if (a && a.shadowRoot && a.shadowRoot.activeElement)
+        a = a.shadowRoot.activeElement;
+      else if (a && a.localName === 'iframe') {
+        let d = null;
+        try { d = a.contentDocument; } catch (e) { d = null; }
+        if (d && d.activeElement && d.activeElement !== d.body) a = d.activeElement;
+        else break;
+      } else
+        break;
+    }
+    return a;
+  }
+
+  function boxOf (el, ctx) {
+    const r = el.getBoundingClientRect ();
+    return [Math.round (r.left + ctx.offX), Math.round (r.top + ctx.offY),
+            Math.round (r.width), Math.round (r.height)];
+  }
+
+  function inViewport (b, ctx) {
+    return b[0] < ctx.vw && b[1] < ctx.vh && b[0] + b[2] > 0 && b[1] + b[3] > 0 &&
+           (b[2] > 0 || b[3] > 0);
+  }
+
+  /* Appends what @el contributes to @out: one node, or, for a flattened
+   * wrapper, its children. */
+  function visit (el, ctx, out, parentVisible, parentCursor, parentBox) {
+    const tag = el.localName;
+    if (SKIP_TAGS.has (tag))
+      return;
+    if (el.getAttribute ('aria-hidden') === 'true' || el.hasAttribute ('inert'))
+      return;
+    if (ctx.modal && !ctx.inModal) {
+      if (el === ctx.modal)
+        ctx = Object.assign ({}, ctx, { inModal: true });
+      else if (!el.contains (ctx.modal))
+        return;
+    }
+    const cs = cssOf (el);
+    const display = cs.display;
+    if (display === 'none')
+      return;
+    ctx.elements++;
+    const visible = cs.visibility === 'visible';
+    const cursor = cs.cursor;
+
+    let role = visible ? roleOf (el, tag) : 'none';
+    if (role === null)
+      return;
+    if (tag === 'html' || tag === 'body')
+      role = 'generic';
+
+    let clickable = false;
+    if (visible && (FLATTEN.has (role) || role === 'img' || role === 'listitem')) {
+      if ((cursor === 'pointer' && parentCursor !== 'pointer') || el.hasAttribute ('onclick'))
+        clickable = true;
+    }
+    const tabbable = visible && FLATTEN.has (role) && focusable (el);
+
+    let name = '', fromContent = false;
+    if (visible && role !== 'none' && role !== 'presentation') {
+      if (clickable || tabbable) {
+        [name, fromContent] = nameOf (el, tag, role === 'generic' || role === 'paragraph' ? 'button' : role, ctx.cache);
+      } else {
+        [name, fromContent] = nameOf (el, tag, role, ctx.cache);
+      }
+    }
+
+    const flatten = !visible || (FLATTEN.has (role) && !name && !clickable && !tabbable) ||
+                    role === 'none' || role === 'presentation' ||
+                    (role === 'img' && !name && !clickable);
+
+    let box = null;
+    if (!flatten || display === 'contents')
+      box = display === 'contents' ? parentBox : boxOf (el, ctx);
+
+    let node = null, target = out;
+    if (!flatten) {
+      node = { ref: refOf (el, ctx.prefix), role: FLATTEN.has (role) ? 'generic' : role };
+      if (name) node.name = name.length > 400 ? name.slice (0, 400) + '…' : name;
+      if (clickable) node.clickable = true;
+      if (tabbable && !clickable) node.focusable = true;
+      const secure = isSecure (el);
+      if (secure) node.secure = true;
+      setStates (node, el, tag, role, cs, ctx);
+      const desc = descriptionOf (el, name);
+      if (desc) node.desc = desc;
+      node.box = box;
+      node.inView = inViewport (box, ctx);
+      node.children = [];
+      target = node.children;
+      ctx.nodes++;
+      if (INTERACTIVE.has (node.role) || clickable || tabbable) ctx.interactive++;
+      if (secure) ctx.secure.push ({ ref: node.ref, box, inView: node.inView });
+      if (role === 'option' && parentBox && box[2] === 0 && box[3] === 0) {
+        node.box = parentBox;
+        node.inView = inViewport (parentBox, ctx);
+      }
+    }
+
+    if (tag === 'iframe') {
+      if (node) visitFrame (el, node, ctx);
+      return;
+    }
+    if (tag === 'label' && !node)
+      out.push (BREAK);
+    if (tag === 'input' || tag === 'textarea' || tag === 'img')
+      ;
+    else {
+      let textBox = box;
+      for (const child of children (el)) {
+        if (child.nodeType === 1) {
+          visit (child, ctx, target, visible, cursor, node ? node.box : (box || parentBox));
+        } else if (child.nodeType === 3 && visible) {
+          const t = child.data;
+          if (!t || !/\S/.test (t))
+            {
+              const last = target[target.length - 1];
+              if (last && last.text !== undefined) last.text += ' ';
+              continue;
+            }
+          if (!textBox) textBox = box = boxOf (el, ctx);
+          const last = target[target.length - 1];
+          const iv = inViewport (textBox, ctx);
+          if (last && last.text !== undefined) {
+            last.text += t;
+            if (iv) last.inView = true;
+          } else {
+            target.push ({ text: t, inView: iv, y: textBox[1] });
+          }
+        }
+      }
+    }
+
+    if (node) {
+      finishNode (node, fromContent);
+      out.push (node);
+    } else if (tag === 'label' || (display !== 'contents' && !display.startsWith ('inline'))) {
+      /* A block wrapper separates the text around it. */
+      const last = out[out.length - 1];
+      if (last && last.text !== undefined) last.text += ' ';
+      out.push (BREAK);
+    }
+  }
+
+  const BREAK = { brk: true };
+
+  function isInteractiveNode (n) {
+    return n.role !== undefined && (INTERACTIVE.has (n.role) || n.clickable || n.focusable ||
+                                    n.role === 'iframe');
+  }
+
+  function hasInteractive (n) {
+    if (n.role === undefined) return false;
+    if (isInteractiveNode (n)) return true;
+    if (n.children) for (const c of n.children) if (hasInteractive (c)) return true;
+    return false;
+  }
+
+  /* Normalizes text runs, drops what the name already says, and folds the
+   * in-viewport flag upwards. */
+  function finishNode (node, fromContent) {
+    const kids = [];
+    let brk = false;
+    for (const c of node.children) {
+      if (c === BREAK) {
+        brk = true;
+        continue;
+      }
+      if (c.text !== undefined) {
+        c.text = norm (c.text);
+        if (!c.text || c.text === node.name) continue;
+        const prev = kids[kids.length - 1];
+        if (prev && prev.text !== undefined && !brk) {
+          prev.text += ' ' + c.text;
+          prev.inView = prev.inView || c.inView;
+          continue;
+        }
+      }
+      brk = false;
+      kids.push (c);
+    }
+    /* A label's text right before (or after) the control it names says
+     * nothing the control's line does not. */
+    for (let i = 0; i < kids.length; i++) {
+      const t = kids[i].text;
+      if (t === undefined) continue;
+      const nx = kids[i + 1], pv = kids[i - 1];
+      if ((nx && nx.name === t && INTERACTIVE.has (nx.role)) ||
+          (pv && pv.name === t && INTERACTIVE.has (pv.role))) {
+        if (!kids[i].inView || (nx && nx.name === t ? nx : pv).inView) {
+          kids.splice (i, 1);
+          i--;
+        }
+      }
+    }
+    let keep = kids;
+    if (fromContent || (node.name && kids.length === 1 && kids[0].text === node.name) ||
+        (node.name && INTERACTIVE.has (node.role)))
+      keep = kids.filter (c => c.text === undefined && hasInteractive (c));
+    if (node.role === 'img' || node.role === 'heading')
+      keep = keep.filter (c => c.text === undefined);
+    node.children = keep;
+    if (!node.inView)
+      for (const c of keep)
+        if (c.inView) { node.inView = true; break; }
+    if (keep.length === 0)
+      delete node.children;
+  }
+
+  function visitFrame (el, node, ctx) {
+    let src = el.getAttribute ('src') || 'about:blank';
+    let origin = '';
+    try { origin = new URL (src, el.baseURI).origin; } catch (e) { origin = ''; }
+    let doc = null;
+    try { doc = el.contentDocument; } catch (e) { doc = null; }
+    let fn = state.frames.get (el);
+    if (fn === undefined) {
+      fn = state.nextFrame++;
+      state.frames.set (el, fn);
+    }
+    node.frame = 'f' + fn;
+    if (!doc || !doc.documentElement) {
+      node.crossOrigin = true;
+      if (origin && origin !== 'null') node.origin = origin;
+      ctx.frames.push ({ ref: node.ref, frame: node.frame, src, origin, crossOrigin: true });
+      return;
+    }
+    ctx.frames.push ({ ref: node.ref, frame: node.frame, src: doc.URL, origin: doc.location.origin,
+                       crossOrigin: false });
+    const cs = cssOf (el);
+    const r = el.getBoundingClientRect ();
+    const sub = Object.assign ({}, ctx, {
+      prefix: 'f' + fn,
+      offX: ctx.offX + r.left + el.clientLeft + parseFloat (cs.paddingLeft),
+      offY: ctx.offY + r.top + el.clientTop + parseFloat (cs.paddingTop),
+      modal: null, inModal: false,
+    });
+    const kids = [];
+    if (!node.name && doc.title) node.name = norm (doc.title);
+    visit (doc.documentElement, sub, kids, true, 'auto', node.box);
+    ctx.elements = sub.elements;
+    ctx.nodes = sub.nodes;
+    ctx.interactive = sub.interactive;
+    node.children = kids;
+    finishNode (node, false);
+  }
+
+  /* ---------- serialization ---------- */
+
+  const q = s => '"' + s.replace (/\\/g, '\\\\').replace (/"/g, '\\"') + '"';
+
+  function clip (s, n) {
+    return s.length > n ? s.slice (0, n) + '…' : s;
+  }
+
+  function nodeLine (n, maxName, noName) {
+    let s = n.role;
+    if (n.name && !noName) s += ' ' + q (clip (n.name, maxName));
+    if (n.level !== undefined) s += ' level=' + n.level;
+    if (n.checked === true) s += ' checked';
+    else if (n.checked === 'mixed') s += ' checked=mixed';
+    if (n.selected) s += ' selected';
+    if (n.expanded === true) s += ' expanded';
+    else if (n.expanded === false) s += ' collapsed';
+    if (n.pressed === true) s += ' pressed';
+    else if (n.pressed === 'mixed') s += ' pressed=mixed';
+    if (n.disabled) s += ' disabled';
+    if (n.required) s += ' required';
+    if (n.invalid) s += ' invalid';
+    if (n.readonly) s += ' readonly';
+    if (n.focused) s += ' focused';
+    if (n.modal) s += ' modal';
+    if (n.secure) s += ' secure';
+    if (n.clickable) s += ' clickable';
+    if (n.focusable) s += ' focusable';
+    if (n.value !== undefined)
+      s += ' value=' + (/^-?\d+(\.\d+)?$/.test (n.value) ? n.value : q (clip (n.value, maxName)));
+    if (n.max !== undefined) s += ' max=' + n.max;
+    if (n.origin) s += ' origin=' + n.origin;
+    if (n.desc) s += ' desc=' + q (clip (n.desc, maxName));
+    return s + ' #' + n.ref;
+  }
+
+  /* "heading level=3 #e18 > link "Lamp" #e19": a node whose only child
+   * carries the same name shares one line with it. Returns [line, node whose
+   * children come next]. */
+  function chainLine (n, maxName) {
+    let line = '';
+    let cur = n;
+    while (cur.name && cur.children && cur.children.length === 1 &&
+           cur.children[0].text === undefined && cur.children[0].name === cur.name) {
+      line += nodeLine (cur, maxName, true) + ' > ';
+      cur = cur.children[0];
+    }
+    return [line + nodeLine (cur, maxName, false), cur];
+  }
+
+  function fullText (nodes, depth, lines) {
+    const pad = ' '.repeat (depth);
+    for (const n of nodes) {
+      if (n.text !== undefined) {
+        lines.push (pad + q (n.text));
+        continue;
+      }
+      const [line, last] = chainLine (n, 400);
+      lines.push (pad + line);
+      if (last.children)
+        fullText (last.children, depth + 1, lines);
+    }
+    return lines;
+  }
+
+  const SUMMARY_ROLES = new Set ([...INTERACTIVE, 'heading', 'listitem', 'row', 'article',
+    'navigation', 'main', 'banner', 'contentinfo', 'complementary', 'region', 'form', 'dialog',
+    'table', 'list', 'img', 'iframe', 'search']);
+
+  function countInto (n, counts) {
+    if (n.text !== undefined) {
+      counts.text = (counts.text || 0) + 1;
+      return;
+    }
+    const k = n.clickable ? 'clickable' : n.role;
+    if (SUMMARY_ROLES.has (k) || k === 'clickable')
+      counts[k] = (counts[k] || 0) + 1;
+    if (n.children)
+      for (const c of n.children) countInto (c, counts);
+  }
+
+  function summaryLine (run, where, parentRef) {
+    const top = {};
+    for (const n of run) {
+      const k = n.text !== undefined ? 'text' : n.role;
+      top[k] = (top[k] || 0) + 1;
+    }
+    const counts = {};
+    for (const n of run) if (n.children) for (const c of n.children) countInto (c, counts);
+    const fmt = o => Object.keys (o).sort ((a, b) => o[b] - o[a])
+      .map (k => o[k] + ' ' + k).join (', ');
+    let s = '… ' + fmt (top) + ' ' + where;
+    const inner = fmt (counts);
+    if (inner) s += ' (inside: ' + inner + ')';
+    if (parentRef) s += ' [expand ' + parentRef + ']';
+    return s;
+  }
+
+  function compactText (nodes, depth, lines, ctx, parentRef) {
+    const pad = ' '.repeat (depth);
+    let run = [], where = '';
+    const flush = () => {
+      if (run.length) {
+        lines.push (pad + summaryLine (run, where, parentRef));
+        run = [];
+      }
+    };
+    for (const n of nodes) {
+      const over = ctx.chars > ctx.maxChars;
+      if (!n.inView || (over && !(n.role !== undefined && hasInteractiveInView (n)))) {
+        const w = over && n.inView ? 'not shown (output limit)'
+          : ((n.box ? n.box[1] : n.y) < 0 ? 'above' : 'below');
+        if (run.length && w !== where) flush ();
+        where = w;
+        run.push (n);
+        continue;
+      }
+      flush ();
+      let line, last = n;
+      if (n.text !== undefined)
+        line = pad + q (clip (n.text, 200));
+      else {
+        [line, last] = chainLine (n, 120);
+        line = pad + line;
+      }
+      lines.push (line);
+      ctx.chars += line.length + 1;
+      if (last.children)
+        compactText (last.children, depth + 1, lines, ctx, last.ref);
+    }
+    flush ();
+    return lines;
+  }
+
+  function hasInteractiveInView (n) {
+    if (n.text !== undefined || !n.inView) return false;
+    if (isInteractiveNode (n)) return true;
+    if (n.children) for (const c of n.children) if (hasInteractiveInView (c)) return true;
+    return false;
+  }
+
+  function stripInternal (nodes) {
+    for (const n of nodes) {
+      if (n.text !== undefined) {
+        delete n.y;
+        continue;
+      }
+      if (n.children) stripInternal (n.children);
+    }
+  }
+
+  function findNode (nodes, ref) {
+    for (const n of nodes) {
+      if (n.ref === ref) return n;
+      if (n.children) {
+        const f = findNode (n.children, ref);
+        if (f) return f;
+      }
+    }
+    return null;
+  }
+
+  /* ---------- entry points ---------- */
+
+  function walk (args) {
+    const doc = document;
+    const win = doc.defaultView;
+    const modal = doc.querySelector ('dialog:modal') || null;
+    const ctx = {
+      prefix: '', offX: 0, offY: 0,
+      vw: win.innerWidth, vh: win.innerHeight,
+      active: deepActive (doc), modal, inModal: false,
+      cache: new Map (),
+      elements: 0, nodes: 0, interactive: 0,
+      secure: [], frames: [],
+    };
+    const tree = [];
+    let rootEl = doc.documentElement;
+    if (args && args.root) {
+      rootEl = resolve (args.root);
+      if (!rootEl) {
+        const e = new Error ('ref ' + args.root + ' is not on the page any more');
+        e.name = 'StaleRef';
+        throw e;
+      }
+      const fr = /^f(\d+)e/.exec (args.root);
+      if (fr) {
+        /* A ref inside a frame: offsets come from the frame element. */
+        ctx.prefix = 'f' + fr[1];
+        const fel = rootEl.ownerDocument.defaultView.frameElement;
+        if (fel) {
+          const r = fel.getBoundingClientRect ();
+          ctx.offX = r.left + fel.clientLeft;
+          ctx.offY = r.top + fel.clientTop;
+        }
+      }
+      ctx.modal = null;
+    }
+    if (rootEl)
+      visit (rootEl, ctx, tree, true, 'auto', null);
+    const root = { role: 'document', name: norm (doc.title || ''), children: [] };
+    root.children = tree;
+    finishNode (root, false);
+    root.inView = true;
+    return [root, ctx];
+  }
+
+  function observe (args) {
+    args = args || {};
+    const t0 = performance.now ();
+    pruneRefs ();
+    const [root, ctx] = walk (args);
+    const t1 = performance.now ();
+    const doc = document;
+    const se = doc.scrollingElement || doc.documentElement;
+    const result = {
+      version: VERSION,
+      url: doc.URL,
+      title: doc.title,
+      viewport: {
+        width: ctx.vw, height: ctx.vh,
+        scrollX: Math.round (window.scrollX), scrollY: Math.round (window.scrollY),
+        pageWidth: se ? se.scrollWidth : ctx.vw, pageHeight: se ? se.scrollHeight : ctx.vh,
+      },
+      counts: {
+        elements: ctx.elements, nodes: ctx.nodes, interactive: ctx.interactive,
+        secure: ctx.secure.length,
+        secureInView: ctx.secure.filter (s => s.inView).length,
+      },
+      secure: ctx.secure,
+      frames: ctx.frames,
+    };
+    const mode = args.text || 'compact';
+    result.textMode = mode;
+    const kids = root.children || [];
+    if (mode === 'full') {
+      result.text = fullText (kids, 0, []).join ('\n');
+    } else if (mode === 'compact') {
+      const v = result.viewport;
+      const head = 'page ' + q (clip (doc.title || '', 120)) + ' ' + doc.URL +
+        ' viewport=' + v.width + 'x' + v.height + ' scroll=' + v.scrollX + ',' + v.scrollY +
+        ' of ' + v.pageWidth + 'x' + v.pageHeight;
+      const tc = { chars: 0, maxChars: args.maxChars || 24000 };
+      const lines = [head];
+      compactText (kids, 0, lines, tc, args.root || null);
+      result.text = lines.join ('\n');
+    }
+    if (args.tree !== false) {
+      stripInternal (kids);
+      result.tree = root;
+    }
+    result.timing = { walk: Math.round (t1 - t0), serialize: Math.round (performance.now () - t1) };
+    return result;
+  }
+
+  function find (args) {
+    const query = String ((args && args.query) || '').toLowerCase ();
+    const limit = (args && args.limit) || 50;
+    const [root] = walk ({});
+    const matches = [];
+    const lines = [];
+    const rec = (nodes, path) => {
+      for (const n of nodes) {
+        if (matches.length >= limit) return;
+        const hay = (n.text !== undefined ? n.text : (n.name || '') + ' ' + (n.value || ''))
+          .toLowerCase ();
+        if (query && hay.includes (query)) {
+          matches.push (n.text !== undefined ? { text: n.text, in: path } :
+            { ref: n.ref, role: n.role, name: n.name || '', box: n.box, inView: n.inView });
+          lines.push (n.text !== undefined ? q (clip (n.text, 200)) + ' (in ' + (path || 'page') + ')'
+                                          : nodeLine (n, 120));
+        }
+        if (n.children) rec (n.children, n.ref || path);
+      }
+    };
+    rec (root.children || [], '');
+    return { query, matches, text: lines.join ('\n') };
+  }
+
+  function bareWalk () {
+    let count = 0;
+    const rec = el => {
+      count++;
+      const kids = el.shadowRoot ? el.shadowRoot.children : el.children;
+      for (let i = 0; i < kids.length; i++) rec (kids[i]);
+      if (el.localName === 'iframe') {
+        let d = null;
+        try { d = el.contentDocument; } catch (e) { d = null; }
+        if (d && d.documentElement) rec (d.documentElement);
+      }
+    };
+    rec (document.documentElement);
+    return count;
+  }
+
+  G.__sight.snapshot = {
+    version: VERSION,
+    observe,
+    find,
+    resolve,
+    refOf: el => refOf (el, ''),
+    bareWalk,
+  };
+}) ();

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-observation"
+
+#include "config.h"
+
+#include "sight-observation.h"
+
+#include "sight-error.h"
+#include "sight-observation-private.h"
+
+/* Secure fields are masked a little beyond their box, so focus rings and
+ * anti-aliased edges of the typed characters stay covered. */
+#define MASK_MARGIN 2.0
+
+typedef struct {
+  SightWebPage      *page;
+  SightObserveFlags  flags;
+  SightObservation  *observation;
+} Capture;
+
+static void
+capture_free (Capture *c)
+{
+  g_clear_object (&c->page);
+  g_clear_object (&c->observation);
+  g_free (c);
+}
+
+static void
+screenshot_done_cb (GObject      *source,
+                    GAsyncResult *result,
+                    gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  Capture *c = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  SightScreenshot *shot;
+
+  shot = sight_web_page_screenshot_finish (SIGHT_WEB_PAGE (source), result, &error);
+  if (shot == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  _sight_observation_set_screenshot (c->observation, shot);
+  g_task_return_pointer (task, g_steal_pointer (&c->observation), g_object_unref);
+}
+
+static void
+evaluate_done_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  Capture *c = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) value = NULL;
+  g_autoptr(GArray) masks = NULL;
+  SightScreenshotOptions options = SIGHT_SCREENSHOT_OPTIONS_INIT;
+  GArray *boxes;
+
+  value = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
+  if (value == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  c->observation = sight_observation_new_from_json (value, &error);
+  if (c->observation == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  if ((c->flags & SIGHT_OBSERVE_SCREENSHOT) == 0)
+    {
+      g_task_return_pointer (task, g_steal_pointer (&c->observation), g_object_unref);
+      return;
+    }
+
+  boxes = sight_observation_get_secure_boxes (c->observation);
+  masks = g_array_sized_new (FALSE, TRUE, sizeof (SightRect), boxes->len);
+  for (guint i = 0; i < boxes->len; i++)
+    {
+      SightRect r = g_array_index (boxes, SightRect, i);
+
+      r.x -= MASK_MARGIN;
+      r.y -= MASK_MARGIN;
+      r.width += 2 * MASK_MARGIN;
+      r.height += 2 * MASK_MARGIN;
+      g_array_append_val (masks, r);
+    }
+  options.max_side = SIGHT_OBSERVATION_MAX_SIDE;
+  options.masks = (const SightRect *) (gpointer) masks->data;
+  options.n_masks = masks->len;
+  sight_web_page_screenshot_async (c->page, &options, g_task_get_cancellable (task),
+                                   screenshot_done_cb, g_object_ref (task));
+}
+
+void
+sight_observation_capture_async (SightWebPage        *page,
+                                 SightObserveFlags    flags,
+                                 guint                timeout_ms,
+                                 GCancellable        *cancellable,
+                                 GAsyncReadyCallback  callback,
+                                 gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) args = NULL;
+  g_autofree char *body = NULL;
+  Capture *c;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
+
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_observation_capture_async);
+  c = g_new0 (Capture, 1);
+  c->page = g_object_ref (page);
+  c->flags = flags;
+  g_task_set_task_data (task, c, (GDestroyNotify) capture_free);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "text");
+  json_builder_add_string_value (builder, (flags & SIGHT_OBSERVE_FULL_TEXT) ? "full" : "compact");
+  json_builder_set_member_name (builder, "tree");
+  json_builder_add_boolean_value (builder, (flags & SIGHT_OBSERVE_NO_TREE) == 0);
+  json_builder_end_object (builder);
+  args = json_builder_get_root (builder);
+
+  body = sight_observation_build_call ("observe (args)");
+  sight_web_page_evaluate_async (page, body, args, timeout_ms, cancellable,
+                                 evaluate_done_cb, g_steal_pointer (&task));
+}
+
+SightObservation *
+sight_observation_capture_finish (GAsyncResult  *result,
+                                  GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

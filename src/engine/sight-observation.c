@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-observation"
+
+#include "config.h"
+
+#include "sight-observation.h"
+
+#include <string.h>
+
+#include "sight-error.h"
+#include "sight-observation-private.h"
+#include "sight-observation-resources.h"
+
+struct _SightObservation
+{
+  GObject parent_instance;
+
+  /* owned */
+  JsonNode        *result;
+  SightScreenshot *shot;
+  GArray          *secure_boxes;  /* SightRect */
+  GHashTable      *by_ref;        /* ref -> JsonObject, built on first lookup */
+
+  /* borrowed from result */
+  JsonNode   *tree;
+  const char *url;
+  const char *title;
+  const char *text;
+
+  gboolean full_text;
+  guint    n_elements;
+  guint    n_nodes;
+  guint    n_interactive;
+  guint    n_secure;
+  guint    n_secure_total;
+  int      vw, vh, sx, sy;
+};
+
+G_DEFINE_FINAL_TYPE (SightObservation, sight_observation, G_TYPE_OBJECT)
+
+/* The same as sight_screenshot_free(), kept here so that this file links
+ * without the page (the JSON side is usable on its own, e.g. by the store). */
+static void
+screenshot_free (SightScreenshot *shot)
+{
+  g_clear_pointer (&shot->bytes, g_bytes_unref);
+  g_free (shot);
+}
+
+static void
+sight_observation_finalize (GObject *object)
+{
+  SightObservation *self = SIGHT_OBSERVATION (object);
+
+  g_clear_pointer (&self->result, json_node_unref);
+  g_clear_pointer (&self->shot, screenshot_free);
+  g_clear_pointer (&self->secure_boxes, g_array_unref);
+  g_clear_pointer (&self->by_ref, g_hash_table_unref);
+
+  G_OBJECT_CLASS (sight_observation_parent_class)->finalize (object);
+}
+
+static void
+sight_observation_class_init (SightObservationClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = sight_observation_finalize;
+}
+
+static void
+sight_observation_init (SightObservation *self)
+{
+  self->secure_boxes = g_array_new (FALSE, TRUE, sizeof (SightRect));
+}
+
+const char *
+sight_observation_get_script (void)
+{
+  static char *script;
+
+  if (g_once_init_enter (&script))
+    {
+      g_autoptr(GBytes) bytes = NULL;
+      g_autoptr(GError) error = NULL;
+      char *text;
+
+      bytes = g_resource_lookup_data (sight_observation_js_get_resource (),
+                                      "/dev/sightline/engine/js/snapshot.js",
+                                      G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
+      if (bytes == NULL)
+        g_error ("snapshot.js missing from the engine's resources: %s", error->message);
+      text = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+      g_once_init_leave (&script, text);
+    }
+  return script;
+}
+
+char *
+sight_observation_build_call (const char *call)
+{
+  g_return_val_if_fail (call != NULL, NULL);
+  return g_strconcat (sight_observation_get_script (), "\nreturn __sight.snapshot.", call, ";",
+                      NULL);
+}
+
+static guint
+member_uint (JsonObject *object,
+             const char *name)
+{
+  if (object == NULL || !json_object_has_member (object, name))
+    return 0;
+  return (guint) MAX (0, json_object_get_int_member (object, name));
+}
+
+static gboolean
+read_box (JsonObject *node,
+          SightRect  *rect)
+{
+  JsonArray *box;
+
+  if (node == NULL || !json_object_has_member (node, "box"))
+    return FALSE;
+  box = json_object_get_array_member (node, "box");
+  if (box == NULL || json_array_get_length (box) != 4)
+    return FALSE;
+  rect->x = json_array_get_double_element (box, 0);
+  rect->y = json_array_get_double_element (box, 1);
+  rect->width = json_array_get_double_element (box, 2);
+  rect->height = json_array_get_double_element (box, 3);
+  return TRUE;
+}
+
+SightObservation *
+sight_observation_new_from_json (JsonNode  *result,
+                                 GError   **error)
+{
+  g_autoptr(SightObservation) self = NULL;
+  JsonObject *object, *counts, *viewport;
+
+  g_return_val_if_fail (result != NULL, NULL);
+
+  if (!JSON_NODE_HOLDS_OBJECT (result) ||
+      !json_object_has_member (json_node_get_object (result), "version"))
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
+                           "The page returned no observation");
+      return NULL;
+    }
+
+  self = g_object_new (SIGHT_TYPE_OBSERVATION, NULL);
+  self->result = json_node_ref (result);
+  object = json_node_get_object (result);
+
+  self->url = json_object_get_string_member_with_default (object, "url", "");
+  self->title = json_object_get_string_member_with_default (object, "title", "");
+  self->text = json_object_get_string_member_with_default (object, "text", "");
+  self->full_text = g_strcmp0 (json_object_get_string_member_with_default (object, "textMode", ""),
+                               "full") == 0;
+  if (json_object_has_member (object, "tree") &&
+      JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "tree")))
+    self->tree = json_object_get_member (object, "tree");
+
+  counts = json_object_has_member (object, "counts")
+    ? json_object_get_object_member (object, "counts") : NULL;
+  self->n_elements = member_uint (counts, "elements");
+  self->n_nodes = member_uint (counts, "nodes");
+  self->n_interactive = member_uint (counts, "interactive");
+  self->n_secure = member_uint (counts, "secureInView");
+  self->n_secure_total = member_uint (counts, "secure");
+
+  viewport = json_object_has_member (object, "viewport")
+    ? json_object_get_object_member (object, "viewport") : NULL;
+  self->vw = (int) member_uint (viewport, "width");
+  self->vh = (int) member_uint (viewport, "height");
+  self->sx = viewport ? (int) json_object_get_int_member_with_default (viewport, "scrollX", 0) : 0;
+  self->sy = viewport ? (int) json_object_get_int_member_with_default (viewport, "scrollY", 0) : 0;
+
+  if (json_object_has_member (object, "secure"))
+    {
+      JsonArray *secure = json_object_get_array_member (object, "secure");
+
+      for (guint i = 0; secure != NULL && i < json_array_get_length (secure); i++)
+        {
+          JsonObject *s = json_array_get_object_element (secure, i);
+          SightRect rect;
+
+          if (json_object_get_boolean_member_with_default (s, "inView", FALSE) &&
+              read_box (s, &rect))
+            g_array_append_val (self->secure_boxes, rect);
+        }
+    }
+
+  return g_steal_pointer (&self);
+}
+
+void
+_sight_observation_set_screenshot (SightObservation *self,
+                                   SightScreenshot  *shot)
+{
+  g_clear_pointer (&self->shot, screenshot_free);
+  self->shot = shot;
+}
+
+const char *
+sight_observation_get_url (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  return self->url;
+}
+
+const char *
+sight_observation_get_title (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  return self->title;
+}
+
+const char *
+sight_observation_get_text (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  return self->text;
+}
+
+gboolean
+sight_observation_is_full_text (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), FALSE);
+  return self->full_text;
+}
+
+JsonNode *
+sight_observation_get_tree (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  return self->tree;
+}
+
+JsonNode *
+sight_observation_get_result (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  return self->result;
+}
+
+char *
+sight_observation_to_json (SightObservation *self,
+                           gboolean          pretty)
+{
+  g_autoptr(JsonNode) copy = NULL;
+  JsonObject *object;
+
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+
+  copy = json_node_copy (self->result);
+  object = json_node_get_object (copy);
+  json_object_remove_member (object, "timing");
+  if (self->shot != NULL)
+    {
+      JsonObject *shot = json_object_new ();
+
+      json_object_set_int_member (shot, "width", self->shot->width);
+      json_object_set_int_member (shot, "height", self->shot->height);
+      json_object_set_double_member (shot, "scale", self->shot->scale);
+      json_object_set_int_member (shot, "bytes", g_bytes_get_size (self->shot->bytes));
+      json_object_set_int_member (shot, "masked", self->shot->n_masked);
+      json_object_set_object_member (object, "screenshot", shot);
+    }
+  json_object_set_boolean_member (object, "maskingProven",
+                                  sight_observation_masking_proven (self));
+  return json_to_string (copy, pretty);
+}
+
+void
+sight_observation_get_viewport (SightObservation *self,
+                                int              *width,
+                                int              *height,
+                                int              *scroll_x,
+                                int              *scroll_y)
+{
+  g_return_if_fail (SIGHT_IS_OBSERVATION (self));
+  if (width) *width = self->vw;
+  if (height) *height = self->vh;
+  if (scroll_x) *scroll_x = self->sx;
+  if (scroll_y) *scroll_y = self->sy;
+}
+
+guint
+sight_observation_get_n_elements (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), 0);
+  return self->n_elements;
+}
+
+guint
+sight_observation_get_n_nodes (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), 0);
+  return self->n_nodes;
+}
+
+guint
+sight_observation_get_n_interactive (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), 0);
+  return self->n_interactive;
+}
+
+guint
+sight_observation_get_n_secure (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), 0);
+  return self->n_secure;
+}
+
+guint
+sight_observation_get_n_secure_total (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), 0);
+  return self->n_secure_total;
+}
+
+guint
+sight_observation_get_n_masked (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), 0);
+  return self->shot != NULL ? self->shot->n_masked : 0;
+}
+
+gboolean
+sight_observation_masking_proven (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), FALSE);
+  return self->shot != NULL && self->shot->n_masked >= self->n_secure;
+}
+
+const SightScreenshot *
+sight_observation_get_screenshot (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  return self->shot;
+}
+
+GArray *
+sight_observation_get_secure_boxes (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  return self->secure_boxes;
+}
+
+/* ----------------------------------------------------------------------- */
+/* Walking the tree                                                         */
+
+static JsonArray *
+children_of (JsonObject *node)
+{
+  if (node == NULL || !json_object_has_member (node, "children"))
+    return NULL;
+  return json_object_get_array_member (node, "children");
+}
+
+static gboolean
+is_text (JsonObject *node)
+{
+  return json_object_has_member (node, "text");
+}
+
+static void
+index_nodes (GHashTable *table,
+             JsonObject *node)
+{
+  JsonArray *kids = children_of (node);
+
+  if (json_object_has_member (node, "ref"))
+    g_hash_table_insert (table, (gpointer) json_object_get_string_member (node, "ref"), node);
+  for (guint i = 0; kids != NULL && i < json_array_get_length (kids); i++)
+    {
+      JsonObject *child = json_array_get_object_element (kids, i);
+
+      if (child != NULL && !is_text (child))
+        index_nodes (table, child);
+    }
+}
+
+JsonObject *
+sight_observation_lookup (SightObservation *self,
+                          const char       *ref)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  g_return_val_if_fail (ref != NULL, NULL);
+
+  if (self->tree == NULL)
+    return NULL;
+  if (self->by_ref == NULL)
+    {
+      self->by_ref = g_hash_table_new (g_str_hash, g_str_equal);
+      index_nodes (self->by_ref, json_node_get_object (self->tree));
+    }
+  return g_hash_table_lookup (self->by_ref, ref);
+}
+
+static const char *
+hit_test_in (JsonObject *node,
+             double      x,
+             double      y)
+{
+  JsonArray *kids = children_of (node);
+  SightRect box;
+  gboolean inside;
+
+  inside = read_box (node, &box) &&
+           x >= box.x && y >= box.y && x < box.x + box.width && y < box.y + box.height;
+
+  /* Later siblings paint over earlier ones; look at them first. */
+  for (guint i = kids != NULL ? json_array_get_length (kids) : 0; i > 0; i--)
+    {
+      JsonObject *child = json_array_get_object_element (kids, i - 1);
+      const char *found;
+
+      if (child == NULL || is_text (child))
+        continue;
+      found = hit_test_in (child, x, y);
+      if (found != NULL)
+        return found;
+    }
+  if (inside && json_object_has_member (node, "ref"))
+    return json_object_get_string_member (node, "ref");
+  return NULL;
+}
+
+const char *
+sight_observation_hit_test (SightObservation *self,
+                            double            x,
+                            double            y)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  if (self->tree == NULL)
+    return NULL;
+  return hit_test_in (json_node_get_object (self->tree), x, y);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Text                                                                     */
+
+static void
+append_quoted (GString    *s,
+               const char *text,
+               guint       max_chars)
+{
+  glong len = g_utf8_strlen (text, -1);
+  const char *end = len > (glong) max_chars ? g_utf8_offset_to_pointer (text, max_chars)
+                                            : text + strlen (text);
+
+  g_string_append_c (s, '"');
+  for (const char *p = text; p < end; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        g_string_append_c (s, '\\');
+      g_string_append_c (s, *p);
+    }
+  if (len > (glong) max_chars)
+    g_string_append (s, "…");
+  g_string_append_c (s, '"');
+}
+
+static gboolean
+is_number (const char *s)
+{
+  g_autoptr(GRegex) re = NULL;
+
+  re = g_regex_new ("^-?\\d+(\\.\\d+)?$", 0, 0, NULL);
+  return g_regex_match (re, s, 0, NULL);
+}
+
+static const char *
+member_string (JsonObject *node,
+               const char *name)
+{
+  JsonNode *member;
+
+  if (!json_object_has_member (node, name))
+    return NULL;
+  member = json_object_get_member (node, name);
+  if (!JSON_NODE_HOLDS_VALUE (member) || json_node_get_value_type (member) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (member);
+}
+
+/* TRUE for `true`; "mixed" for the string. */
+static int
+member_tristate (JsonObject *node,
+                 const char *name)
+{
+  JsonNode *member;
+
+  if (!json_object_has_member (node, name))
+    return -1;
+  member = json_object_get_member (node, name);
+  if (JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_BOOLEAN)
+    return json_node_get_boolean (member) ? 1 : 0;
+  if (JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_STRING &&
+      g_str_equal (json_node_get_string (member), "mixed"))
+    return 2;
+  return -1;
+}
+
+static void
+append_node_line (GString    *s,
+                  JsonObject *node,
+                  guint       max_name)
+{
+  static const char *const flags[] = {
+    "selected", NULL, "disabled", "required", "invalid", "readonly", "focused", "modal",
+    "secure", "clickable", "focusable",
+  };
+  const char *name = member_string (node, "name");
+  const char *value = member_string (node, "value");
+  const char *desc = member_string (node, "desc");
+  const char *origin = member_string (node, "origin");
+  const char *ref = member_string (node, "ref");
+  int t;
+
+  g_string_append (s, json_object_get_string_member_with_default (node, "role", "generic"));
+  if (name != NULL && *name != '\0')
+    {
+      g_string_append_c (s, ' ');
+      append_quoted (s, name, max_name);
+    }
+  if (json_object_has_member (node, "level"))
+    g_string_append_printf (s, " level=%" G_GINT64_FORMAT,
+                            json_object_get_int_member (node, "level"));
+  t = member_tristate (node, "checked");
+  if (t == 1)
+    g_string_append (s, " checked");
+  else if (t == 2)
+    g_string_append (s, " checked=mixed");
+  for (guint i = 0; i < G_N_ELEMENTS (flags); i++)
+    {
+      if (flags[i] == NULL)
+        {
+          /* expanded and pressed sit between selected and disabled */
+          t = member_tristate (node, "expanded");
+          if (t == 1)
+            g_string_append (s, " expanded");
+          else if (t == 0)
+            g_string_append (s, " collapsed");
+          t = member_tristate (node, "pressed");
+          if (t == 1)
+            g_string_append (s, " pressed");
+          else if (t == 2)
+            g_string_append (s, " pressed=mixed");
+          continue;
+        }
+      if (member_tristate (node, flags[i]) == 1)
+        g_string_append_printf (s, " %s", flags[i]);
+    }
+  if (value != NULL)
+    {
+      g_string_append (s, " value=");
+      if (is_number (value))
+        g_string_append (s, value);
+      else
+        append_quoted (s, value, max_name);
+    }
+  if (member_string (node, "max") != NULL)
+    g_string_append_printf (s, " max=%s", member_string (node, "max"));
+  if (origin != NULL)
+    g_string_append_printf (s, " origin=%s", origin);
+  if (desc != NULL)
+    {
+      g_string_append (s, " desc=");
+      append_quoted (s, desc, max_name);
+    }
+  if (ref != NULL)
+    g_string_append_printf (s, " #%s", ref);
+}
+
+char *
+sight_observation_node_line (JsonObject *node)
+{
+  GString *s = g_string_new (NULL);
+
+  g_return_val_if_fail (node != NULL, NULL);
+  if (is_text (node))
+    append_quoted (s, json_object_get_string_member (node, "text"), 200);
+  else
+    append_node_line (s, node, 120);
+  return g_string_free (s, FALSE);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Diff                                                                     */
+
+typedef struct {
+  const char *ref;
+  char       *line;    /* the node's line */
+  char       *texts;   /* its direct text children, joined */
+  guint       depth;
+  JsonObject *node;
+} DiffEntry;
+
+static void
+diff_entry_free (gpointer data)
+{
+  DiffEntry *e = data;
+
+  g_free (e->line);
+  g_free (e->texts);
+  g_free (e);
+}
+
+static void
+collect_entries (JsonObject *node,
+                 guint       depth,
+                 GPtrArray  *out)
+{
+  JsonArray *kids = children_of (node);
+  DiffEntry *e = g_new0 (DiffEntry, 1);
+  GString *texts = g_string_new (NULL);
+
+  e->ref = json_object_has_member (node, "ref") ? json_object_get_string_member (node, "ref")
+                                                : "document";
+  e->line = sight_observation_node_line (node);
+  e->depth = depth;
+  e->node = node;
+  g_ptr_array_add (out, e);
+  for (guint i = 0; kids != NULL && i < json_array_get_length (kids); i++)
+    {
+      JsonObject *child = json_array_get_object_element (kids, i);
+
+      if (child == NULL)
+        continue;
+      if (is_text (child))
+        {
+          if (texts->len > 0)
+            g_string_append (texts, " / ");
+          g_string_append (texts, json_object_get_string_member (child, "text"));
+        }
+      else
+        collect_entries (child, depth + 1, out);
+    }
+  e->texts = g_string_free (texts, FALSE);
+}
+
+static void
+append_texts (GString    *out,
+              const char *texts,
+              guint       indent)
+{
+  g_auto(GStrv) parts = NULL;
+
+  if (texts == NULL || *texts == '\0')
+    return;
+  parts = g_strsplit (texts, " / ", 4);
+  for (guint i = 0; parts[i] != NULL && i < 3; i++)
+    {
+      g_string_append (out, "\n  ");
+      for (guint j = 0; j < indent + 1; j++)
+        g_string_append_c (out, ' ');
+      append_quoted (out, parts[i], 200);
+    }
+}
+
+typedef struct {
+  GString *out;
+  guint    lines;
+  guint    max_lines;
+  guint    changes;
+  guint    omitted;
+} DiffOut;
+
+static gboolean
+diff_room (DiffOut *d)
+{
+  d->changes++;
+  if (d->max_lines > 0 && d->lines >= d->max_lines)
+    {
+      d->omitted++;
+      return FALSE;
+    }
+  d->lines++;
+  if (d->out->len > 0)
+    g_string_append_c (d->out, '\n');
+  return TRUE;
+}
+
+/* Lists entries of @entries missing from @other: nested ones indented under
+ * the outermost one that is missing too. */
+static void
+diff_one_side (GPtrArray  *entries,
+               GHashTable *other,
+               char        sign,
+               DiffOut    *d)
+{
+  guint base_depth = G_MAXUINT;
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      DiffEntry *e = g_ptr_array_index (entries, i);
+
+      if (g_hash_table_contains (other, e->ref))
+        {
+          base_depth = G_MAXUINT;
+          continue;
+        }
+      if (base_depth == G_MAXUINT || e->depth <= base_depth)
+        base_depth = e->depth;
+      if (!diff_room (d))
+        continue;
+      g_string_append_c (d->out, sign);
+      g_string_append_c (d->out, ' ');
+      for (guint j = base_depth; j < e->depth; j++)
+        g_string_append_c (d->out, ' ');
+      g_string_append (d->out, e->line);
+      append_texts (d->out, e->texts, e->depth - base_depth);
+    }
+}
+
+static GHashTable *
+entries_by_ref (GPtrArray *entries)
+{
+  GHashTable *table = g_hash_table_new (g_str_hash, g_str_equal);
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      DiffEntry *e = g_ptr_array_index (entries, i);
+
+      g_hash_table_insert (table, (gpointer) e->ref, e);
+    }
+  return table;
+}
+
+char *
+sight_observation_diff (SightObservation *before,
+                        SightObservation *after,
+                        guint             max_lines,
+                        guint            *n_changes)
+{
+  g_autoptr(GPtrArray) old_entries = g_ptr_array_new_with_free_func (diff_entry_free);
+  g_autoptr(GPtrArray) new_entries = g_ptr_array_new_with_free_func (diff_entry_free);
+  g_autoptr(GHashTable) old_by_ref = NULL;
+  g_autoptr(GHashTable) new_by_ref = NULL;
+  DiffOut d = { g_string_new (NULL), 0, max_lines, 0, 0 };
+
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (before), NULL);
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (after), NULL);
+
+  if (before->tree != NULL)
+    collect_entries (json_node_get_object (before->tree), 0, old_entries);
+  if (after->tree != NULL)
+    collect_entries (json_node_get_object (after->tree), 0, new_entries);
+  old_by_ref = entries_by_ref (old_entries);
+  new_by_ref = entries_by_ref (new_entries);
+
+  if (g_strcmp0 (before->url, after->url) != 0 && diff_room (&d))
+    g_string_append_printf (d.out, "~ page %s (was %s)", after->url, before->url);
+
+  diff_one_side (new_entries, old_by_ref, '+', &d);
+  diff_one_side (old_entries, new_by_ref, '-', &d);
+
+  for (guint i = 0; i < new_entries->len; i++)
+    {
+      DiffEntry *e = g_ptr_array_index (new_entries, i);
+      DiffEntry *o = g_hash_table_lookup (old_by_ref, e->ref);
+      gboolean line_changed, texts_changed;
+
+      if (o == NULL)
+        continue;
+      line_changed = g_strcmp0 (o->line, e->line) != 0;
+      texts_changed = g_strcmp0 (o->texts, e->texts) != 0;
+      if (!line_changed && !texts_changed)
+        continue;
+      if (!diff_room (&d))
+        continue;
+      g_string_append (d.out, "~ ");
+      g_string_append (d.out, e->line);
+      if (line_changed)
+        g_string_append_printf (d.out, " (was: %s)", o->line);
+      if (texts_changed)
+        {
+          g_string_append (d.out, " text ");
+          append_quoted (d.out, e->texts, 200);
+          g_string_append (d.out, " (was ");
+          append_quoted (d.out, o->texts, 200);
+          g_string_append (d.out, ")");
+        }
+    }
+
+  if (d.omitted > 0)
+    g_string_append_printf (d.out, "\n… %u more changes", d.omitted);
+  if (n_changes != NULL)
+    *n_changes = d.changes;
+  return g_string_free (d.out, FALSE);
+}

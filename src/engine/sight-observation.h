@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "sight-web-page.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SIGHT_OBSERVE_DEFAULT    = 0,
+  /* The text is the whole tree (the inspector, --full) rather than the
+   * bounded text for the model. */
+  SIGHT_OBSERVE_FULL_TEXT  = 1 << 0,
+  /* Also take the viewport screenshot, every secure field masked, resampled
+   * to a long side of at most SIGHT_OBSERVATION_MAX_SIDE. */
+  SIGHT_OBSERVE_SCREENSHOT = 1 << 1,
+  /* Leave the JSON tree out (text only; diff and lookups then find nothing). */
+  SIGHT_OBSERVE_NO_TREE    = 1 << 2,
+} SightObserveFlags;
+
+/* The long side of screenshots that go to the model (spec: at most 768). */
+#define SIGHT_OBSERVATION_MAX_SIDE 768
+
+#define SIGHT_TYPE_OBSERVATION (sight_observation_get_type ())
+G_DECLARE_FINAL_TYPE (SightObservation, sight_observation, SIGHT, OBSERVATION, GObject)
+
+/* The injected script (src/engine/js/snapshot.js). Run it with
+ * sight_web_page_evaluate_async() as a prelude:
+ *   "<script>\nreturn __sight.snapshot.resolve(args.ref) ? 1 : 0;"
+ * Its API is documented at the top of snapshot.js. */
+const char       *sight_observation_get_script       (void);
+/* A ready function body: the script, then `return __sight.snapshot.<call>;`
+ * (e.g. "observe(args)", "find(args)"). */
+char             *sight_observation_build_call       (const char          *call);
+
+/* One evaluate round trip (and, with SIGHT_OBSERVE_SCREENSHOT, one masked
+ * screenshot). Fails with the page's errors (STEP_TIMEOUT,
+ * ENVIRONMENT_UNAVAILABLE, ACTION_FAILED for a script error). */
+void              sight_observation_capture_async    (SightWebPage        *page,
+                                                      SightObserveFlags    flags,
+                                                      guint                timeout_ms,
+                                                      GCancellable        *cancellable,
+                                                      GAsyncReadyCallback  callback,
+                                                      gpointer             user_data);
+SightObservation *sight_observation_capture_finish   (GAsyncResult        *result,
+                                                      GError             **error);
+
+/* From the JSON value snapshot.js's observe() returned (takes a reference). */
+SightObservation *sight_observation_new_from_json    (JsonNode            *result,
+                                                      GError             **error);
+
+const char       *sight_observation_get_url          (SightObservation    *self);
+const char       *sight_observation_get_title        (SightObservation    *self);
+/* The text: bounded for the model, or the whole tree with FULL_TEXT. */
+const char       *sight_observation_get_text         (SightObservation    *self);
+gboolean          sight_observation_is_full_text     (SightObservation    *self);
+/* The tree's root node ({ role: "document", children: [...] }), or NULL. */
+JsonNode         *sight_observation_get_tree         (SightObservation    *self);
+/* The whole observe() result (borrowed). */
+JsonNode         *sight_observation_get_result       (SightObservation    *self);
+/* The observation as JSON text for the store and the inspector. */
+char             *sight_observation_to_json          (SightObservation    *self,
+                                                      gboolean             pretty);
+
+void              sight_observation_get_viewport     (SightObservation    *self,
+                                                      int                 *width,
+                                                      int                 *height,
+                                                      int                 *scroll_x,
+                                                      int                 *scroll_y);
+guint             sight_observation_get_n_elements   (SightObservation    *self);
+guint             sight_observation_get_n_nodes      (SightObservation    *self);
+guint             sight_observation_get_n_interactive (SightObservation   *self);
+/* Secure fields seen in the viewport (the ones a screenshot must mask), and
+ * on the whole page. */
+guint             sight_observation_get_n_secure     (SightObservation    *self);
+guint             sight_observation_get_n_secure_total (SightObservation  *self);
+/* Mask rectangles painted on the screenshot; 0 without a screenshot. */
+guint             sight_observation_get_n_masked     (SightObservation    *self);
+/* TRUE when a screenshot exists and masked at least every secure field in
+ * the viewport; FALSE means pixels must be refused (MASKING_UNPROVEN). */
+gboolean          sight_observation_masking_proven   (SightObservation    *self);
+/* The masked screenshot (borrowed), or NULL. */
+const SightScreenshot *sight_observation_get_screenshot (SightObservation *self);
+/* Boxes (viewport CSS pixels) of the secure fields in the viewport. */
+GArray           *sight_observation_get_secure_boxes (SightObservation    *self);
+
+/* The node with @ref (borrowed), or NULL. */
+JsonObject       *sight_observation_lookup           (SightObservation    *self,
+                                                      const char          *ref);
+/* The ref of the innermost node whose box contains (@x, @y) in viewport CSS
+ * pixels, or NULL. */
+const char       *sight_observation_hit_test         (SightObservation    *self,
+                                                      double               x,
+                                                      double               y);
+
+/* One line of the text format for @node: role "name" states #ref. */
+char             *sight_observation_node_line        (JsonObject          *node);
+
+/* What changed from @before to @after: lines "+ " (appeared), "- "
+ * (disappeared) and "~ " (changed, with what it was), at most @max_lines
+ * (0: no limit) and a count of the rest. Empty when nothing changed.
+ * @n_changes (optional) receives the number of changes. */
+char             *sight_observation_diff             (SightObservation    *before,
+                                                      SightObservation    *after,
+                                                      guint                max_lines,
+                                                      guint               *n_changes);
+
+G_END_DECLS
