@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A helper of test-store: writes runs into the store at argv[1] in a loop
  * until it is killed. It prints "R" once the store is open, so the test can
- * kill it in the middle of writing. Each run is named "steps=N" after the
+ * kill it in the middle of writing, and "C" after each complete run. Each run is named "steps=N" after the
  * number of steps it will have when complete. */
 #define G_LOG_DOMAIN "test-store-writer"
 
@@ -72,7 +72,8 @@ main (int    argc,
         }
       run.id = id;
       run.verdict = SIGHT_VERDICT_PASS;
-      if (!sight_store_finish_run (store, &run, &error))
+      if (!sight_store_finish_run (store, &run, &error) ||
+          write (STDOUT_FILENO, "C", 1) != 1)
         return 1;
     }
   return 0;
