@@ -13,6 +13,8 @@
 
 static const SightCommand commands[] = {
   { "version", N_("Print the version"), sight_cmd_version, FALSE },
+  { "mcp", N_("Serve the MCP tools on standard input and output"), sight_cmd_mcp, FALSE },
+  { "serve", N_("Serve the MCP tools over HTTP on 127.0.0.1"), sight_cmd_serve, TRUE },
 };
 
 const SightCommand *

@@ -235,7 +235,8 @@ test_keywords (void)
     g_autofree char *e2 = errors_for (one, "1.5");
 
     g_assert_cmpstr (e, ==, "(root): must match exactly one of the oneOf schemas, matches several");
-    g_assert_cmpstr (e2, ==, "(root): must match exactly one of the oneOf schemas, matches none");
+    g_assert_cmpstr (e2, ==, "(root): must match exactly one of the oneOf schemas, matches none "
+                             "(0: must be an integer, not number; 1: must be at least 2)");
   }
 
   g_assert_null (errors_for (notnull, "0"));
@@ -304,6 +305,26 @@ test_ecma_patterns (void)
 }
 
 static void
+test_alternatives_explained (void)
+{
+  g_autoptr(SightJsonSchema) any = compile (
+      "{\"anyOf\": [{\"type\": \"string\", \"maxLength\": 2},"
+      "           {\"type\": \"object\", \"required\": [\"id\"]}]}");
+  g_autoptr(SightJsonSchema) one = compile (
+      "{\"properties\": {\"v\": {\"oneOf\": [{\"type\": \"integer\"},"
+      " {\"type\": \"array\", \"items\": {\"type\": \"integer\"}}]}}}");
+  g_autofree char *a = errors_for (any, "\"abc\"");
+  g_autofree char *b = errors_for (one, "{\"v\": [1, \"x\"]}");
+
+  g_assert_cmpstr (a, ==, "(root): must match at least one of the anyOf schemas "
+                          "(0: must be at most 2 characters long; "
+                          "1: must be an object, not string)");
+  g_assert_cmpstr (b, ==, "/v: must match exactly one of the oneOf schemas, matches none "
+                          "(0: must be an integer, not array; "
+                          "1: /1 must be an integer, not string)");
+}
+
+static void
 test_recursion_bounded (void)
 {
   /* A $ref cycle that never descends into the instance must not hang. */
@@ -311,8 +332,30 @@ test_recursion_bounded (void)
                                              " \"b\": {\"$ref\": \"#/$defs/a\"}},"
                                              " \"$ref\": \"#/$defs/a\"}");
   g_autofree char *e = errors_for (loop, "1");
+  /* A recursive type through anyOf on a deep instance with a bad leaf: the
+   * explanations stay bounded and the time reasonable. */
+  g_autoptr(SightJsonSchema) tree = compile (
+      "{\"$defs\": {\"node\": {\"anyOf\": [{\"type\": \"null\"},"
+      "  {\"type\": \"object\", \"properties\": {\"c\": {\"$ref\": \"#/$defs/node\"}}}]}},"
+      " \"$ref\": \"#/$defs/node\"}");
+  g_autoptr(GString) deep = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) instance = NULL;
+  gint64 start;
 
   g_assert_nonnull (strstr (e, "schema recursion too deep"));
+
+  for (guint i = 0; i < 200; i++)
+    g_string_append (deep, "{\"c\": ");
+  g_string_append (deep, "7");
+  for (guint i = 0; i < 200; i++)
+    g_string_append_c (deep, '}');
+  instance = parse (deep->str);
+  start = g_get_monotonic_time ();
+  g_assert_false (sight_json_schema_check (tree, instance, &error));
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID);
+  g_assert_cmpuint (strlen (error->message), <, 2100);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 5 * G_USEC_PER_SEC);
 }
 
 static void
@@ -462,6 +505,7 @@ main (int    argc,
   g_test_add_func ("/json-schema/error-paths", test_error_paths);
   g_test_add_func ("/json-schema/keywords", test_keywords);
   g_test_add_func ("/json-schema/ecma-patterns", test_ecma_patterns);
+  g_test_add_func ("/json-schema/alternatives-explained", test_alternatives_explained);
   g_test_add_func ("/json-schema/recursion-bounded", test_recursion_bounded);
   g_test_add_func ("/json-schema/pointer", test_pointer);
   g_test_add_func ("/json-schema/official-suite", test_official_suite);

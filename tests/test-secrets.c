@@ -169,6 +169,44 @@ test_origins (void)
   g_assert_false (sight_credential_purpose_is_valid ("pin"));
 }
 
+static void
+test_redact_json (void)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) clean = NULL;
+  g_autofree char *text = NULL;
+
+  sight_secrets_forget_all ();
+  sight_secrets_register_value ("pw", "hunter22");
+  json_parser_load_from_data (parser, "{\"args\": [\"--password=hunter22\", 3, null, true],"
+                              " \"hunter22\": {\"b64\": \"aHVudGVyMjI=\"}}", -1, &error);
+  g_assert_no_error (error);
+  clean = sight_secrets_redact_json (json_parser_get_root (parser));
+  text = json_to_string (clean, FALSE);
+  g_assert_cmpstr (text, ==, "{\"args\":[\"--password=[secret:pw]\",3,null,true],"
+                             "\"[secret:pw]\":{\"b64\":\"[secret:pw]\"}}");
+  g_assert_null (sight_secrets_redact_json (NULL));
+  sight_secrets_forget_all ();
+}
+
+static void
+test_log_writer (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_log_set_writer_func (sight_secrets_log_writer, NULL, NULL);
+      sight_secrets_register_value ("pw", "hunter22");
+      g_message ("typing hunter22 into the field, base64 aHVudGVyMjI=");
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*typing [secret:pw] into the field, base64 [secret:pw]*");
+  g_test_trap_assert_stderr_unmatched ("*hunter22*");
+  g_test_trap_assert_stderr_unmatched ("*aHVudGVy*");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -179,5 +217,7 @@ main (int    argc,
   g_test_add_func ("/secrets/longest-first-and-marker", test_longest_first_and_marker);
   g_test_add_func ("/secrets/values-from-store", test_values_from_store);
   g_test_add_func ("/secrets/origins", test_origins);
+  g_test_add_func ("/secrets/redact-json", test_redact_json);
+  g_test_add_func ("/secrets/log-writer", test_log_writer);
   return g_test_run ();
 }

@@ -957,6 +957,49 @@ quiet_valid (ValCtx     *v,
   return validate (&q, schema, inst, path);
 }
 
+/* When errors are collected: " (0: reason; 1: reason)", the first failure of each
+ * branch of an anyOf / oneOf that none matched, so a repair prompt can say what
+ * each alternative wanted.  "" when not collecting. */
+static char *
+branch_reasons (ValCtx     *v,
+                JsonArray  *branches,
+                JsonNode   *inst,
+                const char *path)
+{
+  g_autoptr(GString) out = NULL;
+  guint n = json_array_get_length (branches);
+
+  if (v->errors == NULL)
+    return g_strdup ("");
+  out = g_string_new (" (");
+  for (guint i = 0; i < n && i < 8; i++)
+    {
+      g_autoptr(GPtrArray) errors =
+        g_ptr_array_new_with_free_func ((GDestroyNotify) sight_json_schema_error_free);
+      ValCtx sub = { v->self, errors, v->depth };
+      SightJsonSchemaError *first;
+      g_autofree char *reason = NULL;
+
+      validate (&sub, json_array_get_element (branches, i), inst, path);
+      if (errors->len == 0)
+        continue;
+      first = g_ptr_array_index (errors, 0);
+      reason = sight_text_sanitize (first->reason, 160);
+      if (out->len > 2)
+        g_string_append (out, "; ");
+      if (g_str_equal (first->path, path))
+        g_string_append_printf (out, "%u: %s", i, reason);
+      else
+        g_string_append_printf (out, "%u: %s %s", i, first->path + strlen (path), reason);
+      if (out->len > 400)
+        break;
+    }
+  if (out->len == 2)
+    return g_strdup ("");
+  g_string_append_c (out, ')');
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
 /* JSON text of @node, cut to a prompt-friendly size. */
 static char *
 short_json (JsonNode *node)
@@ -1469,7 +1512,10 @@ validate (ValCtx     *v,
       for (guint i = 0; i < json_array_get_length (arr) && !any; i++)
         any = quiet_valid (v, json_array_get_element (arr, i), inst, path);
       if (!any)
-        CHECK (fail (v, path, "must match at least one of the anyOf schemas"));
+        {
+          g_autofree char *why = branch_reasons (v, arr, inst, path);
+          CHECK (fail (v, path, "must match at least one of the anyOf schemas%s", why));
+        }
     }
 
   if ((kw = json_object_get_member (obj, "oneOf")))
@@ -1481,7 +1527,11 @@ validate (ValCtx     *v,
         if (quiet_valid (v, json_array_get_element (arr, i), inst, path))
           count++;
       if (count == 0)
-        CHECK (fail (v, path, "must match exactly one of the oneOf schemas, matches none"));
+        {
+          g_autofree char *why = branch_reasons (v, arr, inst, path);
+          CHECK (fail (v, path, "must match exactly one of the oneOf schemas, matches none%s",
+                       why));
+        }
       else if (count > 1)
         CHECK (fail (v, path, "must match exactly one of the oneOf schemas, matches several"));
     }

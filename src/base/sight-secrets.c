@@ -765,3 +765,65 @@ sight_secrets_contains_any (const char *text)
   g_mutex_unlock (&redact_lock);
   return found;
 }
+
+JsonNode *
+sight_secrets_redact_json (JsonNode *node)
+{
+  if (node == NULL)
+    return NULL;
+
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_autoptr(JsonObject) dst = json_object_new ();
+      JsonObjectIter iter;
+      const char *key;
+      JsonNode *value;
+
+      json_object_iter_init_ordered (&iter, json_node_get_object (node));
+      while (json_object_iter_next_ordered (&iter, &key, &value))
+        {
+          g_autofree char *clean_key = sight_secrets_redact (key);
+          json_object_set_member (dst, clean_key, sight_secrets_redact_json (value));
+        }
+      return json_node_init_object (json_node_alloc (), dst);
+    }
+  if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *src = json_node_get_array (node);
+      g_autoptr(JsonArray) dst = json_array_sized_new (json_array_get_length (src));
+
+      for (guint i = 0; i < json_array_get_length (src); i++)
+        json_array_add_element (dst, sight_secrets_redact_json (json_array_get_element (src, i)));
+      return json_node_init_array (json_node_alloc (), dst);
+    }
+  if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+    {
+      g_autofree char *clean = sight_secrets_redact (json_node_get_string (node));
+      return json_node_init_string (json_node_alloc (), clean);
+    }
+  return json_node_copy (node);
+}
+
+GLogWriterOutput
+sight_secrets_log_writer (GLogLevelFlags   log_level,
+                          const GLogField *fields,
+                          gsize            n_fields,
+                          gpointer         user_data)
+{
+  g_autofree GLogField *copy = g_new (GLogField, n_fields);
+  g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func (g_free);
+
+  for (gsize i = 0; i < n_fields; i++)
+    {
+      copy[i] = fields[i];
+      /* length -1 marks a NUL-terminated string; others are binary and left alone. */
+      if (fields[i].length < 0 && fields[i].value != NULL)
+        {
+          char *clean = sight_secrets_redact (fields[i].value);
+
+          g_ptr_array_add (owned, clean);
+          copy[i].value = clean;
+        }
+    }
+  return g_log_writer_default (log_level, copy, n_fields, user_data);
+}
