@@ -36,6 +36,7 @@ enum {
   ACTION_PERFORMED,
   BUDGET_CHANGED,
   STEP_FINISHED,
+  OBSERVED,
   N_SIGNALS
 };
 
@@ -133,6 +134,9 @@ sight_agent_class_init (SightAgentClass *klass)
   signals[STEP_FINISHED] =
     g_signal_new ("step-finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, SIGHT_TYPE_STEP_RESULT);
+  signals[OBSERVED] =
+    g_signal_new ("observed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, SIGHT_TYPE_OBSERVATION);
 }
 
 static void
@@ -326,6 +330,7 @@ _sight_step_observe (SightStep  *step,
       return NULL;
     }
   step->result->observations++;
+  g_signal_emit (step->agent, signals[OBSERVED], 0, observation);
   g_free (step->result->url);
   step->result->url = g_strdup (sight_observation_get_url (observation));
   return observation;

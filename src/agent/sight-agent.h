@@ -25,7 +25,9 @@ G_BEGIN_DECLS
  *   "action-performed"     (const char *line)  after each committed action
  *   "budget-changed"       (guint model_calls, guint actions, gint64 remaining_ms)
  *   "step-finished"        (SightStepResult *)  once per step, pass or fail: the seam
- *                                               the runner connects the store to */
+ *                                               the runner connects the store to
+ *   "observed"             (SightObservation *) each observation the step takes, before
+ *                                               the model is given it (the inspector) */
 
 #define SIGHT_TYPE_AGENT (sight_agent_get_type ())
 G_DECLARE_FINAL_TYPE (SightAgent, sight_agent, SIGHT, AGENT, GObject)
