@@ -19,7 +19,9 @@ print_help (void)
   const SightCommand *commands;
   guint n_commands;
 
-  g_print ("%s\n  sightline [URL]\n  sightline COMMAND [OPTION…]\n\n", _("Usage:"));
+  g_print ("%s\n  sightline [URL]\n  sightline %s\n\n", _("Usage:"),
+           /* Translators: the placeholders of the usage line */
+           _("COMMAND [OPTION…]"));
   g_print ("%s\n\n", _("Author, run and inspect AI-driven browser tests. With no command, "
                        "the app opens; a command runs headless."));
   g_print ("%s\n", _("Commands:"));

@@ -59,10 +59,14 @@ _sightline()
   if declare -F _init_completion >/dev/null 2>&1; then
     _init_completion -n = || return
   else
-    words=("${COMP_WORDS[@]}")
-    cword=$COMP_CWORD
-    cur=${COMP_WORDS[COMP_CWORD]}
-    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    # Without bash-completion: split the line at blanks only, so that
+    # --flag=value stays one word as with `_init_completion -n =`.
+    local line=${COMP_LINE:0:COMP_POINT}
+    read -r -a words <<<"$line"
+    [[ $line == *[[:space:]] || ${#words[@]} -eq 0 ]] && words+=("")
+    cword=$((${#words[@]} - 1))
+    cur=${words[cword]}
+    prev=${words[cword - 1]}
   fi
 
   local bin=${words[0]} cmd="" i

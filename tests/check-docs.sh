@@ -75,29 +75,45 @@ complete_line() {
   bash --norc --noprofile -c '
     source "$1"; shift
     COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+    [ -n "$BASH_COMPLETION_SCRIPT" ] && source "$BASH_COMPLETION_SCRIPT"
     _sightline
-    printf "%s\n" "${COMPREPLY[@]}"' bash "$root/data/sightline.bash" "$@"
+    printf "%s\n" "${COMPREPLY[@]}"' bash "$root/data/sightline.bash" "$@" 2>&1
 }
-got=$(complete_line "$bin" "")
-for cmd in $commands; do
-  printf '%s\n' "$got" | grep -qx -- "$cmd" || fail "completing “sightline ” lacks $cmd"
-done
-[ "$status" -eq 0 ] && pass "completing “sightline ” offers all $(echo $commands | wc -w) commands"
-got=$(complete_line "$bin" "--ver")
-[ "$got" = "--version" ] && pass "“sightline --ver” completes to --version" ||
-  fail "“sightline --ver” completed to “$got”"
+# Both as a plain bash runs it and under the bash-completion package, whose
+# _init_completion the script uses when it is there.
+modes=plain
+[ -f /usr/share/bash-completion/bash_completion ] && modes="$modes bash-completion"
+for mode in $modes; do
+  BASH_COMPLETION_SCRIPT=""
+  [ "$mode" = bash-completion ] && BASH_COMPLETION_SCRIPT=/usr/share/bash-completion/bash_completion
+  export BASH_COMPLETION_SCRIPT
+  got=$(complete_line "$bin" "")
+  lacking=""
+  for cmd in $commands; do
+    printf '%s\n' "$got" | grep -qx -- "$cmd" || lacking="$lacking $cmd"
+  done
+  [ -z "$lacking" ] && pass "[$mode] completing “sightline ” offers all $(echo $commands | wc -w) commands" ||
+    fail "[$mode] completing “sightline ” lacks$lacking (got: $(echo $got))"
+  got=$(complete_line "$bin" "--ver")
+  [ "$got" = "--version" ] && pass "[$mode] “sightline --ver” completes to --version" ||
+    fail "[$mode] “sightline --ver” completed to “$got”"
 
-for cmd in $commands; do
-  got=$(complete_line "$bin" "$cmd" "--" | sort -u)
-  if [ "$got" = "${flags_of[$cmd]}" ]; then
-    pass "“sightline $cmd --” completes its $(echo ${flags_of[$cmd]} | wc -w) flags"
-  else
-    fail "“sightline $cmd --” completed to [$(echo $got)], expected [$(echo ${flags_of[$cmd]})]"
+  # Each command's flags once, in the last mode (each completion runs `CMD --help`).
+  [ "$mode" = "${modes##* }" ] && for cmd in $commands; do
+    got=$(complete_line "$bin" "$cmd" "--" | sort -u)
+    if [ "$got" = "${flags_of[$cmd]}" ]; then
+      pass "[$mode] “sightline $cmd --” completes its $(echo ${flags_of[$cmd]} | wc -w) flags"
+    else
+      fail "[$mode] “sightline $cmd --” completed to [$(echo $got)], expected [$(echo ${flags_of[$cmd]})]"
+    fi
+  done
+  if printf '%s\n' $commands | grep -qx screenshot; then
+    got=$(complete_line "$bin" screenshot http://127.0.0.1/ --format "" | tr '\n' ' ')
+    [ "$got" = "png jpeg webp " ] && pass "[$mode] screenshot --format completes its formats" ||
+      fail "[$mode] screenshot --format completed to “$got”"
+    got=$(complete_line "$bin" screenshot --format=j | tr '\n' ' ')
+    [ "$got" = "jpeg " ] && pass "[$mode] screenshot --format=j completes to jpeg" ||
+      fail "[$mode] screenshot --format=j completed to “$got”"
   fi
 done
-if printf '%s\n' $commands | grep -qx screenshot; then
-  got=$(complete_line "$bin" screenshot http://127.0.0.1/ --format "" | tr '\n' ' ')
-  [ "$got" = "png jpeg webp " ] && pass "screenshot --format completes its formats" ||
-    fail "screenshot --format completed to “$got”"
-fi
 exit $status

@@ -34,6 +34,23 @@ for lang in $(grep -v '^#' "$root/po/LINGUAS"); do
 done
 [ "$n" -ge 2 ] || { echo "not ok - po/LINGUAS lists $n languages; de and fr are expected"; status=1; }
 
+# Strings added to the sources since the last sightline-update-po are reported,
+# not failed: the catalogs are refreshed in batches.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+grep -v -e '^#' -e '^[[:space:]]*$' "$root/po/POTFILES.in" >"$tmp/files"
+if (cd "$root" && xgettext --from-code=UTF-8 --add-comments --keyword=_ --keyword=N_ \
+      --keyword=C_:1c,2 --keyword=NC_:1c,2 --keyword=g_dcgettext:2 --keyword=g_dngettext:2,3 \
+      --keyword=g_dpgettext2:2c,3 -f "$tmp/files" -o "$tmp/sources.pot" 2>/dev/null); then
+  for lang in $(grep -v '^#' "$root/po/LINGUAS"); do
+    msgmerge --quiet --no-fuzzy-matching -o "$tmp/$lang.po" "$root/po/$lang.po" "$tmp/sources.pot" &&
+      pending=$(LC_ALL=C msgfmt --statistics -o /dev/null "$tmp/$lang.po" 2>&1) &&
+      case $pending in
+        *untranslated*) echo "# $lang: the sources have strings $lang.po lacks ($pending); run sightline-update-po" ;;
+      esac
+  done
+fi
+
 # The run-time check: the same --help in English, German and French.
 english=$(LC_ALL=C.UTF-8 LANGUAGE= SIGHTLINE_LOCALEDIR="$localedir" "$bin" --help)
 german=$(LC_ALL=C.UTF-8 LANGUAGE=de SIGHTLINE_LOCALEDIR="$localedir" "$bin" --help)

@@ -60,6 +60,16 @@ grep -q '^Comment\[de\]=' "$desktop" && pass "the desktop entry carries German t
 grep -q 'xml:lang="fr"' "$(D "$datadir")/metainfo/$app_id.metainfo.xml" &&
   pass "the metainfo carries French text" || fail "the metainfo has no xml:lang=\"fr\""
 
+# AppStream checks the installed tree as a software centre reads it: the
+# metainfo, its desktop entry and its icon together.
+if command -v appstreamcli >/dev/null; then
+  if appstreamcli validate-tree --no-net "$(D "$prefix")" >"$tmp/as.log" 2>&1; then
+    pass "appstreamcli validate-tree accepts the installed tree"
+  else
+    fail "appstreamcli validate-tree: $(cat "$tmp/as.log")"
+  fi
+fi
+
 # The man page is found by man(1) through the installed MANPATH.
 if MANPATH=$(D "$mandir") man -w sightline >/dev/null 2>&1; then
   pass "man finds sightline(1) in the installed tree"

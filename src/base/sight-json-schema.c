@@ -346,18 +346,125 @@ is_type_name (const char *name)
   return FALSE;
 }
 
+/* Rewrites the ECMA-262 escapes whose PCRE meaning differs.  GRegex matches code
+ * points with Unicode classes (PCRE2_UCP), while ECMA's \d and \w are ASCII; ECMA
+ * writes code points as \uXXXX or \u{X…}, which PCRE spells \x{…}; \v is the vertical
+ * tab; a letter escape ECMA does not define (\Z, \A, \z, \h, …) is the letter itself;
+ * "[]" matches nothing and "[^]" any character. */
+static char *
+ecma_to_pcre (const char *pattern)
+{
+  GString *out = g_string_sized_new (strlen (pattern) + 16);
+  gboolean in_class = FALSE;
+  const char *p = pattern;
+
+  while (*p != '\0')
+    {
+      char c = *p;
+
+      if (c == '\\' && p[1] != '\0')
+        {
+          char e = p[1];
+
+          p += 2;
+          switch (e)
+            {
+            case 'd':
+              g_string_append (out, in_class ? "0-9" : "[0-9]");
+              break;
+            case 'D':
+              g_string_append (out, in_class ? "\\x{0}-/:-\\x{10ffff}" : "[^0-9]");
+              break;
+            case 'w':
+              g_string_append (out, in_class ? "A-Za-z0-9_" : "[A-Za-z0-9_]");
+              break;
+            case 'W':
+              g_string_append (out, in_class ? "\\x{0}-/:-@\\[-\\^`{-\\x{10ffff}"
+                                             : "[^A-Za-z0-9_]");
+              break;
+            case 'v':
+              g_string_append (out, "\\x{0b}");
+              break;
+            case 'u':
+              if (p[0] == '{')
+                {
+                  const char *end = p + 1;
+
+                  while (g_ascii_isxdigit (*end))
+                    end++;
+                  if (*end == '}' && end > p + 1)
+                    {
+                      g_string_append (out, "\\x");
+                      g_string_append_len (out, p, end - p + 1);
+                      p = end + 1;
+                      break;
+                    }
+                }
+              else if (g_ascii_isxdigit (p[0]) && g_ascii_isxdigit (p[1]) &&
+                       g_ascii_isxdigit (p[2]) && g_ascii_isxdigit (p[3]))
+                {
+                  g_string_append_printf (out, "\\x{%.4s}", p);
+                  p += 4;
+                  break;
+                }
+              g_string_append_c (out, 'u');
+              break;
+            default:
+              if (g_ascii_isalpha (e) && strchr ("bBdDwWsSfnrtvcxukpP", e) == NULL)
+                g_string_append_c (out, e);
+              else
+                {
+                  g_string_append_c (out, '\\');
+                  g_string_append_c (out, e);
+                }
+              break;
+            }
+          continue;
+        }
+      if (!in_class && c == '[')
+        {
+          if (g_str_has_prefix (p, "[]"))
+            {
+              g_string_append (out, "(?!)");
+              p += 2;
+              continue;
+            }
+          if (g_str_has_prefix (p, "[^]"))
+            {
+              g_string_append (out, "[\\s\\S]");
+              p += 3;
+              continue;
+            }
+          in_class = TRUE;
+          g_string_append_c (out, c);
+          p++;
+          /* A "]" right after "[" or "[^" would close an ECMA class, handled above;
+           * PCRE would take it literally, so nothing more to do here. */
+          if (*p == '^')
+            g_string_append_c (out, *p++);
+          continue;
+        }
+      if (in_class && c == ']')
+        in_class = FALSE;
+      g_string_append_c (out, c);
+      p++;
+    }
+  return g_string_free (out, FALSE);
+}
+
 static GRegex *
 compile_regex (SightJsonSchema  *self,
                const char       *pattern,
                GError          **error)
 {
   GRegex *regex = g_hash_table_lookup (self->regexes, pattern);
+  g_autofree char *pcre = NULL;
 
   if (regex != NULL)
     return regex;
-  /* ECMA-262 patterns are, for the subset schemas use, PCRE patterns; GRegex
-   * matches on code points of the UTF-8 text. */
-  regex = g_regex_new (pattern, G_REGEX_OPTIMIZE, 0, error);
+  /* ECMA-262 semantics: no implicit multiline, and "$" only at the very end. */
+  pcre = ecma_to_pcre (pattern);
+  regex = g_regex_new (pcre, G_REGEX_OPTIMIZE | G_REGEX_DOLLAR_ENDONLY, 0, error);
   if (regex == NULL)
     return NULL;
   g_hash_table_insert (self->regexes, g_strdup (pattern), regex);
@@ -848,6 +955,49 @@ quiet_valid (ValCtx     *v,
 {
   ValCtx q = { v->self, NULL, v->depth };
   return validate (&q, schema, inst, path);
+}
+
+/* When errors are collected: " (0: reason; 1: reason)", the first failure of each
+ * branch of an anyOf / oneOf that none matched, so a repair prompt can say what
+ * each alternative wanted.  "" when not collecting. */
+static char *
+branch_reasons (ValCtx     *v,
+                JsonArray  *branches,
+                JsonNode   *inst,
+                const char *path)
+{
+  g_autoptr(GString) out = NULL;
+  guint n = json_array_get_length (branches);
+
+  if (v->errors == NULL)
+    return g_strdup ("");
+  out = g_string_new (" (");
+  for (guint i = 0; i < n && i < 8; i++)
+    {
+      g_autoptr(GPtrArray) errors =
+        g_ptr_array_new_with_free_func ((GDestroyNotify) sight_json_schema_error_free);
+      ValCtx sub = { v->self, errors, v->depth };
+      SightJsonSchemaError *first;
+      g_autofree char *reason = NULL;
+
+      validate (&sub, json_array_get_element (branches, i), inst, path);
+      if (errors->len == 0)
+        continue;
+      first = g_ptr_array_index (errors, 0);
+      reason = sight_text_sanitize (first->reason, 160);
+      if (out->len > 2)
+        g_string_append (out, "; ");
+      if (g_str_equal (first->path, path))
+        g_string_append_printf (out, "%u: %s", i, reason);
+      else
+        g_string_append_printf (out, "%u: %s %s", i, first->path + strlen (path), reason);
+      if (out->len > 400)
+        break;
+    }
+  if (out->len == 2)
+    return g_strdup ("");
+  g_string_append_c (out, ')');
+  return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
 /* JSON text of @node, cut to a prompt-friendly size. */
@@ -1362,7 +1512,10 @@ validate (ValCtx     *v,
       for (guint i = 0; i < json_array_get_length (arr) && !any; i++)
         any = quiet_valid (v, json_array_get_element (arr, i), inst, path);
       if (!any)
-        CHECK (fail (v, path, "must match at least one of the anyOf schemas"));
+        {
+          g_autofree char *why = branch_reasons (v, arr, inst, path);
+          CHECK (fail (v, path, "must match at least one of the anyOf schemas%s", why));
+        }
     }
 
   if ((kw = json_object_get_member (obj, "oneOf")))
@@ -1374,7 +1527,11 @@ validate (ValCtx     *v,
         if (quiet_valid (v, json_array_get_element (arr, i), inst, path))
           count++;
       if (count == 0)
-        CHECK (fail (v, path, "must match exactly one of the oneOf schemas, matches none"));
+        {
+          g_autofree char *why = branch_reasons (v, arr, inst, path);
+          CHECK (fail (v, path, "must match exactly one of the oneOf schemas, matches none%s",
+                       why));
+        }
       else if (count > 1)
         CHECK (fail (v, path, "must match exactly one of the oneOf schemas, matches several"));
     }

@@ -501,6 +501,28 @@ json_escape (const char *value,
   return g_string_free (out, FALSE);
 }
 
+static char *
+html_escape (const char *value,
+             const char *apos,
+             const char *quot)
+{
+  GString *out = g_string_new (NULL);
+
+  for (const char *p = value; *p; p++)
+    {
+      switch (*p)
+        {
+        case '&': g_string_append (out, "&amp;"); break;
+        case '<': g_string_append (out, "&lt;"); break;
+        case '>': g_string_append (out, "&gt;"); break;
+        case '\'': g_string_append (out, apos); break;
+        case '"': g_string_append (out, quot); break;
+        default: g_string_append_c (out, *p); break;
+        }
+    }
+  return g_string_free (out, FALSE);
+}
+
 /* Every form in which @value may show up in text we write. */
 static void
 collect_variants (const char *value,
@@ -508,7 +530,6 @@ collect_variants (const char *value,
 {
   gsize n = strlen (value);
   g_autofree char *b64 = g_base64_encode ((const guchar *) value, n);
-  g_autofree char *html = g_markup_escape_text (value, -1);
 
   add_variant (variants, g_strdup (value));
 
@@ -554,18 +575,14 @@ collect_variants (const char *value,
       memset (buf, 0, k + n);
     }
 
-  /* HTML: g_markup's entities and the numeric ones other escapers use. */
+  /* HTML: & < > as entities, and each spelling of the quotes escapers use. */
   {
-    g_autofree char *numeric = replace_all (html, "&apos;", "&#39;");
-    g_autofree char *numeric2 = replace_all (numeric, "&quot;", "&#34;");
-    g_autofree char *hex = replace_all (html, "&apos;", "&#x27;");
-    g_autofree char *hex2 = replace_all (hex, "&quot;", "&#x22;");
-    g_autofree char *quot = replace_all (html, "&apos;", "'");
+    static const char *const apos_forms[] = { "&apos;", "&#39;", "&#x27;", "&#X27;", "'" };
+    static const char *const quot_forms[] = { "&quot;", "&#34;", "&#x22;", "&#X22;", "\"" };
 
-    add_variant (variants, g_steal_pointer (&numeric2));
-    add_variant (variants, g_steal_pointer (&hex2));
-    add_variant (variants, g_steal_pointer (&quot));
-    add_variant (variants, g_steal_pointer (&html));
+    for (guint a = 0; a < G_N_ELEMENTS (apos_forms); a++)
+      for (guint q = 0; q < G_N_ELEMENTS (quot_forms); q++)
+        add_variant (variants, html_escape (value, apos_forms[a], quot_forms[q]));
   }
 
   /* JSON string contents: as json-glib writes them, with \/ and with \uXXXX. */
@@ -747,4 +764,66 @@ sight_secrets_contains_any (const char *text)
     scan_locked (text, TRUE, &found);
   g_mutex_unlock (&redact_lock);
   return found;
+}
+
+JsonNode *
+sight_secrets_redact_json (JsonNode *node)
+{
+  if (node == NULL)
+    return NULL;
+
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_autoptr(JsonObject) dst = json_object_new ();
+      JsonObjectIter iter;
+      const char *key;
+      JsonNode *value;
+
+      json_object_iter_init_ordered (&iter, json_node_get_object (node));
+      while (json_object_iter_next_ordered (&iter, &key, &value))
+        {
+          g_autofree char *clean_key = sight_secrets_redact (key);
+          json_object_set_member (dst, clean_key, sight_secrets_redact_json (value));
+        }
+      return json_node_init_object (json_node_alloc (), dst);
+    }
+  if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *src = json_node_get_array (node);
+      g_autoptr(JsonArray) dst = json_array_sized_new (json_array_get_length (src));
+
+      for (guint i = 0; i < json_array_get_length (src); i++)
+        json_array_add_element (dst, sight_secrets_redact_json (json_array_get_element (src, i)));
+      return json_node_init_array (json_node_alloc (), dst);
+    }
+  if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+    {
+      g_autofree char *clean = sight_secrets_redact (json_node_get_string (node));
+      return json_node_init_string (json_node_alloc (), clean);
+    }
+  return json_node_copy (node);
+}
+
+GLogWriterOutput
+sight_secrets_log_writer (GLogLevelFlags   log_level,
+                          const GLogField *fields,
+                          gsize            n_fields,
+                          gpointer         user_data)
+{
+  g_autofree GLogField *copy = g_new (GLogField, n_fields);
+  g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func (g_free);
+
+  for (gsize i = 0; i < n_fields; i++)
+    {
+      copy[i] = fields[i];
+      /* length -1 marks a NUL-terminated string; others are binary and left alone. */
+      if (fields[i].length < 0 && fields[i].value != NULL)
+        {
+          char *clean = sight_secrets_redact (fields[i].value);
+
+          g_ptr_array_add (owned, clean);
+          copy[i].value = clean;
+        }
+    }
+  return g_log_writer_default (log_level, copy, n_fields, user_data);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
@@ -111,5 +112,15 @@ void             sight_secrets_forget_all  (void);
 char            *sight_secrets_redact      (const char *text);
 /* Whether @text still holds any known value in any encoding. */
 gboolean         sight_secrets_contains_any (const char *text);
+/* A deep copy of @node in which every string value and member name is redacted
+ * (for DB rows, reports and MCP replies built as JSON).  NULL gives NULL. */
+JsonNode        *sight_secrets_redact_json (JsonNode   *node);
+/* A GLogWriterFunc that redacts every string field (MESSAGE among them) and hands
+ * the record to g_log_writer_default.  The app installs it once, first thing:
+ *   g_log_set_writer_func (sight_secrets_log_writer, NULL, NULL); */
+GLogWriterOutput sight_secrets_log_writer (GLogLevelFlags   log_level,
+                                           const GLogField *fields,
+                                           gsize            n_fields,
+                                           gpointer         user_data);
 
 G_END_DECLS

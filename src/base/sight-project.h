@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "sight-secrets.h"
+#include "sight-step-options.h"
+
+G_BEGIN_DECLS
+
+/* The project file, sightline.json, found next to the test files or in a folder
+ * above them:
+ *
+ *   {
+ *     "agents": {
+ *       "default": { "model": "openai:gpt-4.1-mini", "baseUrl": "http://127.0.0.1:8080/v1",
+ *                    "apiKeyEnv": "OPENAI_API_KEY", "vision": false,
+ *                    "maxSteps": 25, "maxModelCalls": 25 }
+ *     },
+ *     "credentials": {
+ *       "member.password": { "purpose": "password",
+ *                            "allowedOrigins": ["http://127.0.0.1:8765"],
+ *                            "source": { "env": "MEMBER_PASSWORD" } }
+ *     },
+ *     "defaults": { "timeout": 120000, "actionTimeout": 15000, "agent": "default" }
+ *   }
+ *
+ * An agent may also give "maxTokens" (a positive integer) and "price" / "prices" (US
+ * dollars per million tokens, read by the model layer).  An API key itself never sits
+ * in the file: "apiKey" is refused in favour of "apiKeyEnv" (or the keyring).
+ *
+ * agents.<name>.model is "provider:model" (split at the first colon, so
+ * "ollama:llama3:8b" is provider "ollama", model "llama3:8b"), or give "provider" and
+ * "model" apart.  credentials may also be an array of objects with a "name".  A
+ * credential's source is exactly one of {"env": VAR}, {"file": PATH} (relative to the
+ * project file's folder) or {"keyring": {attribute: value, …}}.  Unknown members are
+ * INVALID_ARGUMENT naming their JSON pointer, so a typo does not pass silently. */
+
+#define SIGHT_PROJECT_FILE_NAME "sightline.json"
+#define SIGHT_DEFAULT_TIMEOUT_MS 120000
+#define SIGHT_DEFAULT_MAX_STEPS 25
+#define SIGHT_DEFAULT_MAX_MODEL_CALLS 25
+#define SIGHT_JUDGMENT_BUDGET_MIN_MS 30000
+
+typedef struct {
+  char            *name;
+  char            *provider;        /* NULL: no model configured (MODEL_UNAVAILABLE) */
+  char            *model;
+  char            *base_url;        /* NULL: the provider's default */
+  char            *api_key_env;     /* NULL: no key */
+  SightVisionMode  vision;          /* never UNSET; OFF by default */
+  gint64           max_steps;       /* 25 by default */
+  gint64           max_model_calls; /* 25 by default */
+  gint64           max_tokens;      /* 0: the provider's default */
+  /* the entry as written, for members the model layer reads itself
+   * ("price", "prices"; see sight-model-config.h) */
+  JsonObject      *json;
+} SightAgentConfig;
+
+typedef struct _SightProject SightProject;
+
+#define SIGHT_TYPE_PROJECT (sight_project_get_type ())
+GType             sight_project_get_type         (void) G_GNUC_CONST;
+
+/* A project with no file: no agents, no credentials, default timeouts. */
+SightProject     *sight_project_new_default      (void);
+/* Parses sightline.json text; @base_dir resolves relative credential files (NULL: the
+ * current folder).  Errors are INVALID_ARGUMENT: "sightline.json:3:14: …" for syntax,
+ * "sightline.json /agents/fast/maxSteps: must be a positive integer" for content. */
+SightProject     *sight_project_new_from_data    (const char   *data,
+                                                  gssize        length,
+                                                  const char   *base_dir,
+                                                  GError      **error);
+SightProject     *sight_project_load             (const char   *path,
+                                                  GError      **error);
+/* The sightline.json in @start (a folder, or a file whose folder is used) or in the
+ * nearest folder above it; NULL when there is none. */
+char             *sight_project_find             (const char   *start);
+/* sight_project_find, then load; the default project when none is found. */
+SightProject     *sight_project_load_for         (const char   *start,
+                                                  GError      **error);
+
+SightProject     *sight_project_ref              (SightProject *self);
+void              sight_project_unref            (SightProject *self);
+
+/* The file it was loaded from, or NULL. */
+const char       *sight_project_get_path         (SightProject *self);
+/* defaults.timeout, 120000 unless set. */
+gint64            sight_project_get_timeout      (SightProject *self);
+/* defaults.actionTimeout, 0 when unset. */
+gint64            sight_project_get_action_timeout (SightProject *self);
+/* max(30000, defaults.actionTimeout): the default timeout of assert, waitFor, extract. */
+gint64            sight_project_get_judgment_budget (SightProject *self);
+
+/* Sorted names (free with g_strfreev). */
+GStrv             sight_project_list_agents      (SightProject *self);
+/* Borrowed; NULL when unknown. */
+const SightAgentConfig *sight_project_get_agent  (SightProject *self,
+                                                  const char   *name);
+/* The agent a step uses: @name when given (unknown: INVALID_ARGUMENT before the
+ * step opens), else defaults.agent, else the agent named "default", else the only
+ * agent.  A project without agents gives a built-in agent with no model (provider
+ * NULL) and the default budgets, so model-free work and MODEL_UNAVAILABLE still flow. */
+const SightAgentConfig *sight_project_resolve_agent (SightProject *self,
+                                                     const char   *name,
+                                                     GError      **error);
+
+/* The project's credentials (borrowed); install a keyring resolver on it. */
+SightSecrets     *sight_project_get_secrets      (SightProject *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightProject, sight_project_unref)
+
+G_END_DECLS
