@@ -42,6 +42,9 @@ print_usage (const char         *command,
         case SIGHT_ARG_LIST:
           left = g_strdup_printf ("--%s A,B", s->flag);
           break;
+        case SIGHT_ARG_REPEAT:
+          left = g_strdup_printf ("--%s TEXT…", s->flag);
+          break;
         case SIGHT_ARG_STRING:
         default:
           left = g_strdup_printf ("--%s VALUE", s->flag);
@@ -109,6 +112,12 @@ set_value (const SightArgSpec *spec,
             json_array_add_string_element (array, g_strstrip (*p));
         return TRUE;
       }
+
+    case SIGHT_ARG_REPEAT:
+      if (!json_object_has_member (args, spec->name))
+        json_object_set_array_member (args, spec->name, json_array_new ());
+      json_array_add_string_element (json_object_get_array_member (args, spec->name), value);
+      return TRUE;
 
     default:
       g_assert_not_reached ();

@@ -13,6 +13,7 @@ typedef enum {
   SIGHT_ARG_INT,
   SIGHT_ARG_BOOL,     /* --name, --no-name, or --name=true|false */
   SIGHT_ARG_LIST,     /* comma-separated, repeatable: a JSON array of strings */
+  SIGHT_ARG_REPEAT,   /* repeatable, each occurrence one item of a JSON array */
 } SightArgType;
 
 typedef struct {
