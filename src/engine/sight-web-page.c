@@ -299,9 +299,13 @@ ping_answered_cb (GObject      *source,
 
   /* An error other than a script's own means the process went away: the
    * termination fails the op, not this answer. */
-  if (value == NULL)
+  /* A JavaScript error ("Unsupported result type" included) is still an
+   * answer from a live main thread. */
+  gboolean answered = value != NULL || error->domain == WEBKIT_JAVASCRIPT_ERROR;
+
+  if (!answered)
     g_debug ("ping failed: %s", error->message);
-  if (value != NULL && ping->op != NULL && !ping->op->done && ping->op->timeout_error != NULL)
+  if (answered && ping->op != NULL && !ping->op->done && ping->op->timeout_error != NULL)
     {
       SightPageOp *op = ping->op;
       SightWebPage *self = op->page;
@@ -521,6 +525,7 @@ load_timeout_cb (gpointer user_data)
   SightPageOp *op = user_data;
   SightWebPage *self = op->page;
   const char *stage;
+  GError *error;
 
   op->timeout_source = 0;
   if (self == NULL || op->done)
@@ -534,10 +539,18 @@ load_timeout_cb (gpointer user_data)
   else
     stage = "the network did not become idle";
   g_clear_handle_id (&op->poll_source, g_source_remove);
-  page_op_timed_out (op, g_error_new (SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
-                                      "Loading %s timed out after %u ms (%s)",
-                                      webkit_web_view_get_uri (self->view), op->timeout_ms,
-                                      stage));
+  error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
+                       "Loading %s timed out after %u ms (%s)",
+                       webkit_web_view_get_uri (self->view), op->timeout_ms, stage);
+  if (!op->committed)
+    {
+      /* Nothing of the new page runs yet (the server is slow, or a new web
+       * process is still starting), so there is no hang to look for. */
+      page_op_complete (op, error, NULL, NULL);
+      webkit_web_view_stop_loading (self->view);
+      return G_SOURCE_REMOVE;
+    }
+  page_op_timed_out (op, error);
   return G_SOURCE_REMOVE;
 }
 
