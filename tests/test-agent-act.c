@@ -341,7 +341,7 @@ test_verdicts (void)
       result = run_step (&f, SIGHT_STEP_ACT, "Sign in", NULL, &error);
       assert_code (result, error, cases[i].code);
       g_assert_cmpint (result->verdict, ==,
-                       sight_error_code_is_blocked (cases[i].code) ? SIGHT_VERDICT_BLOCKED : SIGHT_VERDICT_FAIL);
+                       sight_error_code_is_blocked (cases[i].code) ? SIGHT_STEP_VERDICT_BLOCKED : SIGHT_STEP_VERDICT_FAIL);
       g_assert_cmpuint (result->model_calls, ==, 1);
     }
 
