@@ -8,19 +8,13 @@
 #include <glib/gi18n.h>
 
 #include "sight-agent.h"
+#include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-model-config.h"
 #include "sight-project.h"
 #include "sight-step-request.h"
 #include "sight-step-result.h"
 
-/* Direct steps run through the direct-step executor of the agent layer. */
-#if __has_include ("sight-direct-run.h")
-# include "sight-direct-run.h"
-# define HAVE_DIRECT_RUN 1
-#else
-# define HAVE_DIRECT_RUN 0
-#endif
 
 #define DIRECT_STEP_TIMEOUT_MS 15000
 #define TICK_MS 100
@@ -382,7 +376,6 @@ agent_run_cb (GObject      *source,
   emit_finished (self, json);
 }
 
-#if HAVE_DIRECT_RUN
 static void
 direct_run_cb (GObject      *source,
                GAsyncResult *result,
@@ -428,7 +421,6 @@ direct_run_cb (GObject      *source,
   json = json_builder_get_root (builder);
   emit_finished (self, json);
 }
-#endif
 
 static JsonNode *
 parse_json_view (GtkTextView  *view,
@@ -502,7 +494,6 @@ start_run (SightComposer *self)
 
   if (g_str_equal (kind, "do"))
     {
-#if HAVE_DIRECT_RUN
       guint timeout = gtk_spin_button_get_value_as_int (self->timeout_spin);
 
       self->timeout_ms = timeout > 0 ? timeout : DIRECT_STEP_TIMEOUT_MS;
@@ -516,11 +507,6 @@ start_run (SightComposer *self)
                                    sight_project_get_secrets (self->project),
                                    self->timeout_ms, self->run_cancellable,
                                    direct_run_cb, g_object_ref (self));
-#else
-      error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_UNSUPPORTED_CAPABILITY,
-                           _("Direct steps are not available in this build"));
-      fail_before_start (self, kind, instruction, error);
-#endif
       return;
     }
   else
