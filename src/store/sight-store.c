@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sight-error.h"
+#include "sight-secrets.h"
 #include "sight-store-private.h"
 
 #define BUSY_TIMEOUT_MS 5000
@@ -618,16 +619,19 @@ json_escaped (const char *value)
   return g_strndup (quoted + 1, strlen (quoted) - 2);
 }
 
-/* Replaces every registered secret form in @text; returns a new string. */
+/* Replaces every secret the process knows (sight-secrets.h) and every form
+ * registered with this store in @text; returns a new string. */
 static char *
 redact (StoreCore  *core,
         const char *text)
 {
   g_autoptr(GString) s = NULL;
+  g_autofree char *known = NULL;
 
   if (text == NULL)
     return NULL;
-  s = g_string_new (text);
+  known = sight_secrets_redact (text);
+  s = g_string_new (known);
   g_mutex_lock (&core->secrets_lock);
   for (guint i = 0; i < core->secrets->len; i++)
     g_string_replace (s, g_ptr_array_index (core->secrets, i), SECRET_MARK, 0);
