@@ -396,6 +396,7 @@ count_executions (const char *dir,
   g_autofree char *path = g_build_filename (dir, "report.html", NULL);
   g_autofree char *uri = g_filename_to_uri (path, NULL, NULL);
   g_autoptr(WebKitUserContentManager) ucm = webkit_user_content_manager_new ();
+  g_autoptr(WebKitNetworkSession) session = NULL;
   WebKitWebView *view;
   GtkWidget *window;
   PageState state = { 0, FALSE, NULL, g_main_loop_new (NULL, FALSE) };
@@ -404,7 +405,10 @@ count_executions (const char *dir,
   g_assert_true (g_file_set_contents (path, html, len, NULL));
   g_assert_true (webkit_user_content_manager_register_script_message_handler (ucm, "xss", NULL));
   g_signal_connect (ucm, "script-message-received::xss", G_CALLBACK (xss_message_cb), &state);
-  view = g_object_new (WEBKIT_TYPE_WEB_VIEW, "user-content-manager", ucm, NULL);
+  /* Ephemeral: nothing is written under the user's data directory. */
+  session = webkit_network_session_new_ephemeral ();
+  view = g_object_new (WEBKIT_TYPE_WEB_VIEW, "user-content-manager", ucm,
+                       "network-session", session, NULL);
   window = gtk_window_new ();
   gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
   gtk_window_set_default_size (GTK_WINDOW (window), 1024, 768);
