@@ -15,6 +15,7 @@ int sight_cmd_demo_site (int argc, char **argv);
 int sight_cmd_export (int argc, char **argv);
 int sight_cmd_mcp (int argc, char **argv);
 int sight_cmd_serve (int argc, char **argv);
+int sight_cmd_snapshot (int argc, char **argv);
 int sight_cmd_runs (int argc, char **argv);
 int sight_cmd_report (int argc, char **argv);
 
