@@ -63,7 +63,7 @@ sight_cmd_runs (int    argc,
     return sight_cli_usage_error ("runs", _("takes no arguments"));
   if (limit < 0)
     return sight_cli_usage_error ("runs", _("--limit must be 0 or more"));
-  if (verdict && !sight_verdict_from_string (verdict, NULL))
+  if (verdict && !sight_run_verdict_from_string (verdict, NULL))
     return sight_cli_usage_error ("runs", _("--verdict must be running, pass, fail, error or "
                                             "interrupted, not “%s”"), verdict);
 
@@ -105,7 +105,7 @@ sight_cmd_runs (int    argc,
               json_builder_add_string_value (b, r->url);
             }
           json_builder_set_member_name (b, "verdict");
-          json_builder_add_string_value (b, sight_verdict_to_string (r->verdict));
+          json_builder_add_string_value (b, sight_run_verdict_to_string (r->verdict));
           if (r->code)
             {
               json_builder_set_member_name (b, "code");
@@ -155,7 +155,7 @@ sight_cmd_runs (int    argc,
                               : g_strdup ("-");
       g_autofree char *steps = g_strdup_printf ("%u/%u", r->n_steps_passed, r->n_steps);
 
-      g_print ("%-28s  %-11s  %-19s  %8s  %7s  %s\n", r->id, sight_verdict_to_string (r->verdict),
+      g_print ("%-28s  %-11s  %-19s  %8s  %7s  %s\n", r->id, sight_run_verdict_to_string (r->verdict),
                started, secs, steps, name);
     }
   return 0;

@@ -95,13 +95,13 @@ write_smoke_run (SightStore *store,
   gint64 t0 = 1700000000000000;
   SightRunRecord run = { .kind = (char *) "smoke", .url = (char *) url, .started_at = t0 };
   g_autofree char *id = sight_store_open_run (store, &run, &error);
-  struct { const char *kind, *label, *instruction; SightVerdict verdict; const char *why; } steps[] = {
-    { "load", "load the page", url, SIGHT_VERDICT_PASS, NULL },
-    { "act", "act", "click Sign in", SIGHT_VERDICT_PASS, "Clicked the Sign in button." },
+  struct { const char *kind, *label, *instruction; SightRunVerdict verdict; const char *why; } steps[] = {
+    { "load", "load the page", url, SIGHT_RUN_VERDICT_PASS, NULL },
+    { "act", "act", "click Sign in", SIGHT_RUN_VERDICT_PASS, "Clicked the Sign in button." },
     { "assert", "assert 1 condition", "expect text \"Dashboard overview\"",
-      failing ? SIGHT_VERDICT_FAIL : SIGHT_VERDICT_PASS,
+      failing ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_PASS,
       failing ? "Expected text \"Dashboard overview\" is not on the page" : NULL },
-    { "assert", "expectUrl", "the address contains /dashboard", SIGHT_VERDICT_SKIPPED, NULL },
+    { "assert", "expectUrl", "the address contains /dashboard", SIGHT_RUN_VERDICT_SKIPPED, NULL },
   };
 
   g_assert_no_error (error);
@@ -127,7 +127,7 @@ write_smoke_run (SightStore *store,
         g_assert_true (sight_store_add_model_call (store, &call, &error));
       st.verdict = steps[i].verdict;
       st.explanation = (char *) steps[i].why;
-      st.code = st.verdict == SIGHT_VERDICT_FAIL ? (char *) "ASSERTION_FAILED" : NULL;
+      st.code = st.verdict == SIGHT_RUN_VERDICT_FAIL ? (char *) "ASSERTION_FAILED" : NULL;
       st.model_calls = i == 1 ? 1 : 0;
       st.actions = i == 1 ? 1 : 0;
       st.has_target = i == 1;
@@ -140,7 +140,7 @@ write_smoke_run (SightStore *store,
       g_assert_no_error (error);
     }
   run.id = id;
-  run.verdict = failing ? SIGHT_VERDICT_FAIL : SIGHT_VERDICT_PASS;
+  run.verdict = failing ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_PASS;
   run.final_url = (char *) url;
   run.finished_at = t0 + 7000000;
   g_assert_true (sight_store_finish_run (store, &run, &error));
@@ -213,12 +213,12 @@ test_task_and_running (Fixture       *f,
       SightStepRecord st = { .run_id = id, .index = i, .kind = (char *) "click",
                              .started_at = run.started_at };
       g_assert_true (sight_store_add_step (f->store, &st, NULL));
-      st.verdict = SIGHT_VERDICT_PASS;
+      st.verdict = SIGHT_RUN_VERDICT_PASS;
       st.finished_at = run.started_at + 1000000;
       g_assert_true (sight_store_finish_step (f->store, &st, NULL));
     }
   run.id = id;
-  run.verdict = SIGHT_VERDICT_PASS;
+  run.verdict = SIGHT_RUN_VERDICT_PASS;
   run.answer = (char *) "The Pricing page is open. Its page heading is \"Pricing\".";
   run.finished_at = run.started_at + 3000000;
   g_assert_true (sight_store_finish_run (f->store, &run, NULL));
@@ -484,7 +484,7 @@ write_xss_run (SightStore *store)
       g_assert_true (sight_store_add_log (store, &console, &error));
       g_assert_true (sight_store_add_log (store, &failed, &error));
       g_assert_true (sight_store_add_model_call (store, &call, &error));
-      st.verdict = SIGHT_VERDICT_FAIL;
+      st.verdict = SIGHT_RUN_VERDICT_FAIL;
       st.code = (char *) p;
       st.explanation = (char *) p;
       st.has_target = TRUE;
@@ -495,7 +495,7 @@ write_xss_run (SightStore *store)
       notes[i] = p;
     }
   run.id = id;
-  run.verdict = SIGHT_VERDICT_FAIL;
+  run.verdict = SIGHT_RUN_VERDICT_FAIL;
   run.final_url = (char *) "javascript:" RUN;
   run.answer = joined;
   run.explanation = joined;
@@ -612,12 +612,12 @@ test_canary (Fixture       *f,
     g_assert_true (sight_store_add_step (f->store, &st, NULL));
     g_assert_true (sight_store_add_observation (f->store, &o, NULL));
     g_assert_true (sight_store_add_log (f->store, &l, NULL));
-    st.verdict = SIGHT_VERDICT_FAIL;
+    st.verdict = SIGHT_RUN_VERDICT_FAIL;
     st.explanation = (char *) "the field holds " CANARY;
     g_assert_true (sight_store_finish_step (f->store, &st, NULL));
   }
   run.id = id;
-  run.verdict = SIGHT_VERDICT_FAIL;
+  run.verdict = SIGHT_RUN_VERDICT_FAIL;
   run.final_url = (char *) "http://127.0.0.1/?t=" CANARY;
   g_assert_true (sight_store_finish_run (f->store, &run, NULL));
   d = sight_store_load_run (f->store, id, NULL);

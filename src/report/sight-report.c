@@ -167,29 +167,29 @@ iso_time (gint64 t)
 }
 
 static const char *
-verdict_word (SightVerdict verdict)
+verdict_word (SightRunVerdict verdict)
 {
   switch (verdict)
     {
-    case SIGHT_VERDICT_PASS: return "PASSED";
-    case SIGHT_VERDICT_FAIL: return "FAILED";
-    case SIGHT_VERDICT_RUNNING: return "is RUNNING";
-    case SIGHT_VERDICT_INTERRUPTED: return "was INTERRUPTED";
-    case SIGHT_VERDICT_SKIPPED: return "SKIPPED";
-    case SIGHT_VERDICT_ERROR:
+    case SIGHT_RUN_VERDICT_PASS: return "PASSED";
+    case SIGHT_RUN_VERDICT_FAIL: return "FAILED";
+    case SIGHT_RUN_VERDICT_RUNNING: return "is RUNNING";
+    case SIGHT_RUN_VERDICT_INTERRUPTED: return "was INTERRUPTED";
+    case SIGHT_RUN_VERDICT_SKIPPED: return "SKIPPED";
+    case SIGHT_RUN_VERDICT_ERROR:
     default: return "could not run (ERROR)";
     }
 }
 
 /* The report verdict of the spec: pass, fail, error or running. */
 static const char *
-report_verdict (SightVerdict verdict)
+report_verdict (SightRunVerdict verdict)
 {
   switch (verdict)
     {
-    case SIGHT_VERDICT_PASS: return "pass";
-    case SIGHT_VERDICT_FAIL: return "fail";
-    case SIGHT_VERDICT_RUNNING: return "running";
+    case SIGHT_RUN_VERDICT_PASS: return "pass";
+    case SIGHT_RUN_VERDICT_FAIL: return "fail";
+    case SIGHT_RUN_VERDICT_RUNNING: return "running";
     default: return "error";
     }
 }
@@ -245,8 +245,8 @@ step_label (const SightStepRecord *s)
 static gboolean
 step_failed (const SightStepRecord *s)
 {
-  return s->verdict == SIGHT_VERDICT_FAIL || s->verdict == SIGHT_VERDICT_ERROR ||
-         s->verdict == SIGHT_VERDICT_INTERRUPTED;
+  return s->verdict == SIGHT_RUN_VERDICT_FAIL || s->verdict == SIGHT_RUN_VERDICT_ERROR ||
+         s->verdict == SIGHT_RUN_VERDICT_INTERRUPTED;
 }
 
 static char *
@@ -268,7 +268,7 @@ step_failure_text (const SightStepRecord *s)
     return one_line (s->explanation, 500);
   if (s->code)
     return g_strdup (s->code);
-  return g_strdup (sight_verdict_to_string (s->verdict));
+  return g_strdup (sight_run_verdict_to_string (s->verdict));
 }
 
 char *
@@ -287,7 +287,7 @@ sight_report_summary (const SightRunData *data)
   for (guint i = 0; i < n_steps; i++)
     {
       const SightStepRecord *st = data->steps->pdata[i];
-      if (st->verdict == SIGHT_VERDICT_PASS)
+      if (st->verdict == SIGHT_RUN_VERDICT_PASS)
         passed++;
       else if (first_failed == NULL && step_failed (st))
         first_failed = st;
@@ -297,15 +297,15 @@ sight_report_summary (const SightRunData *data)
     {
       const char *goal = *name ? name : url;
 
-      if (run->verdict == SIGHT_VERDICT_RUNNING)
+      if (run->verdict == SIGHT_RUN_VERDICT_RUNNING)
         g_string_append_printf (s, "Task \"%s\" is still running: call get_report with the id %s "
                                 "again until its verdict is not running.", goal, run->id);
       else
         {
           g_string_append_printf (s, "Task \"%s\" %s in %u s: %s %u agent step%s, %s.", goal,
-                                  run->verdict == SIGHT_VERDICT_PASS ? "finished" : "stopped",
+                                  run->verdict == SIGHT_RUN_VERDICT_PASS ? "finished" : "stopped",
                                   secs,
-                                  run->verdict == SIGHT_VERDICT_PASS
+                                  run->verdict == SIGHT_RUN_VERDICT_PASS
                                     ? "the agent says it is done."
                                     : "the agent did not finish.",
                                   n_steps, n_steps == 1 ? "" : "s",
@@ -329,7 +329,7 @@ sight_report_summary (const SightRunData *data)
   else
     g_string_append_printf (s, "Test of %s", url);
 
-  if (run->verdict == SIGHT_VERDICT_RUNNING)
+  if (run->verdict == SIGHT_RUN_VERDICT_RUNNING)
     {
       g_string_append_printf (s, " is still running: call get_report with the id %s again "
                                  "until its verdict is not running.", run->id);
@@ -346,7 +346,7 @@ sight_report_summary (const SightRunData *data)
       if (!g_str_has_suffix (why, "."))
         g_string_append_c (s, '.');
     }
-  else if (run->verdict != SIGHT_VERDICT_PASS && run->explanation)
+  else if (run->verdict != SIGHT_RUN_VERDICT_PASS && run->explanation)
     {
       g_autofree char *why = one_line (run->explanation, 500);
       g_string_append_printf (s, " %s", why);
@@ -451,7 +451,7 @@ sight_report_to_json (const SightRunData *data)
   json_builder_set_member_name (b, "verdict");
   json_builder_add_string_value (b, report_verdict (run->verdict));
   json_builder_set_member_name (b, "status");
-  json_builder_add_string_value (b, sight_verdict_to_string (run->verdict));
+  json_builder_add_string_value (b, sight_run_verdict_to_string (run->verdict));
   add_string (b, "summary", summary);
   add_string (b, "text", text);
   add_string (b, "name", run->name);
@@ -506,9 +506,9 @@ sight_report_to_json (const SightRunData *data)
       add_string (b, "label", step_label (st));
       add_string (b, "instruction", st->instruction);
       json_builder_set_member_name (b, "ok");
-      json_builder_add_boolean_value (b, st->verdict == SIGHT_VERDICT_PASS);
+      json_builder_add_boolean_value (b, st->verdict == SIGHT_RUN_VERDICT_PASS);
       json_builder_set_member_name (b, "verdict");
-      json_builder_add_string_value (b, sight_verdict_to_string (st->verdict));
+      json_builder_add_string_value (b, sight_run_verdict_to_string (st->verdict));
       add_string (b, "code", st->code);
       if (step_failed (st) || st->explanation)
         add_string (b, "error", step_failed (st) ? st->explanation : NULL);
@@ -578,7 +578,7 @@ sight_report_to_json (const SightRunData *data)
       g_autofree char *note = clean_text (run->notes[i]);
       json_builder_add_string_value (b, note);
     }
-  if (run->verdict == SIGHT_VERDICT_INTERRUPTED)
+  if (run->verdict == SIGHT_RUN_VERDICT_INTERRUPTED)
     json_builder_add_string_value (b, "The process running this test ended before the test "
                                       "finished; the steps that were still running are marked "
                                       "interrupted.");
@@ -614,15 +614,15 @@ render_junit (const SightRunData *data)
   for (guint i = 0; i < data->steps->len; i++)
     {
       const SightStepRecord *st = data->steps->pdata[i];
-      if (st->verdict == SIGHT_VERDICT_FAIL)
+      if (st->verdict == SIGHT_RUN_VERDICT_FAIL)
         failures++;
-      else if (st->verdict == SIGHT_VERDICT_ERROR || st->verdict == SIGHT_VERDICT_INTERRUPTED)
+      else if (st->verdict == SIGHT_RUN_VERDICT_ERROR || st->verdict == SIGHT_RUN_VERDICT_INTERRUPTED)
         errors++;
-      else if (st->verdict == SIGHT_VERDICT_SKIPPED)
+      else if (st->verdict == SIGHT_RUN_VERDICT_SKIPPED)
         skipped++;
     }
   /* A run that could not start has no steps; it still is one error. */
-  if (tests == 0 && run->verdict != SIGHT_VERDICT_PASS)
+  if (tests == 0 && run->verdict != SIGHT_RUN_VERDICT_PASS)
     {
       tests = 1;
       errors = 1;
@@ -673,7 +673,7 @@ render_junit (const SightRunData *data)
       g_string_append_printf (out, " time=\"%s\"",
                               g_ascii_formatd (buf, sizeof buf, "%.3f",
                                                seconds_between (st->started_at, st->finished_at)));
-      if (st->verdict == SIGHT_VERDICT_PASS || st->verdict == SIGHT_VERDICT_RUNNING)
+      if (st->verdict == SIGHT_RUN_VERDICT_PASS || st->verdict == SIGHT_RUN_VERDICT_RUNNING)
         {
           g_string_append (out, "/>\n");
           continue;
@@ -681,26 +681,26 @@ render_junit (const SightRunData *data)
       g_string_append (out, ">\n");
       message = st->code ? g_strdup_printf ("%s: %s", st->code, why) : g_strdup (why);
       body = sight_report_escape_xml (st->explanation ? st->explanation : why);
-      if (st->verdict == SIGHT_VERDICT_SKIPPED)
+      if (st->verdict == SIGHT_RUN_VERDICT_SKIPPED)
         g_string_append (out, "      <skipped/>\n");
       else
         {
-          const char *el = st->verdict == SIGHT_VERDICT_FAIL ? "failure" : "error";
+          const char *el = st->verdict == SIGHT_RUN_VERDICT_FAIL ? "failure" : "error";
           g_string_append_printf (out, "      <%s", el);
           xml_attr (out, "message", message);
-          xml_attr (out, "type", st->code ? st->code : sight_verdict_to_string (st->verdict));
+          xml_attr (out, "type", st->code ? st->code : sight_run_verdict_to_string (st->verdict));
           g_string_append_printf (out, ">%s</%s>\n", body, el);
         }
       g_string_append (out, "    </testcase>\n");
     }
-  if (data->steps->len == 0 && run->verdict != SIGHT_VERDICT_PASS)
+  if (data->steps->len == 0 && run->verdict != SIGHT_RUN_VERDICT_PASS)
     {
       g_string_append (out, "    <testcase");
       xml_attr (out, "classname", suite_name);
       xml_attr (out, "name", "run");
       g_string_append (out, ">\n      <error");
-      xml_attr (out, "message", run->explanation ? run->explanation : sight_verdict_to_string (run->verdict));
-      xml_attr (out, "type", run->code ? run->code : sight_verdict_to_string (run->verdict));
+      xml_attr (out, "message", run->explanation ? run->explanation : sight_run_verdict_to_string (run->verdict));
+      xml_attr (out, "type", run->code ? run->code : sight_run_verdict_to_string (run->verdict));
       g_string_append (out, "/>\n    </testcase>\n");
     }
   {
@@ -1080,7 +1080,7 @@ html_step (HtmlContext           *ctx,
   JsonObject *budget = budget_node && JSON_NODE_HOLDS_OBJECT (budget_node)
                        ? json_node_get_object (budget_node) : NULL;
   g_autofree char *secs = format_seconds (seconds_between (st->started_at, st->finished_at));
-  const char *verdict = sight_verdict_to_string (st->verdict);
+  const char *verdict = sight_run_verdict_to_string (st->verdict);
   guint n_calls = 0;
 
   if (seen == NULL)
@@ -1245,7 +1245,7 @@ render_html (const SightRunData *data)
   g_autofree char *title = NULL;
   g_autofree char *hash = NULL;
   const char *verdict = report_verdict (run->verdict);
-  const char *shown_verdict = run->verdict == SIGHT_VERDICT_INTERRUPTED ? "interrupted" : verdict;
+  const char *shown_verdict = run->verdict == SIGHT_RUN_VERDICT_INTERRUPTED ? "interrupted" : verdict;
 
   title = g_strdup (run->name && *run->name ? run->name : run->url ? run->url : run->id);
 
@@ -1305,7 +1305,7 @@ render_html (const SightRunData *data)
 
           any |= info != NULL;
           g_string_append_printf (film, "<a class=\"f-%s\" href=\"#step-%u\"><div class=\"thumb %s\"></div>Step %u</a>",
-                                  sight_verdict_to_string (st->verdict), st->index + 1,
+                                  sight_run_verdict_to_string (st->verdict), st->index + 1,
                                   info ? info->css_class : "", st->index + 1);
         }
       if (any)

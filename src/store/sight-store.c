@@ -70,16 +70,16 @@ typedef struct {
 /* ---------------------------------------------------------------- verdicts */
 
 static const char * const verdict_names[] = {
-  [SIGHT_VERDICT_RUNNING] = "running",
-  [SIGHT_VERDICT_PASS] = "pass",
-  [SIGHT_VERDICT_FAIL] = "fail",
-  [SIGHT_VERDICT_ERROR] = "error",
-  [SIGHT_VERDICT_SKIPPED] = "skipped",
-  [SIGHT_VERDICT_INTERRUPTED] = "interrupted",
+  [SIGHT_RUN_VERDICT_RUNNING] = "running",
+  [SIGHT_RUN_VERDICT_PASS] = "pass",
+  [SIGHT_RUN_VERDICT_FAIL] = "fail",
+  [SIGHT_RUN_VERDICT_ERROR] = "error",
+  [SIGHT_RUN_VERDICT_SKIPPED] = "skipped",
+  [SIGHT_RUN_VERDICT_INTERRUPTED] = "interrupted",
 };
 
 const char *
-sight_verdict_to_string (SightVerdict verdict)
+sight_run_verdict_to_string (SightRunVerdict verdict)
 {
   if ((guint) verdict < G_N_ELEMENTS (verdict_names))
     return verdict_names[verdict];
@@ -87,8 +87,8 @@ sight_verdict_to_string (SightVerdict verdict)
 }
 
 gboolean
-sight_verdict_from_string (const char   *name,
-                           SightVerdict *out)
+sight_run_verdict_from_string (const char   *name,
+                           SightRunVerdict *out)
 {
   if (name == NULL)
     return FALSE;
@@ -102,12 +102,12 @@ sight_verdict_from_string (const char   *name,
   return FALSE;
 }
 
-static SightVerdict
+static SightRunVerdict
 verdict_parse (const char *name)
 {
-  SightVerdict v = SIGHT_VERDICT_ERROR;
+  SightRunVerdict v = SIGHT_RUN_VERDICT_ERROR;
 
-  sight_verdict_from_string (name, &v);
+  sight_run_verdict_from_string (name, &v);
   return v;
 }
 
@@ -1579,7 +1579,7 @@ job_add_step (StoreCore  *core,
       bind_text_take (stmt, 4, redact (core, default_label (s)));
       bind_text_take (stmt, 5, redact (core, s->instruction));
       bind_text_take (stmt, 6, redact (core, s->options_json));
-      bind_text (stmt, 7, sight_verdict_to_string (s->verdict));
+      bind_text (stmt, 7, sight_run_verdict_to_string (s->verdict));
       bind_text_take (stmt, 8, redact (core, s->budget_json));
       sqlite3_bind_int64 (stmt, 9, s->started_at ? s->started_at : g_get_real_time ());
       ok = step_done (core->db, stmt, error);
@@ -1634,7 +1634,7 @@ job_finish_step (StoreCore  *core,
   ok = stmt != NULL;
   if (ok)
     {
-      bind_text (stmt, 1, sight_verdict_to_string (s->verdict));
+      bind_text (stmt, 1, sight_run_verdict_to_string (s->verdict));
       bind_text (stmt, 2, s->code);
       bind_text_take (stmt, 3, redact (core, s->explanation));
       bind_text_take (stmt, 4, redact (core, s->usage_json));
@@ -1999,7 +1999,7 @@ job_finish_run (StoreCore  *core,
     }
   if (ok)
     {
-      bind_text (stmt, 1, sight_verdict_to_string (r->verdict));
+      bind_text (stmt, 1, sight_run_verdict_to_string (r->verdict));
       bind_text (stmt, 2, r->code);
       bind_text_take (stmt, 3, redact (core, r->explanation));
       bind_text_take (stmt, 4, redact (core, r->final_url));
@@ -2273,11 +2273,11 @@ job_load_run (StoreCore  *core,
       s->finished_at = sqlite3_column_int64 (stmt, 19);
 
       d->run->n_steps++;
-      if (s->verdict == SIGHT_VERDICT_PASS)
+      if (s->verdict == SIGHT_RUN_VERDICT_PASS)
         d->run->n_steps_passed++;
-      else if (s->verdict == SIGHT_VERDICT_FAIL || s->verdict == SIGHT_VERDICT_ERROR)
+      else if (s->verdict == SIGHT_RUN_VERDICT_FAIL || s->verdict == SIGHT_RUN_VERDICT_ERROR)
         d->run->n_steps_failed++;
-      else if (s->verdict == SIGHT_VERDICT_SKIPPED)
+      else if (s->verdict == SIGHT_RUN_VERDICT_SKIPPED)
         d->run->n_steps_skipped++;
       step_calls += s->model_calls;
       d->run->actions += s->actions;
