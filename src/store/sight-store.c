@@ -2111,8 +2111,10 @@ job_list_runs (StoreCore  *core,
   g_autofree char *sql = NULL;
   int rc;
 
+  /* rowid breaks ties: it is part of the started_at indexes, so the newest
+   * rows come straight off the index without sorting the table. */
   sql = g_strdup_printf ("WITH r AS (SELECT * FROM runs %s %s"
-                         "  ORDER BY started_at DESC, id DESC LIMIT ?1) "
+                         "  ORDER BY started_at DESC, rowid DESC LIMIT ?1) "
                          "SELECT " RUN_COLUMNS ", COUNT (s.idx),"
                          "  TOTAL (s.verdict = 'pass'), TOTAL (s.verdict IN ('fail', 'error')),"
                          "  TOTAL (s.verdict = 'skipped'), TOTAL (s.model_calls), TOTAL (s.actions) "
