@@ -6,6 +6,7 @@
 #include "sight-flow-step.h"
 
 #include "sight-agent.h"
+#include "sight-direct-run.h"
 #include "sight-direct-step.h"
 #include "sight-error.h"
 #include "sight-project.h"
@@ -51,12 +52,19 @@ direct_done_cb (GObject      *source,
 {
   g_autoptr(GTask) task = user_data;
   g_autoptr(GError) error = NULL;
-  JsonObject *detail = sight_direct_step_run_finish (result, &error);
+  g_autofree char *summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result,
+                                                           &error);
+  JsonObject *detail;
 
-  if (detail == NULL)
-    g_task_return_error (task, g_steal_pointer (&error));
-  else
-    g_task_return_pointer (task, detail, (GDestroyNotify) json_object_unref);
+  if (summary == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  detail = json_object_new ();
+  json_object_set_string_member (detail, "kind", "do");
+  json_object_set_string_member (detail, "summary", summary);
+  g_task_return_pointer (task, detail, (GDestroyNotify) json_object_unref);
 }
 
 void
@@ -78,21 +86,23 @@ sight_flow_step_run_async (SightWebPage        *page,
   g_task_set_source_tag (task, sight_flow_step_run_async);
   g_task_set_task_data (task, flow, (GDestroyNotify) flow_step_free);
 
-  direct = sight_direct_step_parse (text, NULL);
-  if (direct != NULL)
-    {
-      sight_direct_step_run_async (page, direct, timeout_ms, cancellable, direct_done_cb,
-                                   g_steal_pointer (&task));
-      return;
-    }
-
-  /* Not a direct step: the agent acts on it, which needs a model. */
   project = sight_project_load_for (cwd, &error);
   if (project == NULL)
     {
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
+
+  direct = sight_direct_step_parse (text, NULL);
+  if (direct != NULL)
+    {
+      sight_direct_step_run_async (page, text, NULL, sight_project_get_secrets (project),
+                                   timeout_ms, cancellable, direct_done_cb,
+                                   g_steal_pointer (&task));
+      return;
+    }
+
+  /* Not a direct step: the agent acts on it, which needs a model. */
   request = sight_step_request_new (project, SIGHT_STEP_ACT, text, NULL, NULL, timeout_ms, &error);
   if (request == NULL)
     {

@@ -137,7 +137,7 @@ step_open (Smoke      *smoke,
   step.kind = (char *) kind;
   step.label = (char *) label;
   step.instruction = (char *) instruction;
-  step.verdict = SIGHT_VERDICT_RUNNING;
+  step.verdict = SIGHT_RUN_VERDICT_RUNNING;
   step.started_at = g_get_real_time ();
   smoke->step_started = step.started_at;
   sight_store_add_step_async (smoke->store, &step, NULL, write_done_cb, NULL);
@@ -145,7 +145,7 @@ step_open (Smoke      *smoke,
 
 static void
 step_close (Smoke        *smoke,
-            SightVerdict  verdict,
+            SightRunVerdict  verdict,
             const GError *error,
             const char   *explanation)
 {
@@ -166,7 +166,7 @@ step_close (Smoke        *smoke,
     }
   else
     step.explanation = (char *) explanation;
-  if (verdict == SIGHT_VERDICT_FAIL || verdict == SIGHT_VERDICT_ERROR)
+  if (verdict == SIGHT_RUN_VERDICT_FAIL || verdict == SIGHT_RUN_VERDICT_ERROR)
     smoke->failed = TRUE;
   sight_store_finish_step_async (smoke->store, &step, NULL, write_done_cb, NULL);
   smoke->index++;
@@ -181,7 +181,7 @@ step_skip (Smoke      *smoke,
            const char *why)
 {
   step_open (smoke, kind, label, NULL);
-  step_close (smoke, SIGHT_VERDICT_SKIPPED, NULL, why);
+  step_close (smoke, SIGHT_RUN_VERDICT_SKIPPED, NULL, why);
 }
 
 static void
@@ -251,7 +251,7 @@ loaded_cb (GObject      *source,
 
   if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
     {
-      step_close (smoke, SIGHT_VERDICT_FAIL, error, NULL);
+      step_close (smoke, SIGHT_RUN_VERDICT_FAIL, error, NULL);
       smoke->error_code = error->domain == SIGHT_ERROR ? error->code : SIGHT_ERROR_INTERNAL;
       smoke->error_message = g_strdup (error->message);
       smoke_next (task);
@@ -264,12 +264,12 @@ loaded_cb (GObject      *source,
     {
       g_autofree char *why = g_strdup_printf ("The start page answered with HTTP status %u", status);
 
-      step_close (smoke, SIGHT_VERDICT_FAIL, NULL, why);
+      step_close (smoke, SIGHT_RUN_VERDICT_FAIL, NULL, why);
     }
   else
     {
       smoke->loaded = TRUE;
-      step_close (smoke, SIGHT_VERDICT_PASS, NULL, "The start page loaded");
+      step_close (smoke, SIGHT_RUN_VERDICT_PASS, NULL, "The start page loaded");
     }
   observe_then_next (task);
 }
@@ -292,7 +292,7 @@ accessibility_cb (GObject      *source,
 
   if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
     {
-      step_close (smoke, SIGHT_VERDICT_ERROR, error, "The accessibility check did not run");
+      step_close (smoke, SIGHT_RUN_VERDICT_ERROR, error, "The accessibility check did not run");
       smoke_next (task);
       return;
     }
@@ -313,9 +313,9 @@ accessibility_cb (GObject      *source,
   /* Critical findings (no alternative text, unnamed controls) fail the
    * check; the others are reported. */
   if (critical > 0)
-    step_close (smoke, SIGHT_VERDICT_FAIL, NULL, text->str);
+    step_close (smoke, SIGHT_RUN_VERDICT_FAIL, NULL, text->str);
   else
-    step_close (smoke, SIGHT_VERDICT_PASS, NULL,
+    step_close (smoke, SIGHT_RUN_VERDICT_PASS, NULL,
                 text->len ? text->str : "No accessibility problems found by the basic rules");
   smoke_next (task);
 }
@@ -379,7 +379,7 @@ check_more_links (GTask *task)
     }
   why = g_strdup_printf ("%u of %u links worked", smoke->link_results->len - broken,
                          smoke->link_results->len);
-  step_close (smoke, SIGHT_VERDICT_PASS, NULL, why);
+  step_close (smoke, SIGHT_RUN_VERDICT_PASS, NULL, why);
   smoke_next (task);
 }
 
@@ -396,7 +396,7 @@ links_found_cb (GObject      *source,
 
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
     {
-      step_close (smoke, SIGHT_VERDICT_ERROR, error, "The links could not be read");
+      step_close (smoke, SIGHT_RUN_VERDICT_ERROR, error, "The links could not be read");
       smoke_next (task);
       return;
     }
@@ -424,11 +424,11 @@ flow_step_cb (GObject      *source,
       smoke->flow_failed = TRUE;
       step_close (smoke, sight_error_code_is_blocked (error->domain == SIGHT_ERROR ? error->code
                                                                                    : SIGHT_ERROR_INTERNAL)
-                           ? SIGHT_VERDICT_ERROR : SIGHT_VERDICT_FAIL,
+                           ? SIGHT_RUN_VERDICT_ERROR : SIGHT_RUN_VERDICT_FAIL,
                   error, NULL);
     }
   else
-    step_close (smoke, SIGHT_VERDICT_PASS, NULL,
+    step_close (smoke, SIGHT_RUN_VERDICT_PASS, NULL,
                 json_object_get_string_member_with_default (detail, "summary", "Done"));
   smoke->flow_step++;
   observe_then_next (task);
@@ -450,14 +450,14 @@ page_text_cb (GObject      *source,
   g_autofree char *why = NULL;
 
   if (text == NULL)
-    step_close (smoke, SIGHT_VERDICT_ERROR, error, "The page text could not be read");
+    step_close (smoke, SIGHT_RUN_VERDICT_ERROR, error, "The page text could not be read");
   else if (smoke->stage == STAGE_EXPECT_TEXT)
     {
       gboolean found = strstr (text, smoke->expect_text) != NULL;
 
       why = g_strdup_printf (found ? "Expected text “%s” is on the page"
                                    : "Expected text “%s” is not on the page", smoke->expect_text);
-      step_close (smoke, found ? SIGHT_VERDICT_PASS : SIGHT_VERDICT_FAIL, NULL, why);
+      step_close (smoke, found ? SIGHT_RUN_VERDICT_PASS : SIGHT_RUN_VERDICT_FAIL, NULL, why);
     }
   else
     {
@@ -466,7 +466,7 @@ page_text_cb (GObject      *source,
       why = g_strdup_printf (found ? "Unexpected text “%s” is on the page"
                                    : "Text “%s” is not on the page, as expected",
                              smoke->expect_no_text);
-      step_close (smoke, found ? SIGHT_VERDICT_FAIL : SIGHT_VERDICT_PASS, NULL, why);
+      step_close (smoke, found ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_PASS, NULL, why);
     }
   smoke->stage++;
   smoke_next (task);
@@ -507,7 +507,7 @@ run_loaded_cb (GObject      *source,
   text = sight_report_text (data);
   object = json_object_new ();
   json_object_set_string_member (object, "runId", smoke->run_id);
-  json_object_set_string_member (object, "verdict", sight_verdict_to_string (data->run->verdict));
+  json_object_set_string_member (object, "verdict", sight_run_verdict_to_string (data->run->verdict));
   json_object_set_string_member (object, "text", text);
   json_object_set_member (object, "report", sight_report_to_json (data));
   root = json_node_new (JSON_NODE_OBJECT);
@@ -563,12 +563,12 @@ finish_run (GTask *task)
   if (smoke->error_message != NULL && !smoke->loaded)
     {
       /* The test could not run to a result. */
-      run.verdict = SIGHT_VERDICT_ERROR;
+      run.verdict = SIGHT_RUN_VERDICT_ERROR;
       run.code = (char *) sight_error_code_to_string (smoke->error_code);
       run.explanation = smoke->error_message;
     }
   else
-    run.verdict = smoke->failed ? SIGHT_VERDICT_FAIL : SIGHT_VERDICT_PASS;
+    run.verdict = smoke->failed ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_PASS;
   sight_store_finish_run_async (smoke->store, &run, NULL, run_finished_cb, task);
 }
 
@@ -600,7 +600,7 @@ smoke_next (GTask *task)
       SightRunRecord run = { 0 };
 
       run.id = smoke->run_id;
-      run.verdict = SIGHT_VERDICT_ERROR;
+      run.verdict = SIGHT_RUN_VERDICT_ERROR;
       run.code = (char *) "ENVIRONMENT_UNAVAILABLE";
       run.explanation = (char *) "The smoke test was cancelled";
       sight_store_finish_run_async (smoke->store, &run, NULL, write_done_cb, NULL);
@@ -685,7 +685,7 @@ smoke_next (GTask *task)
 
         smoke->stage++;
         step_open (smoke, "console", "check the console", NULL);
-        step_close (smoke, errors > 0 ? SIGHT_VERDICT_FAIL : SIGHT_VERDICT_PASS, NULL,
+        step_close (smoke, errors > 0 ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_PASS, NULL,
                     errors > 0 ? why : "No console errors");
         smoke_next (task);
         return;
@@ -716,7 +716,7 @@ smoke_next (GTask *task)
                                                   uri ? uri : "(none)", smoke->expect_url);
 
           step_open (smoke, "assert", "assert 1 condition", smoke->expect_url);
-          step_close (smoke, ok ? SIGHT_VERDICT_PASS : SIGHT_VERDICT_FAIL, NULL, why);
+          step_close (smoke, ok ? SIGHT_RUN_VERDICT_PASS : SIGHT_RUN_VERDICT_FAIL, NULL, why);
         }
       smoke_next (task);
       return;
@@ -766,10 +766,10 @@ smoke_next (GTask *task)
               g_autofree char *why = g_strdup_printf ("%u broken link%s: %s", n_broken,
                                                       n_broken == 1 ? "" : "s", broken->str);
 
-              step_close (smoke, SIGHT_VERDICT_FAIL, NULL, why);
+              step_close (smoke, SIGHT_RUN_VERDICT_FAIL, NULL, why);
             }
           else
-            step_close (smoke, SIGHT_VERDICT_PASS, NULL, "Every link worked");
+            step_close (smoke, SIGHT_RUN_VERDICT_PASS, NULL, "Every link worked");
         }
       smoke->stage = STAGE_DONE;
       if (smoke->loaded)
@@ -876,7 +876,7 @@ sight_smoke_test_async (SightStore          *store,
   run.kind = (char *) "smoke";
   run.name = (char *) "Smoke test";
   run.url = smoke->url;
-  run.verdict = SIGHT_VERDICT_RUNNING;
+  run.verdict = SIGHT_RUN_VERDICT_RUNNING;
   run.started_at = g_get_real_time ();
   smoke->run_id = sight_store_open_run (store, &run, &error);
   if (smoke->run_id == NULL)
