@@ -54,7 +54,7 @@ test_sign_in_flow_passes (void)
     "{ \"url\": \"SITE/login\", \"maxLinks\": 0,"
     "  \"steps\": [\"type \\\"member@example.test\\\" into Email\","
     "              \"type \\\"harbor-trial-2024\\\" into Password\","
-    "              \"click Sign in\"],"
+    "              \"click the Sign in button\"],"
     "  \"expectText\": \"Trial\", \"expectUrl\": \"/dashboard\","
     "  \"expectNoText\": \"Invalid password\" }", &error);
   JsonObject *object;
@@ -142,8 +142,18 @@ static void
 test_unreachable_is_an_error (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) node = run_smoke ("{ \"url\": \"http://127.0.0.1:9/\" }", &error);
+  g_autoptr(GSocketListener) listener = g_socket_listener_new ();
+  g_autofree char *json = NULL;
+  g_autoptr(JsonNode) node = NULL;
   JsonObject *object;
+  guint16 port;
+
+  /* A port that was free a moment ago: nothing listens there. */
+  port = g_socket_listener_add_any_inet_port (listener, NULL, &error);
+  g_assert_no_error (error);
+  g_socket_listener_close (listener);
+  json = g_strdup_printf ("{ \"url\": \"http://127.0.0.1:%u/\" }", port);
+  node = run_smoke (json, &error);
 
   g_assert_no_error (error);
   object = json_node_get_object (node);

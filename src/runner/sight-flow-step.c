@@ -75,7 +75,7 @@ sight_flow_step_run_async (SightWebPage        *page,
                            GAsyncReadyCallback  callback,
                            gpointer             user_data)
 {
-  g_autoptr(GTask) task = g_task_new (page, cancellable, callback, user_data);
+  g_autoptr(GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   g_autoptr(SightDirectStep) direct = NULL;
   g_autoptr(SightProject) project = NULL;
   g_autoptr(SightStepRequest) request = NULL;

@@ -13,12 +13,14 @@
 #include "sight-observation.h"
 #include "sight-page-scripts.h"
 #include "sight-report.h"
+#include "sight-scrape.h"
 #include "sight-tool-args.h"
 #include "sight-web-page.h"
 
 #define LOAD_TIMEOUT_MS 30000
 #define STEP_TIMEOUT_MS 60000
 #define CHECK_TIMEOUT_MS 10000
+#define EXPECT_WAIT_MS 5000
 #define LINK_TIMEOUT_S 10
 #define LINKS_IN_FLIGHT 4
 
@@ -483,6 +485,32 @@ read_page_text (GTask *task)
                                  page_text_cb, task);
 }
 
+static void
+expect_text_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  GTask *task = user_data;
+  Smoke *smoke = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *why = NULL;
+
+  if (sight_page_wait_for_text_finish (SIGHT_WEB_PAGE (source), result, &error))
+    {
+      why = g_strdup_printf ("Expected text “%s” is on the page", smoke->expect_text);
+      step_close (smoke, SIGHT_RUN_VERDICT_PASS, NULL, why);
+    }
+  else if (g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT))
+    {
+      why = g_strdup_printf ("Expected text “%s” is not on the page", smoke->expect_text);
+      step_close (smoke, SIGHT_RUN_VERDICT_FAIL, NULL, why);
+    }
+  else
+    step_close (smoke, SIGHT_RUN_VERDICT_ERROR, error, NULL);
+  smoke->stage++;
+  smoke_next (task);
+}
+
 /* The end: the run's verdict, then its report read back from the store. */
 
 static void
@@ -700,7 +728,11 @@ smoke_next (GTask *task)
           return;
         }
       step_open (smoke, "assert", "assert 1 condition", smoke->expect_text);
-      read_page_text (task);
+      /* Like an expectation in a test, it waits a little for the text: the
+       * last step may have started a navigation that is still rendering. */
+      sight_page_wait_for_text_async (smoke->page, smoke->expect_text,
+                                      g_get_monotonic_time () + EXPECT_WAIT_MS * 1000,
+                                      cancellable, expect_text_cb, task);
       return;
 
     case STAGE_EXPECT_URL:
