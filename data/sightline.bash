@@ -25,7 +25,9 @@ _sightline_flags()
   local bin=$1 cmd=$2 key
   key=_sightline_cache_flags_${cmd//-/_}
   if [[ -z ${!key-} ]]; then
+    # “--[no-]flag” stands for both --flag and --no-flag.
     printf -v "$key" '%s' "$(_sightline_help "$bin" "$cmd" |
+      sed 's/--\[no-\]\([a-z0-9-]*\)/--\1 --no-\1/g' |
       grep -oE -- '(^|[[:space:],])--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+' |
       grep -v -e '^--help-' | sort -u)"
   fi

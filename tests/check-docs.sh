@@ -33,8 +33,13 @@ mkdir "$tmp/help"
 LC_ALL=C LANGUAGE= "$bin" --help >"$tmp/help/_"
 declare -A flags_of
 for cmd in $commands; do
-  LC_ALL=C LANGUAGE= "$bin" "$cmd" --help >"$tmp/help/$cmd" 2>/dev/null
-  flags_of[$cmd]=$(grep -oE -- '(^|[[:space:],])--[a-z][a-z0-9-]*' "$tmp/help/$cmd" |
+  LC_ALL=C LANGUAGE= "$bin" "$cmd" --help >"$tmp/help/$cmd" 2>/dev/null &
+done
+wait
+for cmd in $commands; do
+  # “--[no-]flag” stands for both --flag and --no-flag.
+  flags_of[$cmd]=$(sed 's/--\[no-\]\([a-z0-9-]*\)/--\1 --no-\1/g' "$tmp/help/$cmd" |
+                   grep -oE -- '(^|[[:space:],])--[a-z][a-z0-9-]*' |
                    grep -oE -- '--[a-z0-9-]+' | grep -v -e '^--help-' | sort -u)
 done
 cat >"$tmp/sightline" <<STANDIN
@@ -98,13 +103,10 @@ fi
 
 # 4. The completion, driven as bash drives it: one shell per mode answers every
 # query in turn, so its caches work as in a person's session.
-queries=("" "--ver")
-for cmd in $commands; do queries+=("$cmd --"); done
-if printf '%s\n' $commands | grep -qx screenshot; then
-  queries+=("screenshot http://127.0.0.1/ --format " "screenshot --format=j")
-fi
+has_screenshot=$(printf '%s\n' $commands | grep -x screenshot)
+words() { [ -z "$1" ] || printf '%s\n' $1 | sort -u | tr '\n' ' '; }
 run_queries() {
-  # $1: a bash-completion script to load first, or nothing
+  # $1: a bash-completion script to load first, or nothing; then the queries
   bash --norc --noprofile -c '
     source "$1"
     [ -n "$2" ] && source "$2"
@@ -116,42 +118,49 @@ run_queries() {
       COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
       COMPREPLY=()
       _sightline
-      printf "%s\n" "${COMPREPLY[@]}" | sed "/^$/d" | sort -u | tr "\n" " "
-      echo
-    done' bash "$root/data/sightline.bash" "$1" "$tmp/sightline" "${queries[@]}" 2>&1
+      printf "%s\n" "${COMPREPLY[@]}"
+      echo "<end>"
+    done' bash "$root/data/sightline.bash" "$@" 2>&1 |
+    awk '/^<end>$/ { print line; line = ""; next } $0 != "" { line = line $0 " " }' |
+    while read -r line; do words "$line"; echo; done
 }
-words() { [ -n "$1" ] && printf '%s\n' $1 | sort -u | tr '\n' ' '; }
+expect_answer() {
+  # $1 label, $2 answer, $3 expected
+  [ "$2" = "$3" ] && pass "$1" || fail "$1: got “$2”, expected “$3”"
+}
 
-# Both as a plain bash runs it and under the bash-completion package, whose
-# _init_completion the script uses when it is there.
-modes=plain
-[ -f /usr/share/bash-completion/bash_completion ] && modes="$modes bash-completion"
-for mode in $modes; do
-  script=""
-  [ "$mode" = bash-completion ] && script=/usr/share/bash-completion/bash_completion
-  mapfile -t answers < <(run_queries "$script")
-  [ "${#answers[@]}" -eq "${#queries[@]}" ] ||
-    fail "[$mode] the completion answered ${#answers[@]} of ${#queries[@]} queries: ${answers[*]}"
-  expected=$(words "$commands help")
-  [ "${answers[0]}" = "$expected" ] &&
-    pass "[$mode] “sightline ” completes to the $(echo $commands | wc -w) commands and help" ||
-    fail "[$mode] “sightline ” completed to “${answers[0]}”, expected “$expected”"
-  [ "${answers[1]}" = "--version " ] && pass "[$mode] “sightline --ver” completes to --version" ||
-    fail "[$mode] “sightline --ver” completed to “${answers[1]}”"
-  k=2
-  for cmd in $commands; do
-    expected=$(words "${flags_of[$cmd]}")
-    [ "${answers[k]}" = "$expected" ] &&
-      pass "[$mode] “sightline $cmd --” completes its $(echo ${flags_of[$cmd]} | wc -w) flags" ||
-      fail "[$mode] “sightline $cmd --” completed to “${answers[k]}”, expected “$expected”"
-    k=$((k + 1))
-  done
-  if [ "${#queries[@]}" -gt "$k" ]; then
-    [ "${answers[k]}" = "$(words "png jpeg webp")" ] &&
-      pass "[$mode] screenshot --format completes its formats" ||
-      fail "[$mode] screenshot --format completed to “${answers[k]}”"
-    [ "${answers[k + 1]}" = "jpeg " ] && pass "[$mode] screenshot --format=j completes to jpeg" ||
-      fail "[$mode] screenshot --format=j completed to “${answers[k + 1]}”"
-  fi
+# Without bash-completion only the word splitting differs: the command list and
+# --flag=value.
+queries=("")
+[ -n "$has_screenshot" ] && queries+=("screenshot --format=j")
+mapfile -t answers < <(run_queries "" "$tmp/sightline" "${queries[@]}")
+expect_answer "[plain] “sightline ” completes to the commands" "${answers[0]}" "$(words "$commands help")"
+[ -n "$has_screenshot" ] &&
+  expect_answer "[plain] “screenshot --format=j” completes to jpeg" "${answers[1]}" "jpeg "
+
+# Under the bash-completion package, whose _init_completion the script uses,
+# everything; without the package installed, the same in a plain shell.
+mode=plain script=""
+if [ -f /usr/share/bash-completion/bash_completion ]; then
+  mode=bash-completion script=/usr/share/bash-completion/bash_completion
+fi
+queries=("" "--ver")
+for cmd in $commands; do queries+=("$cmd --"); done
+[ -n "$has_screenshot" ] && queries+=("screenshot http://127.0.0.1/ --format " "screenshot --format=j")
+mapfile -t answers < <(run_queries "$script" "$tmp/sightline" "${queries[@]}")
+[ "${#answers[@]}" -eq "${#queries[@]}" ] ||
+  fail "[$mode] the completion answered ${#answers[@]} of ${#queries[@]} queries: ${answers[*]}"
+expect_answer "[$mode] “sightline ” completes to the $(echo $commands | wc -w) commands and help" \
+  "${answers[0]}" "$(words "$commands help")"
+expect_answer "[$mode] “sightline --ver” completes to --version" "${answers[1]}" "--version "
+k=2
+for cmd in $commands; do
+  expect_answer "[$mode] “sightline $cmd --” completes its $(echo ${flags_of[$cmd]} | wc -w) flags" \
+    "${answers[k]}" "$(words "${flags_of[$cmd]}")"
+  k=$((k + 1))
 done
+if [ -n "$has_screenshot" ]; then
+  expect_answer "[$mode] “screenshot --format ” completes the formats" "${answers[k]}" "$(words "png jpeg webp")"
+  expect_answer "[$mode] “screenshot --format=j” completes to jpeg" "${answers[k + 1]}" "jpeg "
+fi
 exit $status
