@@ -47,7 +47,7 @@ _sightline_values()
       esac ;;
     --content) echo html cleaned_html markdown readability ;;
     --paper) echo A4 Letter Legal ;;
-    --vision) echo off on only ;;
+    --vision) echo false true only ;;
     --to) echo playwright e2e ;;
     --wait-until) echo domcontentloaded load networkidle ;;
     --scope) echo host subdomains ;;
