@@ -186,8 +186,13 @@ load (SightWebPage   *page,
   g_autofree char *url = path[0] == '/' ? url_for (path) : g_strdup (path);
   g_autoptr(GAsyncResult) result = NULL;
 
+  gboolean ok;
+
   sight_web_page_load_async (page, url, wait_until, timeout_ms, NULL, store_result_cb, &result);
-  return sight_web_page_load_finish (page, wait_for_result (&result), error);
+  ok = sight_web_page_load_finish (page, wait_for_result (&result), error);
+  if (!ok)
+    g_test_message ("load %s: %s", url, (*error)->message);
+  return ok;
 }
 
 static JsonNode *

@@ -561,9 +561,10 @@ load_timeout_cb (gpointer user_data)
   if (!op->committed)
     {
       /* Nothing of the new page runs yet (the server is slow, or a new web
-       * process is still starting), so there is no hang to look for. */
+       * process is still starting), so there is no hang to look for. The
+       * provisional load is left to the next navigation to replace: stopping
+       * it while a new web process starts wedged the next load. */
       page_op_complete (op, error, NULL, NULL);
-      webkit_web_view_stop_loading (self->view);
       return G_SOURCE_REMOVE;
     }
   page_op_timed_out (op, error);
