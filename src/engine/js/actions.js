@@ -45,8 +45,10 @@
     let done = false;
     const finish = () => { if (!done) { done = true; resolve (); } };
     requestAnimationFrame (finish);
-    /* Hidden documents don't run animation frames. */
-    setTimeout (finish, 50);
+    /* Hidden documents don't run animation frames. Otherwise wait for a real
+     * one: animations only advance in rendering updates, so two reads without
+     * one in between would call anything stable. */
+    setTimeout (finish, document.visibilityState === 'hidden' ? 50 : 1000);
   });
   const sleep = (ms) => new Promise (resolve => setTimeout (resolve, ms));
   const norm = (s) => String (s || '').replace (/\s+/g, ' ').trim ();
