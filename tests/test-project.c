@@ -15,7 +15,8 @@ static const char full_project[] =
   "    \"default\": { \"model\": \"openai:gpt-4.1-mini\", \"baseUrl\": \"http://127.0.0.1:9/v1\",\n"
   "                 \"apiKeyEnv\": \"SIGHT_TEST_KEY\", \"vision\": \"only\",\n"
   "                 \"maxSteps\": 12, \"maxModelCalls\": 30 },\n"
-  "    \"local\": { \"provider\": \"ollama\", \"model\": \"llama3:8b\" },\n"
+  "    \"local\": { \"provider\": \"ollama\", \"model\": \"llama3:8b\", \"maxTokens\": 4096,\n"
+  "               \"price\": { \"input\": 0.4, \"output\": 1.6 } },\n"
   "    \"colon\": { \"model\": \"ollama:llama3:8b\", \"vision\": true }\n"
   "  },\n"
   "  \"credentials\": {\n"
@@ -65,6 +66,8 @@ test_parse_full (void)
   g_assert_cmpint (a->vision, ==, SIGHT_VISION_OFF);
   g_assert_cmpint (a->max_steps, ==, 25);
   g_assert_cmpint (a->max_model_calls, ==, 25);
+  g_assert_cmpint (a->max_tokens, ==, 4096);
+  g_assert_true (json_object_has_member (a->json, "price"));
 
   a = sight_project_get_agent (p, "colon");
   g_assert_cmpstr (a->provider, ==, "ollama");
@@ -132,6 +135,12 @@ test_parse_errors (void)
                  "/agents/fast/apiKeyEnv: must be an environment variable name");
   project_fails ("{\"agents\": {\"fast\": {\"model\": \"a:b\", \"vision\": \"yes\"}}}",
                  "/agents/fast/vision");
+  project_fails ("{\"agents\": {\"fast\": {\"model\": \"a:b\", \"apiKey\": \"sk-1\"}}}",
+                 "/agents/fast/apiKey: an API key does not belong in the project file");
+  project_fails ("{\"agents\": {\"fast\": {\"model\": \"a:b\", \"maxTokens\": 0}}}",
+                 "/agents/fast/maxTokens: must be a positive integer");
+  project_fails ("{\"agents\": {\"fast\": {\"model\": \"a:b\", \"price\": 3}}}",
+                 "/agents/fast/price: must be an object");
   project_fails ("{\"agents\": {\"a~b\": {\"model\": \"a:b\", \"temp\": 1}}}",
                  "/agents/a~0b/temp: unknown member");
   project_fails ("{\"credentials\": {\"pw\": {\"purpose\": \"pin\", \"source\": {\"env\": \"X\"}}}}",

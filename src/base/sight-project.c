@@ -35,6 +35,7 @@ agent_config_clear (SightAgentConfig *agent)
   g_free (agent->model);
   g_free (agent->base_url);
   g_free (agent->api_key_env);
+  g_clear_pointer (&agent->json, json_object_unref);
 }
 
 static void
@@ -198,6 +199,7 @@ parse_agent (Ctx        *c,
   agent->vision = SIGHT_VISION_OFF;
   agent->max_steps = SIGHT_DEFAULT_MAX_STEPS;
   agent->max_model_calls = SIGHT_DEFAULT_MAX_MODEL_CALLS;
+  agent->json = json_object_ref (json_node_get_object (node));
   g_hash_table_insert (c->self->agents, agent->name, agent);
 
   json_object_iter_init_ordered (&iter, json_node_get_object (node));
@@ -250,9 +252,24 @@ parse_agent (Ctx        *c,
           if (!get_positive (c, value, sub, &agent->max_model_calls))
             return FALSE;
         }
+      else if (g_str_equal (key, "maxTokens"))
+        {
+          if (!get_positive (c, value, sub, &agent->max_tokens))
+            return FALSE;
+          if (agent->max_tokens > G_MAXINT32)
+            return bad (c, sub, "must be at most %d", G_MAXINT32);
+        }
+      else if (g_str_equal (key, "price") || g_str_equal (key, "prices"))
+        {
+          if (!JSON_NODE_HOLDS_OBJECT (value))
+            return bad (c, sub, "must be an object");
+        }
+      else if (g_str_equal (key, "apiKey"))
+        return bad (c, sub, "an API key does not belong in the project file; name the "
+                    "environment variable that holds it with apiKeyEnv");
       else if (!g_str_equal (key, "description"))
         return bad (c, sub, "unknown member (an agent takes model, provider, baseUrl, "
-                    "apiKeyEnv, vision, maxSteps, maxModelCalls)");
+                    "apiKeyEnv, vision, maxSteps, maxModelCalls, maxTokens, price, prices)");
     }
 
   if (model == NULL)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 
 #include "sight-secrets.h"
 #include "sight-step-options.h"
@@ -25,6 +26,10 @@ G_BEGIN_DECLS
  *     "defaults": { "timeout": 120000, "actionTimeout": 15000, "agent": "default" }
  *   }
  *
+ * An agent may also give "maxTokens" (a positive integer) and "price" / "prices" (US
+ * dollars per million tokens, read by the model layer).  An API key itself never sits
+ * in the file: "apiKey" is refused in favour of "apiKeyEnv" (or the keyring).
+ *
  * agents.<name>.model is "provider:model" (split at the first colon, so
  * "ollama:llama3:8b" is provider "ollama", model "llama3:8b"), or give "provider" and
  * "model" apart.  credentials may also be an array of objects with a "name".  A
@@ -47,6 +52,10 @@ typedef struct {
   SightVisionMode  vision;          /* never UNSET; OFF by default */
   gint64           max_steps;       /* 25 by default */
   gint64           max_model_calls; /* 25 by default */
+  gint64           max_tokens;      /* 0: the provider's default */
+  /* the entry as written, for members the model layer reads itself
+   * ("price", "prices"; see sight-model-config.h) */
+  JsonObject      *json;
 } SightAgentConfig;
 
 typedef struct _SightProject SightProject;

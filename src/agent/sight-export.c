@@ -1,0 +1,840 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-export"
+
+#include "config.h"
+
+#include "sight-export.h"
+
+#include <string.h>
+
+#include "sight-direct-step.h"
+#include "sight-error.h"
+#include "sight-params.h"
+
+typedef struct {
+  SightExportFormat  format;
+  GString           *body;
+  char              *base_url;
+  gboolean           uses_control;
+  gboolean           uses_zod;
+  guint              n_todo;
+} Emitter;
+
+gboolean
+sight_export_format_from_string (const char        *name,
+                                 SightExportFormat *out)
+{
+  if (g_strcmp0 (name, "playwright") == 0)
+    *out = SIGHT_EXPORT_PLAYWRIGHT;
+  else if (g_strcmp0 (name, "e2e") == 0)
+    *out = SIGHT_EXPORT_E2E;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+/* A TypeScript single-quoted string literal. */
+static void
+append_js_string (GString    *s,
+                  const char *text)
+{
+  g_string_append_c (s, '\'');
+  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      switch (c)
+        {
+        case '\'': g_string_append (s, "\\'"); break;
+        case '\\': g_string_append (s, "\\\\"); break;
+        case '\n': g_string_append (s, "\\n"); break;
+        case '\r': g_string_append (s, "\\r"); break;
+        case '\t': g_string_append (s, "\\t"); break;
+        default:
+          if (c < 0x20 || c == 0x2028 || c == 0x2029 || c == 0x7f)
+            g_string_append_printf (s, "\\u%04x", c);
+          else
+            g_string_append_unichar (s, c);
+        }
+    }
+  g_string_append_c (s, '\'');
+}
+
+static char *
+js_string (const char *text)
+{
+  GString *s = g_string_new (NULL);
+
+  append_js_string (s, text);
+  return g_string_free (s, FALSE);
+}
+
+/* A regular expression literal matching @text literally. */
+static char *
+js_regex_literal (const char *text)
+{
+  GString *s = g_string_new ("/");
+
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      if (strchr ("\\^$.*+?()[]{}|/", *p) != NULL)
+        g_string_append_c (s, '\\');
+      if (*p == '\n')
+        g_string_append (s, "\\n");
+      else
+        g_string_append_c (s, *p);
+    }
+  g_string_append_c (s, '/');
+  return g_string_free (s, FALSE);
+}
+
+/* A comment line; text that could end the comment cannot, as it is a line
+ * comment and newlines are folded. */
+static void
+append_comment (GString    *s,
+                const char *indent,
+                const char *text)
+{
+  g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    g_string_append_printf (s, "%s// %s\n", indent, lines[i]);
+}
+
+static char *
+json_compact (JsonNode *node)
+{
+  return json_to_string (node, FALSE);
+}
+
+/* How a params value reads in the generated code. */
+static char *
+param_expression (Emitter    *em,
+                  JsonNode   *value)
+{
+  const char *secret = NULL;
+
+  if (sight_params_is_secret (value, &secret))
+    {
+      const char *dot = strchr (secret, '.');
+
+      if (em->format == SIGHT_EXPORT_E2E && dot != NULL && dot > secret && dot[1] != '\0')
+        {
+          g_autofree char *user = g_strndup (secret, dot - secret);
+          g_autofree char *user_js = js_string (user);
+
+          return g_strdup_printf ("credentials.user(%s).%s", user_js, dot + 1);
+        }
+      else
+        {
+          /* Plain Playwright has no credential store: read it from the
+           * environment, named after the credential. */
+          g_autofree char *var = g_ascii_strup (secret, -1);
+
+          for (char *p = var; *p != '\0'; p++)
+            if (!g_ascii_isalnum (*p))
+              *p = '_';
+          return g_strdup_printf ("process.env.SIGHTLINE_SECRET_%s ?? ''", var);
+        }
+    }
+  if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING)
+    return js_string (json_node_get_string (value));
+  return json_compact (value);
+}
+
+/* The value a direct step types, as an expression. */
+static gboolean
+value_expression (Emitter                *em,
+                  const SightDirectStep  *step,
+                  JsonObject             *params,
+                  char                  **out,
+                  GError                **error)
+{
+  JsonNode *value;
+
+  if (step->param == NULL)
+    {
+      *out = js_string (step->value != NULL ? step->value : "");
+      return TRUE;
+    }
+  value = params != NULL ? json_object_get_member (params, step->param) : NULL;
+  if (value == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "the step \"%s\" uses {%s}, which its params do not define",
+                   step->source, step->param);
+      return FALSE;
+    }
+  *out = param_expression (em, value);
+  if (!sight_params_is_secret (value, NULL) &&
+      !(JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING))
+    {
+      char *wrapped = g_strdup_printf ("String(%s)", *out);
+
+      g_free (*out);
+      *out = wrapped;
+    }
+  return TRUE;
+}
+
+/* The interactive roles Sightline tries for a target without a role hint. */
+static const char control_helper[] =
+  "// A control with this accessible name, whatever its role: how Sightline resolves a\n"
+  "// target written without a kind (\"click Sign in\").\n"
+  "function control(page: Page, name: string, exact = false): Locator {\n"
+  "  const roles = ['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem',\n"
+  "                 'option', 'combobox', 'textbox', 'searchbox'] as const;\n"
+  "  return roles.map((role) => page.getByRole(role, { name, exact }))\n"
+  "              .reduce((all, one) => all.or(one));\n"
+  "}\n\n";
+
+static char *
+locator_for (Emitter               *em,
+             const SightDirectStep *step)
+{
+  const SightTarget *target = &step->target;
+  g_autoptr(GString) s = g_string_new ("page.");
+  g_autofree char *name = target->name != NULL ? js_string (target->name) : NULL;
+  const char *exact = target->quoted ? ", exact: true" : "";
+  const char *exact_arg = target->quoted ? ", { exact: true }" : "";
+
+  if (target->role != NULL && name != NULL && g_str_equal (target->role, "textbox") &&
+      (step->verb == SIGHT_DIRECT_FILL ||
+       (step->verb == SIGHT_DIRECT_EXPECT && step->expect == SIGHT_EXPECT_VALUE)))
+    /* A password input has no ARIA role, so Playwright's getByRole misses
+     * it; its label finds every kind of field. */
+    g_string_append_printf (s, "getByLabel(%s%s)", name, exact_arg);
+  else if (target->role != NULL && name != NULL)
+    g_string_append_printf (s, "getByRole('%s', { name: %s%s })", target->role, name, exact);
+  else if (target->role != NULL)
+    g_string_append_printf (s, "getByRole('%s')", target->role);
+  else
+    {
+      gboolean labelled = FALSE;
+
+      switch (step->verb)
+        {
+        case SIGHT_DIRECT_FILL:
+        case SIGHT_DIRECT_SELECT:
+        case SIGHT_DIRECT_CHECK:
+        case SIGHT_DIRECT_UNCHECK:
+        case SIGHT_DIRECT_UPLOAD:
+          labelled = TRUE;
+          break;
+        case SIGHT_DIRECT_EXPECT:
+          labelled = step->expect == SIGHT_EXPECT_VALUE || step->expect == SIGHT_EXPECT_CHECKED ||
+                     step->expect == SIGHT_EXPECT_UNCHECKED;
+          break;
+        case SIGHT_DIRECT_CLICK:
+        case SIGHT_DIRECT_DOUBLE_CLICK:
+        case SIGHT_DIRECT_HOVER:
+        case SIGHT_DIRECT_PRESS:
+        case SIGHT_DIRECT_GOTO:
+        case SIGHT_DIRECT_BACK:
+        case SIGHT_DIRECT_FORWARD:
+        case SIGHT_DIRECT_RELOAD:
+        case SIGHT_DIRECT_SCROLL:
+        case SIGHT_DIRECT_WAIT_FOR_TEXT:
+        case SIGHT_DIRECT_WAIT_TIME:
+        default:
+          break;
+        }
+      if (labelled)
+        g_string_append_printf (s, "getByLabel(%s%s)", name, exact_arg);
+      else if (step->verb == SIGHT_DIRECT_EXPECT)
+        g_string_append_printf (s, "getByText(%s%s)", name, exact_arg);
+      else
+        {
+          em->uses_control = TRUE;
+          g_string_truncate (s, 0);
+          g_string_append_printf (s, "control(page, %s%s)", name,
+                                  target->quoted ? ", true" : "");
+        }
+    }
+
+  if (target->nth == -1)
+    g_string_append (s, ".last()");
+  else if (target->nth > 0)
+    g_string_append_printf (s, ".nth(%d)", target->nth - 1);
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
+static char *
+resolve_url (Emitter    *em,
+             const char *url)
+{
+  g_autoptr(GUri) base = NULL;
+  g_autoptr(GUri) joined = NULL;
+
+  if (em->base_url == NULL || g_str_has_prefix (url, "http://") ||
+      g_str_has_prefix (url, "https://"))
+    return g_strdup (url);
+  base = g_uri_parse (em->base_url, G_URI_FLAGS_NONE, NULL);
+  if (base == NULL)
+    return g_strdup (url);
+  if (url[0] != '/' && url[0] != '?' && url[0] != '#' && strchr (url, ':') == NULL)
+    {
+      /* "example.com/path" is a host, as a person typing it means */
+      g_autofree char *with_scheme = g_strconcat ("https://", url, NULL);
+
+      return g_steal_pointer (&with_scheme);
+    }
+  joined = g_uri_parse_relative (base, url, G_URI_FLAGS_NONE, NULL);
+  return joined != NULL ? g_uri_to_string (joined) : g_strdup (url);
+}
+
+static gboolean
+emit_direct (Emitter     *em,
+             JsonObject  *step_object,
+             const char  *text,
+             guint        index,
+             GError     **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(SightDirectStep) step = sight_direct_step_parse (text, &local_error);
+  g_autofree char *loc = NULL;
+  g_autofree char *value = NULL;
+  JsonObject *params = NULL;
+  GString *b = em->body;
+
+  if (step == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "step %u: %s", index + 1,
+                   local_error->message);
+      return FALSE;
+    }
+  if (json_object_has_member (step_object, "params") &&
+      JSON_NODE_HOLDS_OBJECT (json_object_get_member (step_object, "params")))
+    params = json_object_get_object_member (step_object, "params");
+
+  append_comment (b, "  ", text);
+  if (step->has_target)
+    loc = locator_for (em, step);
+
+  switch (step->verb)
+    {
+    case SIGHT_DIRECT_CLICK:
+      g_string_append_printf (b, "  await %s.click();\n", loc);
+      break;
+    case SIGHT_DIRECT_DOUBLE_CLICK:
+      g_string_append_printf (b, "  await %s.dblclick();\n", loc);
+      break;
+    case SIGHT_DIRECT_HOVER:
+      g_string_append_printf (b, "  await %s.hover();\n", loc);
+      break;
+    case SIGHT_DIRECT_FILL:
+      if (!value_expression (em, step, params, &value, error))
+        return FALSE;
+      if (loc != NULL)
+        g_string_append_printf (b, "  await %s.fill(%s);\n", loc, value);
+      else
+        g_string_append_printf (b, "  await page.keyboard.type(%s);\n", value);
+      break;
+    case SIGHT_DIRECT_PRESS:
+      {
+        g_autofree char *key = js_string (step->value);
+
+        if (loc != NULL)
+          g_string_append_printf (b, "  await %s.press(%s);\n", loc, key);
+        else
+          g_string_append_printf (b, "  await page.keyboard.press(%s);\n", key);
+      }
+      break;
+    case SIGHT_DIRECT_SELECT:
+      if (!value_expression (em, step, params, &value, error))
+        return FALSE;
+      g_string_append_printf (b, "  await %s.selectOption(%s);\n", loc, value);
+      break;
+    case SIGHT_DIRECT_CHECK:
+      g_string_append_printf (b, "  await %s.check();\n", loc);
+      break;
+    case SIGHT_DIRECT_UNCHECK:
+      g_string_append_printf (b, "  await %s.uncheck();\n", loc);
+      break;
+    case SIGHT_DIRECT_UPLOAD:
+      if (!value_expression (em, step, params, &value, error))
+        return FALSE;
+      g_string_append_printf (b, "  await %s.setInputFiles(%s);\n",
+                              loc != NULL ? loc : "page.locator('input[type=file]')", value);
+      break;
+    case SIGHT_DIRECT_GOTO:
+      {
+        g_autofree char *url = resolve_url (em, step->value);
+        g_autofree char *url_js = js_string (url);
+
+        g_string_append_printf (b, "  await page.goto(%s);\n", url_js);
+      }
+      break;
+    case SIGHT_DIRECT_BACK:
+      g_string_append (b, "  await page.goBack();\n");
+      break;
+    case SIGHT_DIRECT_FORWARD:
+      g_string_append (b, "  await page.goForward();\n");
+      break;
+    case SIGHT_DIRECT_RELOAD:
+      g_string_append (b, "  await page.reload();\n");
+      break;
+    case SIGHT_DIRECT_SCROLL:
+      switch (step->scroll)
+        {
+        case SIGHT_SCROLL_DOWN:
+        case SIGHT_SCROLL_UP:
+          if (step->amount > 0)
+            g_string_append_printf (b, "  await page.mouse.wheel(0, %s%d);\n",
+                                    step->scroll == SIGHT_SCROLL_UP ? "-" : "", step->amount);
+          else
+            g_string_append_printf (b, "  await page.evaluate(() => window.scrollBy(0, %swindow.innerHeight));\n",
+                                    step->scroll == SIGHT_SCROLL_UP ? "-" : "");
+          break;
+        case SIGHT_SCROLL_TOP:
+          g_string_append (b, "  await page.evaluate(() => window.scrollTo(0, 0));\n");
+          break;
+        case SIGHT_SCROLL_BOTTOM:
+          g_string_append (b, "  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));\n");
+          break;
+        case SIGHT_SCROLL_TO_TARGET:
+        case SIGHT_SCROLL_NONE:
+        default:
+          g_string_append_printf (b, "  await %s.scrollIntoViewIfNeeded();\n", loc);
+          break;
+        }
+      break;
+    case SIGHT_DIRECT_WAIT_TIME:
+      g_string_append_printf (b, "  await page.waitForTimeout(%s);\n", step->value);
+      break;
+    case SIGHT_DIRECT_WAIT_FOR_TEXT:
+    case SIGHT_DIRECT_EXPECT:
+    default:
+      {
+        g_autofree char *expected = step->value != NULL ? js_string (step->value) : NULL;
+        const char *timeout = step->verb == SIGHT_DIRECT_WAIT_FOR_TEXT
+                                ? ", { timeout: 30000 }" : "";
+
+        switch (step->expect)
+          {
+          case SIGHT_EXPECT_TEXT:
+            g_string_append_printf (b, "  await expect(page.locator('body')).toContainText(%s%s);\n",
+                                    expected, timeout);
+            break;
+          case SIGHT_EXPECT_NO_TEXT:
+            g_string_append_printf (b, "  await expect(page.locator('body')).not.toContainText(%s%s);\n",
+                                    expected, timeout);
+            break;
+          case SIGHT_EXPECT_URL_CONTAINS:
+            {
+              g_autofree char *re = js_regex_literal (step->value);
+
+              g_string_append_printf (b, "  await expect(page).toHaveURL(%s);\n", re);
+            }
+            break;
+          case SIGHT_EXPECT_URL_EQUALS:
+            {
+              g_autofree char *url = resolve_url (em, step->value);
+              g_autofree char *url_js = js_string (url);
+
+              g_string_append_printf (b, "  await expect(page).toHaveURL(%s);\n", url_js);
+            }
+            break;
+          case SIGHT_EXPECT_VISIBLE:
+            g_string_append_printf (b, "  await expect(%s).toBeVisible();\n", loc);
+            break;
+          case SIGHT_EXPECT_HIDDEN:
+            g_string_append_printf (b, "  await expect(%s).toBeHidden();\n", loc);
+            break;
+          case SIGHT_EXPECT_CHECKED:
+            g_string_append_printf (b, "  await expect(%s).toBeChecked();\n", loc);
+            break;
+          case SIGHT_EXPECT_UNCHECKED:
+            g_string_append_printf (b, "  await expect(%s).not.toBeChecked();\n", loc);
+            break;
+          case SIGHT_EXPECT_ENABLED:
+            g_string_append_printf (b, "  await expect(%s).toBeEnabled();\n", loc);
+            break;
+          case SIGHT_EXPECT_DISABLED:
+            g_string_append_printf (b, "  await expect(%s).toBeDisabled();\n", loc);
+            break;
+          case SIGHT_EXPECT_VALUE:
+            if (!value_expression (em, step, params, &value, error))
+              return FALSE;
+            g_string_append_printf (b, "  await expect(%s).toHaveValue(%s);\n", loc, value);
+            break;
+          case SIGHT_EXPECT_HAS_TEXT:
+            g_string_append_printf (b, "  await expect(%s).toContainText(%s);\n", loc, expected);
+            break;
+          case SIGHT_EXPECT_NONE:
+          default:
+            g_assert_not_reached ();
+          }
+      }
+      break;
+    }
+  return TRUE;
+}
+
+/* A JSON Schema as zod source, for extract's Standard Schema. Handles the
+ * shapes test files use; anything else becomes z.any() with a note. */
+static void
+append_zod (GString  *s,
+            JsonNode *schema)
+{
+  JsonObject *o;
+  const char *type = NULL;
+
+  if (schema == NULL || !JSON_NODE_HOLDS_OBJECT (schema))
+    {
+      g_string_append (s, "z.any()");
+      return;
+    }
+  o = json_node_get_object (schema);
+  if (json_object_has_member (o, "enum") &&
+      JSON_NODE_HOLDS_ARRAY (json_object_get_member (o, "enum")))
+    {
+      JsonArray *values = json_object_get_array_member (o, "enum");
+      gboolean all_strings = json_array_get_length (values) > 0;
+
+      for (guint i = 0; i < json_array_get_length (values); i++)
+        {
+          JsonNode *v = json_array_get_element (values, i);
+
+          all_strings &= JSON_NODE_HOLDS_VALUE (v) && json_node_get_value_type (v) == G_TYPE_STRING;
+        }
+      if (all_strings)
+        {
+          g_string_append (s, "z.enum([");
+          for (guint i = 0; i < json_array_get_length (values); i++)
+            {
+              if (i > 0)
+                g_string_append (s, ", ");
+              append_js_string (s, json_array_get_string_element (values, i));
+            }
+          g_string_append (s, "])");
+          return;
+        }
+    }
+  if (json_object_has_member (o, "type") &&
+      JSON_NODE_HOLDS_VALUE (json_object_get_member (o, "type")))
+    type = json_object_get_string_member (o, "type");
+
+  if (g_strcmp0 (type, "string") == 0)
+    g_string_append (s, "z.string()");
+  else if (g_strcmp0 (type, "number") == 0)
+    g_string_append (s, "z.number()");
+  else if (g_strcmp0 (type, "integer") == 0)
+    g_string_append (s, "z.number().int()");
+  else if (g_strcmp0 (type, "boolean") == 0)
+    g_string_append (s, "z.boolean()");
+  else if (g_strcmp0 (type, "null") == 0)
+    g_string_append (s, "z.null()");
+  else if (g_strcmp0 (type, "array") == 0)
+    {
+      g_string_append (s, "z.array(");
+      append_zod (s, json_object_get_member (o, "items"));
+      g_string_append (s, ")");
+    }
+  else if (g_strcmp0 (type, "object") == 0)
+    {
+      JsonObject *props = NULL;
+      JsonArray *required = NULL;
+      g_autoptr(GList) names = NULL;
+
+      if (json_object_has_member (o, "properties") &&
+          JSON_NODE_HOLDS_OBJECT (json_object_get_member (o, "properties")))
+        props = json_object_get_object_member (o, "properties");
+      if (json_object_has_member (o, "required") &&
+          JSON_NODE_HOLDS_ARRAY (json_object_get_member (o, "required")))
+        required = json_object_get_array_member (o, "required");
+      g_string_append (s, "z.object({");
+      names = props != NULL ? json_object_get_members (props) : NULL;
+      for (GList *l = names; l != NULL; l = l->next)
+        {
+          const char *name = l->data;
+          gboolean is_required = FALSE;
+
+          for (guint i = 0; required != NULL && i < json_array_get_length (required); i++)
+            if (g_strcmp0 (json_array_get_string_element (required, i), name) == 0)
+              is_required = TRUE;
+          g_string_append_c (s, ' ');
+          append_js_string (s, name);
+          g_string_append (s, ": ");
+          append_zod (s, json_object_get_member (props, name));
+          if (!is_required)
+            g_string_append (s, ".optional()");
+          g_string_append_c (s, l->next != NULL ? ',' : ' ');
+        }
+      g_string_append (s, "})");
+    }
+  else
+    g_string_append (s, "z.any()");
+}
+
+/* The options object of a model step, with the spec's names. */
+static void
+append_options (Emitter    *em,
+                GString    *s,
+                JsonObject *step,
+                const char *kind)
+{
+  static const char *names[] = { "params", "timeout", "maxSteps", "maxModelCalls", "agent",
+                                 "screenshot", "vision", "interval", "schema", NULL };
+  gboolean any = FALSE;
+
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      JsonNode *value = json_object_get_member (step, names[i]);
+
+      if (value == NULL)
+        continue;
+      g_string_append (s, any ? ", " : ", { ");
+      any = TRUE;
+      g_string_append_printf (s, "%s: ", names[i]);
+      if (g_str_equal (names[i], "schema") && em->format == SIGHT_EXPORT_E2E)
+        {
+          em->uses_zod = TRUE;
+          append_zod (s, value);
+        }
+      else if (g_str_equal (names[i], "params") && JSON_NODE_HOLDS_OBJECT (value))
+        {
+          JsonObject *params = json_node_get_object (value);
+          g_autoptr(GList) members = json_object_get_members (params);
+
+          g_string_append (s, "{ ");
+          for (GList *l = members; l != NULL; l = l->next)
+            {
+              g_autofree char *expr = param_expression (em, json_object_get_member (params, l->data));
+
+              append_js_string (s, l->data);
+              g_string_append_printf (s, ": %s%s", expr, l->next != NULL ? ", " : " ");
+            }
+          g_string_append (s, "}");
+        }
+      else if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING)
+        append_js_string (s, json_node_get_string (value));
+      else
+        {
+          g_autofree char *json = json_compact (value);
+
+          g_string_append (s, json);
+        }
+    }
+  if (any)
+    g_string_append (s, " }");
+}
+
+static void
+emit_model (Emitter    *em,
+            JsonObject *step,
+            guint       index,
+            const char *kind,
+            const char *instruction)
+{
+  GString *b = em->body;
+  g_autofree char *text = js_string (instruction);
+
+  if (em->format == SIGHT_EXPORT_E2E)
+    {
+      gboolean returns = g_str_equal (kind, "extract");
+
+      if (returns)
+        g_string_append_printf (b, "  const extracted%u = ", index + 1);
+      else
+        g_string_append (b, "  ");
+      g_string_append_printf (b, "await agent.%s(%s", kind, text);
+      append_options (em, b, step, kind);
+      g_string_append (b, ");\n");
+      if (returns)
+        g_string_append_printf (b, "  test.info().annotations.push({ type: 'extracted', "
+                                   "description: JSON.stringify(extracted%u) });\n", index + 1);
+      return;
+    }
+
+  /* Plain Playwright has no agent: keep the step's intent where it belongs
+   * and say so in the report, without failing the steps around it. */
+  em->n_todo++;
+  {
+    g_autofree char *title = g_strdup_printf ("%s: %s", kind, instruction);
+    g_autofree char *title_js = js_string (title);
+    g_autoptr(GString) options = g_string_new (NULL);
+
+    append_options (em, options, step, kind);
+    g_string_append_printf (b, "  await test.step(%s, async () => {\n", title_js);
+    g_string_append (b, "    // TODO: Sightline runs this step with a model; write it with Playwright\n"
+                        "    // actions and assertions here.\n");
+    if (options->len > 0)
+      {
+        g_autofree char *line = g_strdup_printf ("options%s", options->str + 1);
+
+        append_comment (b, "    ", line);
+      }
+    g_string_append_printf (b, "    test.info().annotations.push({ type: 'todo', description: %s });\n",
+                            title_js);
+    g_string_append (b, "  });\n");
+  }
+}
+
+char *
+sight_export_test (JsonNode           *test_file,
+                   const char         *source_name,
+                   SightExportFormat   format,
+                   GError            **error)
+{
+  Emitter em = { format, NULL, NULL, FALSE, FALSE, 0 };
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_autoptr(GString) body = g_string_new (NULL);
+  JsonObject *root;
+  JsonArray *steps;
+  const char *name = NULL;
+  const char *url = NULL;
+  static const char *kinds[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+
+  g_return_val_if_fail (test_file != NULL, NULL);
+
+  if (!JSON_NODE_HOLDS_OBJECT (test_file))
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                           "a test file is a JSON object");
+      return NULL;
+    }
+  root = json_node_get_object (test_file);
+  if (!json_object_has_member (root, "steps") ||
+      !JSON_NODE_HOLDS_ARRAY (json_object_get_member (root, "steps")))
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                           "a test file needs \"steps\", an array");
+      return NULL;
+    }
+  steps = json_object_get_array_member (root, "steps");
+  if (json_object_has_member (root, "name"))
+    name = json_object_get_string_member_with_default (root, "name", NULL);
+  if (json_object_has_member (root, "url"))
+    url = json_object_get_string_member_with_default (root, "url", NULL);
+  if (name == NULL)
+    name = source_name != NULL ? source_name : "exported test";
+
+  em.body = body;
+  em.base_url = g_strdup (url);
+
+  if (url != NULL)
+    {
+      g_autofree char *url_js = js_string (url);
+
+      g_string_append_printf (body, "  await page.goto(%s);\n", url_js);
+    }
+
+  for (guint i = 0; i < json_array_get_length (steps); i++)
+    {
+      JsonNode *node = json_array_get_element (steps, i);
+      JsonObject *step;
+      const char *kind = NULL;
+      const char *instruction;
+
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "step %u is not an object", i + 1);
+          goto fail;
+        }
+      step = json_node_get_object (node);
+      for (guint k = 0; kinds[k] != NULL; k++)
+        if (json_object_has_member (step, kinds[k]))
+          {
+            if (kind != NULL)
+              {
+                g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                             "step %u has both \"%s\" and \"%s\"", i + 1, kind, kinds[k]);
+                goto fail;
+              }
+            kind = kinds[k];
+          }
+      if (kind == NULL)
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "step %u has none of do, act, assert, waitFor, extract", i + 1);
+          goto fail;
+        }
+      instruction = json_object_get_string_member_with_default (step, kind, NULL);
+      if (instruction == NULL || *instruction == '\0')
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "step %u: \"%s\" must be a non-empty string", i + 1, kind);
+          goto fail;
+        }
+
+      g_string_append_c (body, '\n');
+      if (g_str_equal (kind, "do"))
+        {
+          if (!emit_direct (&em, step, instruction, i, error))
+            goto fail;
+        }
+      else
+        emit_model (&em, step, i, kind, instruction);
+    }
+
+  /* header */
+  {
+    g_autofree char *title = js_string (name);
+    g_autofree char *header = g_strdup_printf (
+      "%s\nExported by Sightline %s from %s.\n%s", name, PACKAGE_VERSION,
+      source_name != NULL ? source_name : "a test file",
+      format == SIGHT_EXPORT_PLAYWRIGHT
+        ? "Direct steps are role-based locators; steps that need a model are marked TODO."
+        : "Direct steps are role-based locators; model steps are agent calls with the same\n"
+          "instructions and options.");
+
+    append_comment (out, "", header);
+    g_string_append_printf (out, "import { test, expect%s } from '%s';\n",
+                            em.uses_control ? ", type Locator, type Page" : "",
+                            format == SIGHT_EXPORT_PLAYWRIGHT ? "@playwright/test" : "@e2edev/e2e");
+    if (em.uses_zod)
+      g_string_append (out, "import { z } from 'zod';\n");
+    g_string_append_c (out, '\n');
+    if (em.uses_control)
+      g_string_append (out, control_helper);
+
+    if (format == SIGHT_EXPORT_E2E)
+      g_string_append_printf (out, "test(%s, async ({ page, agent, credentials }) => {\n", title);
+    else
+      g_string_append_printf (out, "test(%s, async ({ page }) => {\n", title);
+    if (json_object_has_member (root, "timeout"))
+      g_string_append_printf (out, "  test.setTimeout(%" G_GINT64_FORMAT ");\n",
+                              json_object_get_int_member_with_default (root, "timeout", 120000));
+    if (format == SIGHT_EXPORT_E2E && json_object_has_member (root, "agent"))
+      {
+        g_autofree char *line = g_strdup_printf (
+          "agent: the test file's agent is \"%s\"; set it in the fixture's config.",
+          json_object_get_string_member_with_default (root, "agent", ""));
+
+        append_comment (out, "  ", line);
+      }
+    g_string_append (out, body->str);
+    g_string_append (out, "});\n");
+  }
+
+  g_free (em.base_url);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+
+fail:
+  g_free (em.base_url);
+  return NULL;
+}
+
+char *
+sight_export_test_path (const char         *path,
+                        SightExportFormat   format,
+                        GError            **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *base = g_path_get_basename (path);
+
+  if (!json_parser_load_from_file (parser, path, &local_error))
+    {
+      if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                     "%s: no such test file", path);
+      else
+        g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "%s: %s", path,
+                     local_error->message);
+      return NULL;
+    }
+  return sight_export_test (json_parser_get_root (parser), base, format, error);
+}
