@@ -13,6 +13,8 @@
 
 static const SightCommand commands[] = {
   { "version", N_("Print the version"), sight_cmd_version, FALSE },
+  { "screenshot", N_("Take a screenshot of a URL, headless"), sight_cmd_screenshot, TRUE },
+  { "demo-site", N_("Serve the bundled demo site on 127.0.0.1"), sight_cmd_demo_site, FALSE },
   { "export", N_("Write a test file as a Playwright or @e2edev/e2e test"), sight_cmd_export, FALSE },
   { "mcp", N_("Serve the MCP tools on standard input and output"), sight_cmd_mcp, FALSE },
   { "serve", N_("Serve the MCP tools over HTTP on 127.0.0.1"), sight_cmd_serve, TRUE },

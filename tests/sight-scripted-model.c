@@ -1064,6 +1064,59 @@ sight_scripted_model_get_request_body (SightScriptedModel *self,
   return recorded ? recorded->body : NULL;
 }
 
+static gboolean
+json_contains (JsonNode   *node,
+               const char *needle)
+{
+  if (node == NULL)
+    return FALSE;
+  if (JSON_NODE_HOLDS_VALUE (node))
+    return json_node_get_value_type (node) == G_TYPE_STRING
+           && strstr (json_node_get_string (node), needle) != NULL;
+  if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *array = json_node_get_array (node);
+
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        if (json_contains (json_array_get_element (array, i), needle))
+          return TRUE;
+    }
+  else if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      JsonObjectIter iter;
+      const char *name;
+      JsonNode *member;
+
+      json_object_iter_init (&iter, json_node_get_object (node));
+      while (json_object_iter_next (&iter, &name, &member))
+        if (strstr (name, needle) != NULL || json_contains (member, needle))
+          return TRUE;
+    }
+  return FALSE;
+}
+
+guint
+sight_scripted_model_count_requests_containing (SightScriptedModel *self,
+                                                const char         *needle)
+{
+  guint count = 0;
+
+  g_return_val_if_fail (needle != NULL && *needle != '\0', 0);
+
+  for (guint i = 0; i < self->requests->len; i++)
+    {
+      Recorded *recorded = g_ptr_array_index (self->requests, i);
+      gboolean found = strstr (recorded->body_text, needle) != NULL
+                       || json_contains (recorded->body, needle);
+
+      for (guint h = 0; !found && h < recorded->header_values->len; h++)
+        found = strstr (g_ptr_array_index (recorded->header_values, h), needle) != NULL;
+      if (found)
+        count++;
+    }
+  return count;
+}
+
 void
 sight_scripted_model_clear_requests (SightScriptedModel *self)
 {

@@ -121,6 +121,11 @@ const char         *sight_scripted_model_get_request_body_text (SightScriptedMod
 /* NULL when the body was not JSON. Borrowed. */
 JsonNode           *sight_scripted_model_get_request_body     (SightScriptedModel *self,
                                                                guint               index);
+/* How many recorded requests hold @needle in their raw body, in any string
+ * of their parsed JSON (so JSON escapes do not hide it), or in a header
+ * value. For "this secret never reached the model" assertions. */
+guint               sight_scripted_model_count_requests_containing (SightScriptedModel *self,
+                                                                    const char         *needle);
 void                sight_scripted_model_clear_requests       (SightScriptedModel *self);
 /* Appends each request, as it arrives, to @path as one JSON line
  * {"path", "headers": {…}, "body": …}; for the standalone server. */

@@ -431,6 +431,62 @@ test_ambiguity_hint (void)
   }
 }
 
+/* An observation as snapshot.js returns it, seen through the node list. */
+static void
+test_node_list (void)
+{
+  static const char json[] =
+    "{ \"version\": 1, \"url\": \"http://127.0.0.1/\", \"title\": \"Shop\","
+    "  \"viewport\": { \"width\": 800, \"height\": 600 },"
+    "  \"tree\": { \"ref\": \"e1\", \"role\": \"document\", \"name\": \"Shop\", \"children\": ["
+    "    { \"ref\": \"e2\", \"role\": \"heading\", \"name\": \"Cart\", \"level\": 1, \"children\": [] },"
+    "    { \"ref\": \"e3\", \"role\": \"listitem\", \"children\": ["
+    "      { \"text\": \"Tea, 3 items\" },"
+    "      { \"ref\": \"e4\", \"role\": \"button\", \"name\": \"Remove\", \"children\": [] } ] },"
+    "    { \"ref\": \"e5\", \"role\": \"checkbox\", \"name\": \"Gift wrap\", \"checked\": true, \"children\": [] },"
+    "    { \"ref\": \"e6\", \"role\": \"checkbox\", \"name\": \"All\", \"checked\": \"mixed\", \"children\": [] },"
+    "    { \"ref\": \"e7\", \"role\": \"textbox\", \"name\": \"Coupon\", \"value\": \"SAVE10\", \"focused\": true, \"children\": [] },"
+    "    { \"ref\": \"e8\", \"role\": \"button\", \"name\": \"Pay\", \"disabled\": true, \"children\": [] } ] } }";
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightObservation) observation = NULL;
+  g_autoptr(SightNodeList) list = NULL;
+  const SightNodeView *nodes;
+  guint n, index;
+
+  json_parser_load_from_data (parser, json, -1, &error);
+  g_assert_no_error (error);
+  observation = sight_observation_new_from_json (json_parser_get_root (parser), &error);
+  g_assert_no_error (error);
+  list = sight_node_list_new (observation);
+  nodes = sight_node_list_get (list, &n);
+
+  g_assert_cmpuint (n, ==, 8);
+  g_assert_cmpstr (nodes[0].role, ==, "document");
+  g_assert_cmpstr (nodes[3].ref, ==, "e4");
+  g_assert_cmpstr (nodes[2].text, ==, "Tea, 3 items Remove");
+  g_assert_cmpuint (nodes[4].states, ==, SIGHT_NODE_CHECKED);
+  g_assert_cmpuint (nodes[5].states, ==, SIGHT_NODE_MIXED);
+  g_assert_cmpstr (nodes[6].value, ==, "SAVE10");
+  g_assert_cmpuint (nodes[6].states, ==, SIGHT_NODE_FOCUSED);
+  g_assert_cmpuint (nodes[7].states, ==, SIGHT_NODE_DISABLED);
+
+  {
+    g_autoptr(SightDirectStep) step = sight_direct_step_parse ("type \"X\" into the coupon field",
+                                                               &error);
+
+    g_assert_no_error (error);
+    g_assert_true (sight_direct_step_resolve (step, nodes, n, &index, &error));
+    g_assert_cmpstr (nodes[index].ref, ==, "e7");
+  }
+  {
+    g_autoptr(SightDirectStep) step = sight_direct_step_parse ("click Remove", &error);
+
+    g_assert_true (sight_direct_step_resolve (step, nodes, n, &index, &error));
+    g_assert_cmpstr (nodes[index].ref, ==, "e4");
+  }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -445,5 +501,6 @@ main (int    argc,
   g_test_add_func ("/direct-step/role-hints", test_role_hints);
   g_test_add_func ("/direct-step/resolve", test_resolve);
   g_test_add_func ("/direct-step/ambiguity-hint", test_ambiguity_hint);
+  g_test_add_func ("/direct-step/node-list", test_node_list);
   return g_test_run ();
 }

@@ -757,6 +757,14 @@ test_refused_key (Fixture       *fixture,
   g_assert_nonnull (strstr (error->message, "HTTP 401"));
   g_assert_null (strstr (error->message, API_KEY));
   g_assert_cmpuint (sight_scripted_model_get_request_count (fixture->server), ==, 1);
+  g_clear_error (&error);
+
+  /* A key from the agent's apiKeyEnv is hinted by that name. */
+  sight_model_provider_set_key_env (fixture->provider, "TEAM_MODEL_KEY");
+  sight_scripted_model_push (fixture->server, "{\"text\": \"unused\"}");
+  response = complete (fixture->provider, request, in_seconds (10), NULL, &error);
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, "set TEAM_MODEL_KEY"));
 }
 
 static void
@@ -797,6 +805,9 @@ test_rules_and_exhaustion (Fixture       *fixture,
   g_assert_cmpstr (response->text, ==, "first in list");
   g_clear_pointer (&response, sight_model_response_unref);
   g_assert_cmpuint (sight_scripted_model_get_remaining (fixture->server), ==, 0);
+  g_assert_cmpuint (sight_scripted_model_count_requests_containing (fixture->server, "trial badge"), ==, 2);
+  g_assert_cmpuint (sight_scripted_model_count_requests_containing (fixture->server, API_KEY), ==, 2);
+  g_assert_cmpuint (sight_scripted_model_count_requests_containing (fixture->server, "canary-0417"), ==, 0);
 
   /* Nothing left: 500 "script exhausted", retried like any 5xx. */
   sight_model_provider_set_max_retries (fixture->provider, 0);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-observation.h"
 
 /* The grammar works on tokens: words, and quoted strings kept whole. Keywords
  * compare case-insensitively against unquoted words only, so a quoted "Back"
@@ -2233,4 +2234,143 @@ sight_direct_step_resolve (const SightDirectStep *step,
 
   *out_index = g_array_index (found, guint, 0);
   return TRUE;
+}
+
+struct _SightNodeList {
+  SightObservation *observation;
+  GArray           *nodes;   /* SightNodeView */
+  GPtrArray        *owned;   /* texts computed here */
+};
+
+/* Appends the text inside @node (names of descendants and text runs). */
+static void
+collect_text (JsonObject *node,
+              GString    *text)
+{
+  JsonArray *children;
+
+  if (!json_object_has_member (node, "children"))
+    return;
+  children = json_object_get_array_member (node, "children");
+  for (guint i = 0; children != NULL && i < json_array_get_length (children); i++)
+    {
+      JsonNode *child_node = json_array_get_element (children, i);
+      JsonObject *child;
+      const char *piece;
+
+      if (!JSON_NODE_HOLDS_OBJECT (child_node))
+        continue;
+      child = json_node_get_object (child_node);
+      piece = json_object_get_string_member_with_default (child, "text", NULL);
+      if (piece == NULL)
+        piece = json_object_get_string_member_with_default (child, "name", NULL);
+      if (piece != NULL && *piece != '\0' && text->len < 4096)
+        {
+          if (text->len > 0)
+            g_string_append_c (text, ' ');
+          g_string_append (text, piece);
+        }
+      collect_text (child, text);
+    }
+}
+
+static gboolean
+json_flag (JsonObject *node,
+           const char *member)
+{
+  JsonNode *value = json_object_get_member (node, member);
+
+  return value != NULL && JSON_NODE_HOLDS_VALUE (value) &&
+         json_node_get_value_type (value) == G_TYPE_BOOLEAN && json_node_get_boolean (value);
+}
+
+static gboolean
+json_mixed (JsonObject *node,
+            const char *member)
+{
+  JsonNode *value = json_object_get_member (node, member);
+
+  return value != NULL && JSON_NODE_HOLDS_VALUE (value) &&
+         json_node_get_value_type (value) == G_TYPE_STRING &&
+         g_strcmp0 (json_node_get_string (value), "mixed") == 0;
+}
+
+static void
+flatten_node (SightNodeList *list,
+              JsonObject    *node)
+{
+  const char *role = json_object_get_string_member_with_default (node, "role", NULL);
+  JsonArray *children = NULL;
+
+  if (role != NULL && json_object_has_member (node, "ref"))
+    {
+      SightNodeView view = { 0 };
+      GString *text = g_string_new (json_object_get_string_member_with_default (node, "name", ""));
+
+      view.ref = json_object_get_string_member_with_default (node, "ref", NULL);
+      view.role = role;
+      view.name = json_object_get_string_member_with_default (node, "name", NULL);
+      view.value = json_object_get_string_member_with_default (node, "value", NULL);
+      if (json_flag (node, "checked") || json_flag (node, "selected") || json_flag (node, "pressed"))
+        view.states |= SIGHT_NODE_CHECKED;
+      if (json_mixed (node, "checked") || json_mixed (node, "pressed"))
+        view.states |= SIGHT_NODE_MIXED;
+      if (json_flag (node, "disabled"))
+        view.states |= SIGHT_NODE_DISABLED;
+      if (json_flag (node, "focused"))
+        view.states |= SIGHT_NODE_FOCUSED;
+      if (json_flag (node, "expanded"))
+        view.states |= SIGHT_NODE_EXPANDED;
+      collect_text (node, text);
+      view.text = text->str;
+      g_ptr_array_add (list->owned, g_string_free (text, FALSE));
+      g_array_append_val (list->nodes, view);
+    }
+
+  if (json_object_has_member (node, "children") &&
+      JSON_NODE_HOLDS_ARRAY (json_object_get_member (node, "children")))
+    children = json_object_get_array_member (node, "children");
+  for (guint i = 0; children != NULL && i < json_array_get_length (children); i++)
+    {
+      JsonNode *child = json_array_get_element (children, i);
+
+      if (JSON_NODE_HOLDS_OBJECT (child))
+        flatten_node (list, json_node_get_object (child));
+    }
+}
+
+SightNodeList *
+sight_node_list_new (SightObservation *observation)
+{
+  SightNodeList *list = g_new0 (SightNodeList, 1);
+  JsonNode *tree;
+
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (observation), NULL);
+
+  list->observation = g_object_ref (observation);
+  list->nodes = g_array_new (FALSE, TRUE, sizeof (SightNodeView));
+  list->owned = g_ptr_array_new_with_free_func (g_free);
+  tree = sight_observation_get_tree (observation);
+  if (tree != NULL && JSON_NODE_HOLDS_OBJECT (tree))
+    flatten_node (list, json_node_get_object (tree));
+  return list;
+}
+
+const SightNodeView *
+sight_node_list_get (SightNodeList *list,
+                     guint         *n_nodes)
+{
+  *n_nodes = list->nodes->len;
+  return (const SightNodeView *) (gpointer) list->nodes->data;
+}
+
+void
+sight_node_list_free (SightNodeList *list)
+{
+  if (list == NULL)
+    return;
+  g_array_unref (list->nodes);
+  g_ptr_array_unref (list->owned);
+  g_object_unref (list->observation);
+  g_free (list);
 }

@@ -3,6 +3,8 @@
 
 #include <glib.h>
 
+#include "sight-observation.h"
+
 G_BEGIN_DECLS
 
 /* A direct step: a plain-language step ("click Sign in", "type \"a@b.c\" into
@@ -118,6 +120,7 @@ typedef struct {
   const char *name;
   const char *value;    /* current value of a field, or NULL */
   guint       states;   /* SightNodeStates */
+  const char *text;     /* the name and the text inside, or NULL */
 } SightNodeView;
 
 /* Finds the node @step's target names among @nodes (document order): exact
@@ -131,6 +134,17 @@ gboolean         sight_direct_step_resolve     (const SightDirectStep *step,
                                                 guint                  n_nodes,
                                                 guint                 *out_index,
                                                 GError               **error);
+
+/* The nodes of an observation's tree in document order, as resolution sees
+ * them. Strings are borrowed from @observation, which the list keeps alive. */
+typedef struct _SightNodeList SightNodeList;
+
+
+SightNodeList       *sight_node_list_new   (SightObservation         *observation);
+const SightNodeView *sight_node_list_get   (SightNodeList            *list,
+                                            guint                    *n_nodes);
+void                 sight_node_list_free  (SightNodeList            *list);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightNodeList, sight_node_list_free)
 
 /* A short description of @target for messages: the 2nd "Add to cart" button */
 char            *sight_target_describe         (const SightTarget     *target);

@@ -132,4 +132,38 @@ SightScreenshot *sight_web_page_screenshot_finish (SightWebPage        *self,
 /* Log entries since the page was created (SightLogEntry, borrowed). */
 GPtrArray     *sight_web_page_get_log             (SightWebPage        *self);
 
+/* Additions of the engine beyond the first contract. */
+
+/* The page's own ephemeral network session (cookies, cache, storage). */
+WebKitNetworkSession *sight_web_page_get_network_session (SightWebPage *self);
+double         sight_web_page_get_device_scale    (SightWebPage        *self);
+
+/* Headless (the default): the view lives in a toplevel of the page's own that
+ * is realized but never shown, sized by sight_web_page_set_viewport(). Set
+ * FALSE before packing the view into a window of your own; the window's
+ * allocation is then the viewport. */
+void           sight_web_page_set_headless        (SightWebPage        *self,
+                                                   gboolean             headless);
+
+/* Requests started and not yet finished or failed. */
+guint          sight_web_page_get_requests_in_flight (SightWebPage     *self);
+/* TRUE when no request is in flight and none started or ended for @idle_ms. */
+gboolean       sight_web_page_is_network_idle     (SightWebPage        *self,
+                                                   guint                idle_ms);
+
+/* How long the web process may stay unresponsive before it is terminated
+ * (default 5000 ms). Pending operations then fail with ENVIRONMENT_UNAVAILABLE
+ * and the next load starts a new web process. */
+void           sight_web_page_set_hang_timeout    (SightWebPage        *self,
+                                                   guint                timeout_ms);
+/* Terminates the web process; pending operations fail with @reason. */
+void           sight_web_page_terminate_web_process (SightWebPage      *self,
+                                                     const char        *reason);
+
+/* Encodes @pixbuf; @quality as in SightScreenshotOptions. */
+GBytes        *sight_encode_image                 (GdkPixbuf           *pixbuf,
+                                                   SightImageFormat     format,
+                                                   int                  quality,
+                                                   GError             **error);
+
 G_END_DECLS

@@ -151,7 +151,13 @@ resolve (const char  *name,
   else if (nonempty (api_key) == NULL)
     api_key = g_getenv (openai ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
 
-  return sight_model_provider_new_for_name (name, base_url, api_key, error);
+  {
+    SightModelProvider *provider = sight_model_provider_new_for_name (name, base_url, api_key, error);
+
+    if (provider != NULL && nonempty (key_env) != NULL)
+      sight_model_provider_set_key_env (provider, key_env);
+    return provider;
+  }
 }
 
 SightModelProvider *

@@ -17,6 +17,7 @@ typedef struct
   char            *model;
   char            *base_url;
   char            *api_key;
+  char            *key_env;
   SoupSession     *session;
   GRegex          *key_like;
   GTimeSpan        backoff_base;
@@ -68,6 +69,7 @@ sight_model_provider_finalize (GObject *object)
     memset (priv->api_key, 0, strlen (priv->api_key));
   g_free (priv->api_key);
   g_clear_pointer (&priv->key_like, g_regex_unref);
+  g_free (priv->key_env);
 
   G_OBJECT_CLASS (sight_model_provider_parent_class)->finalize (object);
 }
@@ -222,6 +224,17 @@ sight_model_provider_set_price (SightModelProvider    *self,
   priv->has_price = price != NULL;
   if (price != NULL)
     priv->price = *price;
+}
+
+void
+sight_model_provider_set_key_env (SightModelProvider *self,
+                                  const char         *env_name)
+{
+  SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (self);
+
+  g_return_if_fail (SIGHT_IS_MODEL_PROVIDER (self));
+  g_free (priv->key_env);
+  priv->key_env = g_strdup (env_name);
 }
 
 gboolean
@@ -648,7 +661,10 @@ handle_http_error (GTask       *task,
 
   if (status == 401 || status == 403)
     {
-      const char *env = klass->key_env_name != NULL ? klass->key_env_name (call->self) : "the API key";
+      SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (call->self);
+      const char *env = priv->key_env != NULL ? priv->key_env
+                        : klass->key_env_name != NULL ? klass->key_env_name (call->self)
+                        : "the API key";
 
       error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
                            "%s: the endpoint refused the API key (HTTP %u); set %s to a valid key "

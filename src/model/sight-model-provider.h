@@ -15,7 +15,24 @@ G_DECLARE_DERIVABLE_TYPE (SightModelProvider, sight_model_provider, SIGHT, MODEL
 /* A model behind an HTTP API. The base class owns the HTTP exchange and the
  * fault policy of the official SDKs (sight-model-retry.h): retries, backoff,
  * retry-after, the connect timeout and the caller's deadline, error mapping
- * and usage accounting. A subclass only speaks its wire format. */
+ * and usage accounting. A subclass only speaks its wire format.
+ *
+ * One turn of a tool-calling loop:
+ *
+ *   provider = sight_model_provider_new_for_agent_config (agent, &error);
+ *   request = sight_model_request_new ();
+ *   sight_model_request_set_system (request, "You operate a web page …");
+ *   msg = sight_model_request_add_message (request, SIGHT_MODEL_ROLE_USER, tree_text);
+ *   sight_model_message_add_image (msg, "image/jpeg", screenshot);
+ *   sight_model_request_add_tool (request, "click", "Click an element", schema);
+ *   sight_model_provider_complete_async (provider, request, step_deadline_us,
+ *                                        cancellable, on_answer_cb, step);
+ *   … in on_answer_cb: response = sight_model_provider_complete_finish (…);
+ *   sight_usage_add (&step_usage, &response->usage);
+ *   sight_model_request_add_response (request, response);
+ *   for each call in response->tool_calls: run it, then
+ *     sight_model_request_add_tool_result (request, call->id, result_text, failed);
+ *   and send the same request again. */
 struct _SightModelProviderClass
 {
   GObjectClass parent_class;
@@ -63,6 +80,10 @@ void                sight_model_provider_set_connect_timeout (SightModelProvider
  * unless the provider reports it. */
 void                sight_model_provider_set_price         (SightModelProvider    *self,
                                                             const SightModelPrice *price);
+/* The environment variable the key came from, named in the hint of a
+ * refused key (default: the provider's own, e.g. OPENAI_API_KEY). */
+void                sight_model_provider_set_key_env       (SightModelProvider    *self,
+                                                            const char            *env_name);
 gboolean            sight_model_provider_get_price         (SightModelProvider    *self,
                                                             SightModelPrice       *out_price);
 void                sight_model_provider_set_default_max_tokens (SightModelProvider *self,

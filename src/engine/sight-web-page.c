@@ -1,0 +1,1444 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-web-page"
+
+#include "config.h"
+
+#include "sight-web-page.h"
+
+#include <gdk-pixbuf/gdk-pixbuf.h>
+#include <math.h>
+#include <webp/encode.h>
+
+#include "sight-engine-resources.h"
+#include "sight-error.h"
+
+#define DEFAULT_WIDTH 1280
+#define DEFAULT_HEIGHT 720
+#define NETWORK_IDLE_MS 500
+#define IDLE_POLL_MS 50
+#define DEFAULT_HANG_TIMEOUT_MS 5000
+#define MAX_LOG_ENTRIES 2000
+#define MAX_LOG_TEXT 4096
+
+typedef struct _SightPageOp SightPageOp;
+typedef struct _Ping Ping;
+
+struct _SightWebPage
+{
+  GObject parent_instance;
+
+  /* owned */
+  GtkWidget                *toplevel;     /* never presented; holds the view while headless */
+  WebKitWebView            *view;
+  WebKitNetworkSession     *session;
+  WebKitUserContentManager *content;
+  GPtrArray                *log;          /* SightLogEntry */
+  GHashTable               *in_flight;    /* WebKitWebResource → itself */
+  GList                    *pending;      /* SightPageOp, evaluations and loads in flight */
+  SightPageOp              *load_op;      /* the load being waited for, in @pending */
+
+  int      width;
+  int      height;
+  double   device_scale;
+  gboolean headless;
+
+  gint64   last_network_activity;         /* monotonic µs */
+  guint    hang_timeout_ms;
+  guint    hang_source;
+  guint    generation;                    /* bumped when the web process goes away */
+  char    *terminate_reason;              /* why we are terminating the web process */
+};
+
+G_DEFINE_FINAL_TYPE (SightWebPage, sight_web_page, G_TYPE_OBJECT)
+
+enum {
+  WEB_PROCESS_LOST,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+/* ----------------------------------------------------------------------- */
+/* Small public helpers                                                     */
+
+gboolean
+sight_wait_until_from_string (const char     *name,
+                              SightWaitUntil *out)
+{
+  static const struct { const char *name; SightWaitUntil value; } names[] = {
+    { "domcontentloaded", SIGHT_WAIT_UNTIL_DOMCONTENTLOADED },
+    { "load", SIGHT_WAIT_UNTIL_LOAD },
+    { "networkidle", SIGHT_WAIT_UNTIL_NETWORKIDLE },
+  };
+
+  for (guint i = 0; name != NULL && i < G_N_ELEMENTS (names); i++)
+    if (g_ascii_strcasecmp (name, names[i].name) == 0)
+      {
+        *out = names[i].value;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+gboolean
+sight_image_format_from_string (const char       *name,
+                                SightImageFormat *out)
+{
+  if (name == NULL)
+    return FALSE;
+  if (g_ascii_strcasecmp (name, "png") == 0)
+    *out = SIGHT_IMAGE_PNG;
+  else if (g_ascii_strcasecmp (name, "jpeg") == 0 || g_ascii_strcasecmp (name, "jpg") == 0)
+    *out = SIGHT_IMAGE_JPEG;
+  else if (g_ascii_strcasecmp (name, "webp") == 0)
+    *out = SIGHT_IMAGE_WEBP;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+const char *
+sight_image_format_mime_type (SightImageFormat format)
+{
+  switch (format)
+    {
+    case SIGHT_IMAGE_JPEG:
+      return "image/jpeg";
+    case SIGHT_IMAGE_WEBP:
+      return "image/webp";
+    case SIGHT_IMAGE_PNG:
+    default:
+      return "image/png";
+    }
+}
+
+void
+sight_screenshot_free (SightScreenshot *shot)
+{
+  if (shot == NULL)
+    return;
+  g_clear_pointer (&shot->bytes, g_bytes_unref);
+  g_free (shot);
+}
+
+void
+sight_log_entry_free (SightLogEntry *entry)
+{
+  if (entry == NULL)
+    return;
+  g_free (entry->level);
+  g_free (entry->text);
+  g_free (entry->url);
+  g_free (entry);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Pending operations: every wait has a deadline and fails cleanly when the */
+/* web process goes away.                                                   */
+
+struct _SightPageOp
+{
+  SightWebPage *page;        /* borrowed; the op is removed before the page dies */
+  GTask        *task;
+  GCancellable *cancellable; /* internal: cancelled on timeout, crash or caller cancel */
+  GCancellable *caller_cancellable;
+  gulong        cancel_id;
+  guint         timeout_source;
+  guint         poll_source;
+  guint         cancel_source;
+  gboolean      done;
+  gboolean      freed_by_callback; /* an engine callback still holds the op */
+  Ping         *ping;              /* asking whether the web process still answers */
+  guint         ping_source;
+  GError       *timeout_error;     /* reported when the ping is answered */
+  guint         timeout_ms;
+  /* load only */
+  SightWaitUntil wait_until;
+  gboolean       wait_until_set;
+  gboolean       started;
+  gboolean       committed;
+  gboolean       dom_ready;
+  gboolean       loaded;
+  GError        *load_error;
+};
+
+struct _Ping
+{
+  int          ref_count;
+  SightPageOp *op;   /* cleared when the op goes away */
+};
+
+static void
+ping_unref (Ping *ping)
+{
+  if (--ping->ref_count == 0)
+    g_free (ping);
+}
+
+static void
+page_op_free (SightPageOp *op)
+{
+  if (op->ping != NULL)
+    {
+      op->ping->op = NULL;
+      g_clear_pointer (&op->ping, ping_unref);
+    }
+  g_clear_handle_id (&op->ping_source, g_source_remove);
+  g_clear_error (&op->timeout_error);
+  if (op->caller_cancellable != NULL && op->cancel_id != 0)
+    g_cancellable_disconnect (op->caller_cancellable, op->cancel_id);
+  g_clear_object (&op->caller_cancellable);
+  g_clear_handle_id (&op->timeout_source, g_source_remove);
+  g_clear_handle_id (&op->poll_source, g_source_remove);
+  g_clear_handle_id (&op->cancel_source, g_source_remove);
+  g_clear_object (&op->cancellable);
+  g_clear_object (&op->task);
+  g_clear_error (&op->load_error);
+  g_free (op);
+}
+
+/* Detaches @op from its page: it will not be completed through the page again. */
+static void
+page_op_detach (SightPageOp *op)
+{
+  SightWebPage *self = op->page;
+
+  if (self == NULL)
+    return;
+  self->pending = g_list_remove (self->pending, op);
+  if (self->load_op == op)
+    self->load_op = NULL;
+  op->page = NULL;
+  g_clear_handle_id (&op->timeout_source, g_source_remove);
+  g_clear_handle_id (&op->poll_source, g_source_remove);
+  g_clear_handle_id (&op->ping_source, g_source_remove);
+}
+
+/* Completes @op with @error (taken) or, when NULL, with @value. The op is
+ * freed once the engine call it wraps has come back (see page_op_release). */
+static void
+page_op_complete (SightPageOp *op,
+                  GError      *error,
+                  gpointer     value,
+                  GDestroyNotify value_free)
+{
+  g_autoptr(GTask) task = NULL;
+
+  if (op->done)
+    {
+      g_clear_error (&error);
+      if (value != NULL && value_free != NULL)
+        value_free (value);
+      return;
+    }
+  op->done = TRUE;
+  page_op_detach (op);
+  g_cancellable_cancel (op->cancellable);
+  task = g_object_ref (op->task);
+  if (error != NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, value, value_free);
+  if (!op->freed_by_callback)
+    page_op_free (op);
+}
+
+static gboolean
+cancel_idle_cb (gpointer user_data)
+{
+  SightPageOp *op = user_data;
+
+  op->cancel_source = 0;
+  page_op_complete (op, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                             "The operation was cancelled"),
+                    NULL, NULL);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+caller_cancelled_cb (GCancellable *cancellable,
+                     SightPageOp  *op)
+{
+  /* The op can't be freed inside the caller's cancel handler (disconnecting
+   * there deadlocks), so it completes from an idle. */
+  if (!op->done && op->cancel_source == 0)
+    op->cancel_source = g_idle_add (cancel_idle_cb, op);
+}
+
+static SightPageOp *
+page_op_new (SightWebPage *self,
+             GTask        *task,
+             guint         timeout_ms,
+             GCancellable *caller_cancellable)
+{
+  SightPageOp *op = g_new0 (SightPageOp, 1);
+
+  op->page = self;
+  op->task = g_object_ref (task);
+  op->timeout_ms = timeout_ms;
+  op->cancellable = g_cancellable_new ();
+  if (caller_cancellable != NULL)
+    {
+      op->caller_cancellable = g_object_ref (caller_cancellable);
+      op->cancel_id = g_cancellable_connect (caller_cancellable,
+                                             G_CALLBACK (caller_cancelled_cb), op, NULL);
+    }
+  self->pending = g_list_prepend (self->pending, op);
+  return op;
+}
+
+static void
+ping_answered_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  Ping *ping = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JSCValue) value =
+    webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source), result, &error);
+
+  /* An error other than a script's own means the process went away: the
+   * termination fails the op, not this answer. */
+  if (value == NULL)
+    g_debug ("ping failed: %s", error->message);
+  if (value != NULL && ping->op != NULL && !ping->op->done && ping->op->timeout_error != NULL)
+    {
+      SightPageOp *op = ping->op;
+      SightWebPage *self = op->page;
+      gboolean is_load = op->wait_until_set;
+
+      /* Frees a load op, which clears ping->op. */
+      page_op_complete (op, g_steal_pointer (&op->timeout_error), NULL, NULL);
+      /* A load that ran out of time stops, so it can't change the page later. */
+      if (self != NULL && is_load && self->load_op == NULL)
+        webkit_web_view_stop_loading (self->view);
+    }
+  ping_unref (ping);
+}
+
+static gboolean
+ping_timeout_cb (gpointer user_data)
+{
+  SightPageOp *op = user_data;
+  SightWebPage *self = op->page;
+  g_autofree char *reason = NULL;
+
+  op->ping_source = 0;
+  if (self == NULL || op->done)
+    return G_SOURCE_REMOVE;
+  reason = g_strdup_printf ("The page stopped responding (no answer for %u ms after a %u ms "
+                            "deadline); its web process was terminated",
+                            self->hang_timeout_ms, op->timeout_ms);
+  g_debug ("%s", reason);
+  sight_web_page_terminate_web_process (self, reason);
+  /* Normally failed by web-process-terminated already. */
+  page_op_complete (op, g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                             reason),
+                    NULL, NULL);
+  return G_SOURCE_REMOVE;
+}
+
+/* @op ran past its deadline. A page whose main thread is stuck (a script in
+ * an endless loop) also makes our scripts wait forever, and WebKit only
+ * notices unresponsiveness when input is sent, so ask the web process
+ * directly: an answer means a plain timeout (@error); none within the hang
+ * timeout means a hang, and the web process is terminated. */
+static void
+page_op_timed_out (SightPageOp *op,
+                   GError      *error)
+{
+  SightWebPage *self = op->page;
+  Ping *ping;
+
+  g_clear_error (&op->timeout_error);
+  op->timeout_error = error;
+  ping = g_new0 (Ping, 1);
+  ping->ref_count = 2;
+  ping->op = op;
+  op->ping = ping;
+  op->ping_source = g_timeout_add (self->hang_timeout_ms, ping_timeout_cb, op);
+  webkit_web_view_evaluate_javascript (self->view, "0", -1, NULL, NULL, NULL,
+                                       ping_answered_cb, ping);
+}
+
+static void
+fail_pending_ops (SightWebPage *self,
+                  SightErrorCode code,
+                  const char    *message)
+{
+  while (self->pending != NULL)
+    {
+      SightPageOp *op = self->pending->data;
+
+      page_op_complete (op, g_error_new_literal (SIGHT_ERROR, code, message), NULL, NULL);
+    }
+}
+
+/* ----------------------------------------------------------------------- */
+/* The process-wide web context                                             */
+
+static WebKitWebContext *
+get_web_context (void)
+{
+  static WebKitWebContext *context;
+
+  /* GTK and WebKit live on the main thread only. */
+  if (context == NULL)
+    {
+      context = webkit_web_context_new ();
+      webkit_web_context_set_cache_model (context, WEBKIT_CACHE_MODEL_DOCUMENT_VIEWER);
+    }
+  return context;
+}
+
+static char *
+load_js_resource (const char *name)
+{
+  g_autofree char *path = g_strconcat ("/dev/sightline/engine/js/", name, NULL);
+  /* Looked up in the engine's own resource: a static library's automatic
+   * registration is dropped by the linker when nothing references it. */
+  g_autoptr(GBytes) bytes = g_resource_lookup_data (sight_engine_get_resource (), path,
+                                                    G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+
+  g_assert (bytes != NULL);
+  return g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+}
+
+/* ----------------------------------------------------------------------- */
+/* The log                                                                  */
+
+static void
+add_log_entry (SightWebPage *self,
+               SightLogKind  kind,
+               const char   *level,
+               const char   *text,
+               const char   *url,
+               guint         status)
+{
+  SightLogEntry *entry;
+
+  if (self->log->len >= MAX_LOG_ENTRIES)
+    g_ptr_array_remove_index (self->log, 0);
+  entry = g_new0 (SightLogEntry, 1);
+  entry->kind = kind;
+  entry->level = g_strdup (level);
+  entry->text = sight_text_sanitize (text != NULL ? text : "", MAX_LOG_TEXT);
+  entry->url = sight_text_sanitize (url != NULL ? url : "", MAX_LOG_TEXT);
+  entry->status = status;
+  entry->timestamp = g_get_real_time ();
+  g_ptr_array_add (self->log, entry);
+}
+
+GPtrArray *
+sight_web_page_get_log (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), NULL);
+  return self->log;
+}
+
+static void
+handle_log_message (SightWebPage *self,
+                    const char   *entry_json)
+{
+  g_autoptr(JsonNode) node = json_from_string (entry_json, NULL);
+  JsonObject *object;
+  const char *kind;
+
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return;
+  object = json_node_get_object (node);
+  kind = json_object_get_string_member_with_default (object, "kind", "");
+  if (g_str_equal (kind, "console"))
+    add_log_entry (self, SIGHT_LOG_CONSOLE,
+                   json_object_get_string_member_with_default (object, "level", "log"),
+                   json_object_get_string_member_with_default (object, "text", ""),
+                   json_object_get_string_member_with_default (object, "url", ""), 0);
+  else if (g_str_equal (kind, "error"))
+    add_log_entry (self, SIGHT_LOG_PAGE_ERROR, "error",
+                   json_object_get_string_member_with_default (object, "text", ""),
+                   json_object_get_string_member_with_default (object, "url", ""), 0);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Loading                                                                  */
+
+static void load_op_check (SightPageOp *op);
+
+static gboolean
+load_poll_cb (gpointer user_data)
+{
+  SightPageOp *op = user_data;
+
+  load_op_check (op);
+  return G_SOURCE_CONTINUE;
+}
+
+gboolean
+sight_web_page_is_network_idle (SightWebPage *self,
+                                guint         idle_ms)
+{
+  return g_hash_table_size (self->in_flight) == 0 &&
+         g_get_monotonic_time () - self->last_network_activity >= (gint64) idle_ms * 1000;
+}
+
+static void
+load_op_check (SightPageOp *op)
+{
+  SightWebPage *self = op->page;
+
+  if (self == NULL || op->done)
+    return;
+  if (op->load_error != NULL)
+    {
+      page_op_complete (op, g_steal_pointer (&op->load_error), NULL, NULL);
+      return;
+    }
+  switch (op->wait_until)
+    {
+    case SIGHT_WAIT_UNTIL_DOMCONTENTLOADED:
+      if (op->dom_ready || op->loaded)
+        page_op_complete (op, NULL, GINT_TO_POINTER (TRUE), NULL);
+      break;
+    case SIGHT_WAIT_UNTIL_LOAD:
+      if (op->loaded)
+        page_op_complete (op, NULL, GINT_TO_POINTER (TRUE), NULL);
+      break;
+    case SIGHT_WAIT_UNTIL_NETWORKIDLE:
+    default:
+      if (!op->loaded)
+        break;
+      if (sight_web_page_is_network_idle (self, NETWORK_IDLE_MS))
+        page_op_complete (op, NULL, GINT_TO_POINTER (TRUE), NULL);
+      else if (op->poll_source == 0)
+        op->poll_source = g_timeout_add (IDLE_POLL_MS, load_poll_cb, op);
+      break;
+    }
+}
+
+static gboolean
+load_timeout_cb (gpointer user_data)
+{
+  SightPageOp *op = user_data;
+  SightWebPage *self = op->page;
+  const char *stage;
+
+  op->timeout_source = 0;
+  if (self == NULL || op->done)
+    return G_SOURCE_REMOVE;
+  if (!op->committed)
+    stage = "no response";
+  else if (!op->dom_ready && !op->loaded)
+    stage = "the document did not finish parsing";
+  else if (!op->loaded)
+    stage = "the load event did not fire";
+  else
+    stage = "the network did not become idle";
+  g_clear_handle_id (&op->poll_source, g_source_remove);
+  page_op_timed_out (op, g_error_new (SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
+                                      "Loading %s timed out after %u ms (%s)",
+                                      webkit_web_view_get_uri (self->view), op->timeout_ms,
+                                      stage));
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+is_loadable_uri (const char *uri,
+                 GError    **error)
+{
+  g_autoptr(GUri) parsed = NULL;
+  const char *scheme;
+
+  if (uri == NULL || *uri == '\0')
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "The URL is empty");
+      return FALSE;
+    }
+  parsed = g_uri_parse (uri, G_URI_FLAGS_ENCODED, NULL);
+  if (parsed == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "“%s” is not a valid URL",
+                   uri);
+      return FALSE;
+    }
+  scheme = g_uri_get_scheme (parsed);
+  if (g_ascii_strcasecmp (scheme, "http") == 0 || g_ascii_strcasecmp (scheme, "https") == 0)
+    {
+      if (g_uri_get_host (parsed) == NULL || *g_uri_get_host (parsed) == '\0')
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "“%s” has no host", uri);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  if (g_ascii_strcasecmp (scheme, "about") == 0 || g_ascii_strcasecmp (scheme, "data") == 0)
+    return TRUE;
+  g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+               "Unsupported URL scheme “%s” (use http or https)", scheme);
+  return FALSE;
+}
+
+void
+sight_web_page_load_async (SightWebPage        *self,
+                           const char          *uri,
+                           SightWaitUntil       wait_until,
+                           guint                timeout_ms,
+                           GCancellable        *cancellable,
+                           GAsyncReadyCallback  callback,
+                           gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GError) error = NULL;
+  SightPageOp *op;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_load_async);
+
+  if (!is_loadable_uri (uri, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+
+  if (self->load_op != NULL)
+    page_op_complete (self->load_op,
+                      g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
+                                           "The load was replaced by another navigation"),
+                      NULL, NULL);
+
+  op = page_op_new (self, task, timeout_ms, cancellable);
+  op->wait_until = wait_until;
+  op->wait_until_set = TRUE;
+  self->load_op = op;
+  if (timeout_ms > 0)
+    op->timeout_source = g_timeout_add (timeout_ms, load_timeout_cb, op);
+  webkit_web_view_load_uri (self->view, uri);
+}
+
+gboolean
+sight_web_page_load_finish (SightWebPage  *self,
+                            GAsyncResult  *result,
+                            GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_pointer (G_TASK (result), error) != NULL;
+}
+
+static void
+load_changed_cb (WebKitWebView   *view,
+                 WebKitLoadEvent  event,
+                 SightWebPage    *self)
+{
+  SightPageOp *op = self->load_op;
+
+  if (op == NULL)
+    return;
+  /* The load this op waits for begins with STARTED; a FINISHED before it
+   * ends the load that ours replaced. */
+  if (event == WEBKIT_LOAD_STARTED)
+    op->started = TRUE;
+  if (!op->started)
+    return;
+  switch (event)
+    {
+    case WEBKIT_LOAD_COMMITTED:
+      op->committed = TRUE;
+      op->dom_ready = FALSE;
+      break;
+    case WEBKIT_LOAD_FINISHED:
+      op->committed = TRUE;
+      op->loaded = TRUE;
+      break;
+    case WEBKIT_LOAD_STARTED:
+    case WEBKIT_LOAD_REDIRECTED:
+    default:
+      break;
+    }
+  load_op_check (op);
+}
+
+static gboolean
+load_failed_cb (WebKitWebView   *view,
+                WebKitLoadEvent  event,
+                const char      *failing_uri,
+                GError          *error,
+                SightWebPage    *self)
+{
+  SightPageOp *op = self->load_op;
+  g_autofree char *message = NULL;
+
+  g_debug ("load-failed %d %s %s", event, failing_uri, error->message);
+  add_log_entry (self, SIGHT_LOG_REQUEST_FAILED, NULL, error->message, failing_uri, 0);
+  if (op == NULL || !op->started || op->load_error != NULL)
+    return FALSE;
+  /* Cancelled loads are replaced by another navigation, which the op waits for. */
+  if (g_error_matches (error, WEBKIT_NETWORK_ERROR, WEBKIT_NETWORK_ERROR_CANCELLED))
+    return FALSE;
+  if (g_error_matches (error, WEBKIT_POLICY_ERROR,
+                       WEBKIT_POLICY_ERROR_FRAME_LOAD_INTERRUPTED_BY_POLICY_CHANGE))
+    return FALSE;
+  message = sight_text_sanitize (error->message, 300);
+  op->load_error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                "Could not load %s: %s", failing_uri, message);
+  load_op_check (op);
+  return FALSE;
+}
+
+static void
+script_message_cb (WebKitUserContentManager *manager,
+                   JSCValue                 *value,
+                   SightWebPage             *self)
+{
+  g_autofree char *text = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  JsonObject *object;
+  const char *type;
+
+  if (!jsc_value_is_string (value))
+    return;
+  text = jsc_value_to_string (value);
+  node = json_from_string (text, NULL);
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return;
+  object = json_node_get_object (node);
+  type = json_object_get_string_member_with_default (object, "type", "");
+  if (g_str_equal (type, "log"))
+    handle_log_message (self, json_object_get_string_member_with_default (object, "entry", ""));
+  else if (g_str_equal (type, "domcontentloaded") && self->load_op != NULL &&
+           self->load_op->committed)
+    {
+      self->load_op->dom_ready = TRUE;
+      load_op_check (self->load_op);
+    }
+}
+
+/* ----------------------------------------------------------------------- */
+/* Requests                                                                 */
+
+static void
+resource_done (SightWebPage      *self,
+               WebKitWebResource *resource)
+{
+  if (g_hash_table_remove (self->in_flight, resource))
+    self->last_network_activity = g_get_monotonic_time ();
+}
+
+static void
+resource_finished_cb (WebKitWebResource *resource,
+                      SightWebPage      *self)
+{
+  WebKitURIResponse *response = webkit_web_resource_get_response (resource);
+
+  if (g_hash_table_contains (self->in_flight, resource) && response != NULL)
+    {
+      guint status = webkit_uri_response_get_status_code (response);
+
+      if (status >= 400)
+        add_log_entry (self, SIGHT_LOG_REQUEST_FAILED, NULL,
+                       soup_status_get_phrase (status),
+                       webkit_web_resource_get_uri (resource), status);
+    }
+  resource_done (self, resource);
+}
+
+static void
+resource_failed_cb (WebKitWebResource *resource,
+                    GError            *error,
+                    SightWebPage      *self)
+{
+  if (g_hash_table_contains (self->in_flight, resource) &&
+      !g_error_matches (error, WEBKIT_NETWORK_ERROR, WEBKIT_NETWORK_ERROR_CANCELLED))
+    add_log_entry (self, SIGHT_LOG_REQUEST_FAILED, NULL, error->message,
+                   webkit_web_resource_get_uri (resource), 0);
+  resource_done (self, resource);
+}
+
+static void
+resource_load_started_cb (WebKitWebView     *view,
+                          WebKitWebResource *resource,
+                          WebKitURIRequest  *request,
+                          SightWebPage      *self)
+{
+  g_hash_table_add (self->in_flight, g_object_ref (resource));
+  self->last_network_activity = g_get_monotonic_time ();
+  g_signal_connect_object (resource, "finished", G_CALLBACK (resource_finished_cb), self, 0);
+  g_signal_connect_object (resource, "failed", G_CALLBACK (resource_failed_cb), self, 0);
+}
+
+guint
+sight_web_page_get_requests_in_flight (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), 0);
+  return g_hash_table_size (self->in_flight);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Crashes and hangs                                                        */
+
+static void
+web_process_lost (SightWebPage *self,
+                  const char   *reason)
+{
+  g_clear_handle_id (&self->hang_source, g_source_remove);
+  self->generation++;
+  g_hash_table_remove_all (self->in_flight);
+  fail_pending_ops (self, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, reason);
+  g_signal_emit (self, signals[WEB_PROCESS_LOST], 0, reason);
+}
+
+static void
+web_process_terminated_cb (WebKitWebView                     *view,
+                           WebKitWebProcessTerminationReason  reason,
+                           SightWebPage                      *self)
+{
+  g_autofree char *requested = g_steal_pointer (&self->terminate_reason);
+  const char *message;
+
+  switch (reason)
+    {
+    case WEBKIT_WEB_PROCESS_CRASHED:
+      message = "The page’s web process crashed";
+      break;
+    case WEBKIT_WEB_PROCESS_EXCEEDED_MEMORY_LIMIT:
+      message = "The page’s web process exceeded its memory limit and was stopped";
+      break;
+    case WEBKIT_WEB_PROCESS_TERMINATED_BY_API:
+    default:
+      message = requested != NULL ? requested : "The page’s web process was terminated";
+      break;
+    }
+  g_debug ("web process terminated: %s", message);
+  web_process_lost (self, message);
+}
+
+void
+sight_web_page_terminate_web_process (SightWebPage *self,
+                                      const char   *reason)
+{
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  g_free (self->terminate_reason);
+  self->terminate_reason = g_strdup (reason);
+  webkit_web_view_terminate_web_process (self->view);
+}
+
+static gboolean
+hang_timeout_cb (gpointer user_data)
+{
+  SightWebPage *self = user_data;
+  g_autofree char *reason = NULL;
+
+  self->hang_source = 0;
+  if (webkit_web_view_get_is_web_process_responsive (self->view))
+    return G_SOURCE_REMOVE;
+  reason = g_strdup_printf ("The page stopped responding for %u ms; its web process was "
+                            "terminated", self->hang_timeout_ms);
+  g_debug ("%s", reason);
+  sight_web_page_terminate_web_process (self, reason);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+responsive_changed_cb (WebKitWebView *view,
+                       GParamSpec    *pspec,
+                       SightWebPage  *self)
+{
+  if (webkit_web_view_get_is_web_process_responsive (view))
+    g_clear_handle_id (&self->hang_source, g_source_remove);
+  else if (self->hang_source == 0)
+    self->hang_source = g_timeout_add (self->hang_timeout_ms, hang_timeout_cb, self);
+}
+
+void
+sight_web_page_set_hang_timeout (SightWebPage *self,
+                                 guint         timeout_ms)
+{
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  self->hang_timeout_ms = MAX (timeout_ms, 100);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Evaluation                                                               */
+
+static void
+evaluate_done_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  SightPageOp *op = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JSCValue) value = NULL;
+
+  value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source), result, &error);
+  if (!op->done)
+    {
+      if (value == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        page_op_complete (op, g_steal_pointer (&error), NULL, NULL);
+      else if (value == NULL && op->page != NULL && op->page->terminate_reason != NULL)
+        page_op_complete (op, g_error_new_literal (SIGHT_ERROR,
+                                                   SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                                   op->page->terminate_reason),
+                          NULL, NULL);
+      else if (value == NULL)
+        {
+          g_autofree char *message = sight_text_sanitize (error->message, 500);
+          gboolean script_error = g_error_matches (error, WEBKIT_JAVASCRIPT_ERROR,
+                                                   WEBKIT_JAVASCRIPT_ERROR_SCRIPT_FAILED);
+
+          /* Anything but the script's own exception means the process went away. */
+          page_op_complete (op, g_error_new (SIGHT_ERROR,
+                                             script_error ? SIGHT_ERROR_ACTION_FAILED
+                                                          : SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                             script_error ? "Script failed: %s"
+                                                          : "The page could not run a script: %s",
+                                             message),
+                            NULL, NULL);
+        }
+      else
+        {
+          g_autofree char *json = jsc_value_to_string (value);
+          g_autoptr(GError) parse_error = NULL;
+          JsonNode *node = json_from_string (json, &parse_error);
+
+          if (node == NULL)
+            node = json_node_new (JSON_NODE_NULL);
+          page_op_complete (op, NULL, node, (GDestroyNotify) json_node_unref);
+        }
+    }
+  page_op_free (op);
+}
+
+static gboolean
+evaluate_timeout_cb (gpointer user_data)
+{
+  SightPageOp *op = user_data;
+
+  op->timeout_source = 0;
+  if (op->page == NULL || op->done)
+    return G_SOURCE_REMOVE;
+  page_op_timed_out (op, g_error_new (SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
+                                      "A page script did not finish within %u ms",
+                                      op->timeout_ms));
+  return G_SOURCE_REMOVE;
+}
+
+void
+sight_web_page_evaluate_async (SightWebPage        *self,
+                               const char          *function_body,
+                               JsonNode            *args,
+                               guint                timeout_ms,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GVariantDict) dict = NULL;
+  g_autofree char *args_json = NULL;
+  g_autofree char *wrapped = NULL;
+  SightPageOp *op;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  g_return_if_fail (function_body != NULL);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_evaluate_async);
+
+  args_json = args != NULL ? json_to_string (args, FALSE) : g_strdup ("null");
+  dict = g_variant_dict_new (NULL);
+  g_variant_dict_insert (dict, "__sightArgs", "s", args_json);
+  /* The body runs as an async function of `args`; its value comes back as
+   * JSON text so any JSON-able value crosses intact. */
+  wrapped = g_strconcat ("const __sightFn = async function (args) {\n", function_body,
+                         "\n};\n"
+                         "const __sightValue = await __sightFn (JSON.parse (__sightArgs));\n"
+                         "const __sightJson = JSON.stringify (__sightValue);\n"
+                         "return __sightJson === undefined ? 'null' : __sightJson;",
+                         NULL);
+
+  op = page_op_new (self, task, timeout_ms, cancellable);
+  op->freed_by_callback = TRUE;
+  if (timeout_ms > 0)
+    op->timeout_source = g_timeout_add (timeout_ms, evaluate_timeout_cb, op);
+  webkit_web_view_call_async_javascript_function (self->view, wrapped, -1,
+                                                  g_variant_dict_end (dict),
+                                                  SIGHT_SCRIPT_WORLD, NULL, op->cancellable,
+                                                  evaluate_done_cb, op);
+}
+
+JsonNode *
+sight_web_page_evaluate_finish (SightWebPage  *self,
+                                GAsyncResult  *result,
+                                GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Viewport                                                                 */
+
+static void
+apply_viewport (SightWebPage *self)
+{
+  int width = (int) ceil (self->width * self->device_scale);
+  int height = (int) ceil (self->height * self->device_scale);
+
+  /* WebKitGTK takes its device scale from the monitor; a page zoom of the
+   * scale over a widget of scaled size gives the same CSS viewport and the
+   * same pixel density. */
+  webkit_web_view_set_zoom_level (self->view, self->device_scale);
+  if (!self->headless)
+    return;
+  gtk_widget_set_size_request (GTK_WIDGET (self->view), width, height);
+  gtk_widget_size_allocate (GTK_WIDGET (self->view),
+                            &(GtkAllocation) { 0, 0, width, height }, -1);
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self->view)))
+    gtk_widget_map (GTK_WIDGET (self->view));
+}
+
+void
+sight_web_page_set_viewport (SightWebPage *self,
+                             int           width,
+                             int           height,
+                             double        device_scale)
+{
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  self->width = CLAMP (width, 16, 8192);
+  self->height = CLAMP (height, 16, 8192);
+  self->device_scale = device_scale > 0 ? CLAMP (device_scale, 0.25, 4.0) : 1.0;
+  apply_viewport (self);
+}
+
+void
+sight_web_page_get_viewport (SightWebPage *self,
+                             int          *width,
+                             int          *height)
+{
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  if (!self->headless)
+    {
+      double scale = self->device_scale > 0 ? self->device_scale : 1.0;
+
+      if (width != NULL)
+        *width = (int) (gtk_widget_get_width (GTK_WIDGET (self->view)) / scale);
+      if (height != NULL)
+        *height = (int) (gtk_widget_get_height (GTK_WIDGET (self->view)) / scale);
+      return;
+    }
+  if (width != NULL)
+    *width = self->width;
+  if (height != NULL)
+    *height = self->height;
+}
+
+double
+sight_web_page_get_device_scale (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), 1.0);
+  return self->device_scale;
+}
+
+void
+sight_web_page_set_headless (SightWebPage *self,
+                             gboolean      headless)
+{
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  headless = !!headless;
+  if (self->headless == headless)
+    return;
+  self->headless = headless;
+  if (headless)
+    {
+      gtk_window_set_child (GTK_WINDOW (self->toplevel), GTK_WIDGET (self->view));
+      apply_viewport (self);
+    }
+  else
+    {
+      gtk_widget_set_size_request (GTK_WIDGET (self->view), -1, -1);
+      gtk_window_set_child (GTK_WINDOW (self->toplevel), NULL);
+    }
+}
+
+/* ----------------------------------------------------------------------- */
+/* Screenshots                                                              */
+
+typedef struct {
+  SightScreenshotOptions options;
+  SightRect             *masks;
+  int                    css_width;      /* of the captured region */
+} ShotData;
+
+static void
+shot_data_free (ShotData *data)
+{
+  g_free (data->masks);
+  g_free (data);
+}
+
+static GBytes *
+encode_webp (GdkPixbuf *pixbuf,
+             int        quality,
+             GError   **error)
+{
+  uint8_t *output = NULL;
+  size_t size;
+  int width = gdk_pixbuf_get_width (pixbuf);
+  int height = gdk_pixbuf_get_height (pixbuf);
+  int stride = gdk_pixbuf_get_rowstride (pixbuf);
+  const guint8 *pixels = gdk_pixbuf_read_pixels (pixbuf);
+
+  if (gdk_pixbuf_get_has_alpha (pixbuf))
+    size = WebPEncodeRGBA (pixels, width, height, stride, quality, &output);
+  else
+    size = WebPEncodeRGB (pixels, width, height, stride, quality, &output);
+  if (size == 0 || output == NULL)
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INTERNAL, "WebP encoding failed");
+      return NULL;
+    }
+  {
+    GBytes *bytes = g_bytes_new (output, size);
+
+    WebPFree (output);
+    return bytes;
+  }
+}
+
+GBytes *
+sight_encode_image (GdkPixbuf         *pixbuf,
+                    SightImageFormat   format,
+                    int                quality,
+                    GError           **error)
+{
+  g_autofree char *buffer = NULL;
+  gsize size = 0;
+  g_autofree char *quality_text = NULL;
+
+  if (quality < 0)
+    quality = format == SIGHT_IMAGE_WEBP ? 80 : 85;
+  quality = CLAMP (quality, 0, 100);
+
+  switch (format)
+    {
+    case SIGHT_IMAGE_WEBP:
+      return encode_webp (pixbuf, quality, error);
+    case SIGHT_IMAGE_JPEG:
+      quality_text = g_strdup_printf ("%d", quality);
+      if (!gdk_pixbuf_save_to_buffer (pixbuf, &buffer, &size, "jpeg", error,
+                                      "quality", quality_text, NULL))
+        return NULL;
+      break;
+    case SIGHT_IMAGE_PNG:
+    default:
+      if (!gdk_pixbuf_save_to_buffer (pixbuf, &buffer, &size, "png", error, NULL))
+        return NULL;
+      break;
+    }
+  return g_bytes_new_take (g_steal_pointer (&buffer), size);
+}
+
+/* Flattens @texture onto white, paints @masks (in CSS pixels, @scale image
+ * pixels each) and resamples so the long side is at most @max_side. */
+static GdkPixbuf *
+render_texture (GdkTexture      *texture,
+                const SightRect *masks,
+                guint            n_masks,
+                double           scale,
+                int              max_side,
+                guint           *n_masked)
+{
+  int width = gdk_texture_get_width (texture);
+  int height = gdk_texture_get_height (texture);
+  int out_width = width, out_height = height;
+  double factor = 1.0;
+  cairo_surface_t *source;
+  cairo_surface_t *target;
+  cairo_t *cr;
+  GdkPixbuf *pixbuf;
+
+  source = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  cairo_surface_flush (source);
+  gdk_texture_download (texture, cairo_image_surface_get_data (source),
+                        cairo_image_surface_get_stride (source));
+  cairo_surface_mark_dirty (source);
+
+  *n_masked = 0;
+  cr = cairo_create (source);
+  cairo_set_source_rgb (cr, 0, 0, 0);
+  for (guint i = 0; i < n_masks; i++)
+    {
+      double x = floor (masks[i].x * scale), y = floor (masks[i].y * scale);
+      double w = ceil ((masks[i].x + masks[i].width) * scale) - x;
+      double h = ceil ((masks[i].y + masks[i].height) * scale) - y;
+
+      if (w <= 0 || h <= 0 || x >= width || y >= height || x + w <= 0 || y + h <= 0)
+        continue;
+      cairo_rectangle (cr, x, y, w, h);
+      (*n_masked)++;
+    }
+  cairo_fill (cr);
+  cairo_destroy (cr);
+
+  if (max_side > 0 && MAX (width, height) > max_side)
+    {
+      factor = (double) max_side / MAX (width, height);
+      out_width = MAX (1, (int) round (width * factor));
+      out_height = MAX (1, (int) round (height * factor));
+    }
+
+  target = cairo_image_surface_create (CAIRO_FORMAT_RGB24, out_width, out_height);
+  cr = cairo_create (target);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  cairo_scale (cr, (double) out_width / width, (double) out_height / height);
+  cairo_set_source_surface (cr, source, 0, 0);
+  cairo_pattern_set_filter (cairo_get_source (cr), CAIRO_FILTER_GOOD);
+  cairo_paint (cr);
+  cairo_destroy (cr);
+  cairo_surface_flush (target);
+
+  pixbuf = gdk_pixbuf_get_from_surface (target, 0, 0, out_width, out_height);
+  cairo_surface_destroy (target);
+  cairo_surface_destroy (source);
+  return pixbuf;
+}
+
+static void
+snapshot_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  SightWebPage *self = g_task_get_source_object (task);
+  ShotData *data = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+  g_autoptr(SightScreenshot) shot = NULL;
+  double scale;
+  guint n_masked = 0;
+
+  texture = webkit_web_view_get_snapshot_finish (WEBKIT_WEB_VIEW (source), result, &error);
+  if (texture == NULL)
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_task_return_error (task, g_steal_pointer (&error));
+      else
+        g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                 "The page could not be captured: %s", error->message);
+      return;
+    }
+
+  scale = data->css_width > 0 ? (double) gdk_texture_get_width (texture) / data->css_width
+                              : self->device_scale;
+  pixbuf = render_texture (texture, data->masks, data->options.n_masks, scale,
+                           data->options.max_side, &n_masked);
+  shot = g_new0 (SightScreenshot, 1);
+  shot->width = gdk_pixbuf_get_width (pixbuf);
+  shot->height = gdk_pixbuf_get_height (pixbuf);
+  shot->scale = scale * shot->width / gdk_texture_get_width (texture);
+  shot->n_masked = n_masked;
+  shot->bytes = sight_encode_image (pixbuf, data->options.format, data->options.quality, &error);
+  if (shot->bytes == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  g_task_return_pointer (task, g_steal_pointer (&shot), (GDestroyNotify) sight_screenshot_free);
+}
+
+void
+sight_web_page_screenshot_async (SightWebPage                 *self,
+                                 const SightScreenshotOptions *options,
+                                 GCancellable                 *cancellable,
+                                 GAsyncReadyCallback           callback,
+                                 gpointer                      user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  ShotData *data;
+  int view_width;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  g_return_if_fail (options != NULL);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_screenshot_async);
+  data = g_new0 (ShotData, 1);
+  data->options = *options;
+  if (options->n_masks > 0)
+    data->masks = g_memdup2 (options->masks, sizeof (SightRect) * options->n_masks);
+  data->options.masks = data->masks;
+  /* Both regions are as wide as the viewport in CSS pixels. */
+  sight_web_page_get_viewport (self, &view_width, NULL);
+  data->css_width = view_width;
+  g_task_set_task_data (task, data, (GDestroyNotify) shot_data_free);
+
+  webkit_web_view_get_snapshot (self->view,
+                                options->full_page ? WEBKIT_SNAPSHOT_REGION_FULL_DOCUMENT
+                                                   : WEBKIT_SNAPSHOT_REGION_VISIBLE,
+                                WEBKIT_SNAPSHOT_OPTIONS_NONE, cancellable,
+                                snapshot_cb, g_steal_pointer (&task));
+}
+
+SightScreenshot *
+sight_web_page_screenshot_finish (SightWebPage  *self,
+                                  GAsyncResult  *result,
+                                  GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Object                                                                   */
+
+WebKitWebView *
+sight_web_page_get_web_view (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), NULL);
+  return self->view;
+}
+
+const char *
+sight_web_page_get_uri (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), NULL);
+  return webkit_web_view_get_uri (self->view);
+}
+
+WebKitNetworkSession *
+sight_web_page_get_network_session (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), NULL);
+  return self->session;
+}
+
+static void
+sight_web_page_dispose (GObject *object)
+{
+  SightWebPage *self = SIGHT_WEB_PAGE (object);
+
+  fail_pending_ops (self, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, "The page was closed");
+  g_clear_handle_id (&self->hang_source, g_source_remove);
+  if (self->view != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->view, self);
+      g_signal_handlers_disconnect_by_data (self->content, self);
+      webkit_user_content_manager_unregister_script_message_handler (self->content, "sightline",
+                                                                     SIGHT_SCRIPT_WORLD);
+    }
+  if (self->toplevel != NULL)
+    {
+      gtk_window_destroy (GTK_WINDOW (self->toplevel));
+      g_clear_object (&self->toplevel);
+    }
+  g_clear_object (&self->view);
+  g_clear_object (&self->content);
+  g_clear_object (&self->session);
+  if (self->in_flight != NULL)
+    g_hash_table_remove_all (self->in_flight);
+
+  G_OBJECT_CLASS (sight_web_page_parent_class)->dispose (object);
+}
+
+static void
+sight_web_page_finalize (GObject *object)
+{
+  SightWebPage *self = SIGHT_WEB_PAGE (object);
+
+  g_clear_pointer (&self->log, g_ptr_array_unref);
+  g_clear_pointer (&self->in_flight, g_hash_table_unref);
+  g_clear_pointer (&self->terminate_reason, g_free);
+
+  G_OBJECT_CLASS (sight_web_page_parent_class)->finalize (object);
+}
+
+static void
+sight_web_page_class_init (SightWebPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = sight_web_page_dispose;
+  object_class->finalize = sight_web_page_finalize;
+
+  /**
+   * SightWebPage::web-process-lost:
+   * @reason: why, in a sentence
+   *
+   * The web process crashed, hung and was terminated, or was stopped; the
+   * next load starts a new one.
+   */
+  signals[WEB_PROCESS_LOST] = g_signal_new ("web-process-lost", G_TYPE_FROM_CLASS (klass),
+                                            G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                            G_TYPE_NONE, 1, G_TYPE_STRING);
+}
+
+static void
+sight_web_page_init (SightWebPage *self)
+{
+  g_autofree char *hooks = load_js_resource ("page-hooks.js");
+  g_autofree char *world = load_js_resource ("page-world.js");
+  g_autoptr(WebKitUserScript) hooks_script = NULL;
+  g_autoptr(WebKitUserScript) world_script = NULL;
+  WebKitSettings *settings;
+
+  self->log = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_log_entry_free);
+  self->in_flight = g_hash_table_new_full (NULL, NULL, g_object_unref, NULL);
+  self->width = DEFAULT_WIDTH;
+  self->height = DEFAULT_HEIGHT;
+  self->device_scale = 1.0;
+  self->hang_timeout_ms = DEFAULT_HANG_TIMEOUT_MS;
+  self->last_network_activity = g_get_monotonic_time ();
+
+  self->session = webkit_network_session_new_ephemeral ();
+  self->content = webkit_user_content_manager_new ();
+  hooks_script = webkit_user_script_new (hooks, WEBKIT_USER_CONTENT_INJECT_ALL_FRAMES,
+                                         WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START, NULL, NULL);
+  world_script = webkit_user_script_new_for_world (world, WEBKIT_USER_CONTENT_INJECT_ALL_FRAMES,
+                                                   WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START,
+                                                   SIGHT_SCRIPT_WORLD, NULL, NULL);
+  webkit_user_content_manager_add_script (self->content, hooks_script);
+  webkit_user_content_manager_add_script (self->content, world_script);
+  webkit_user_content_manager_register_script_message_handler (self->content, "sightline",
+                                                               SIGHT_SCRIPT_WORLD);
+  g_signal_connect (self->content, "script-message-received::sightline",
+                    G_CALLBACK (script_message_cb), self);
+
+  self->view = g_object_ref_sink (g_object_new (WEBKIT_TYPE_WEB_VIEW,
+                                                "web-context", get_web_context (),
+                                                "network-session", self->session,
+                                                "user-content-manager", self->content,
+                                                NULL));
+  settings = webkit_web_view_get_settings (self->view);
+  webkit_settings_set_enable_write_console_messages_to_stdout (settings, FALSE);
+  webkit_settings_set_javascript_can_open_windows_automatically (settings, TRUE);
+
+  g_signal_connect (self->view, "load-changed", G_CALLBACK (load_changed_cb), self);
+  g_signal_connect (self->view, "load-failed", G_CALLBACK (load_failed_cb), self);
+  g_signal_connect (self->view, "resource-load-started",
+                    G_CALLBACK (resource_load_started_cb), self);
+  g_signal_connect (self->view, "web-process-terminated",
+                    G_CALLBACK (web_process_terminated_cb), self);
+  g_signal_connect (self->view, "notify::is-web-process-responsive",
+                    G_CALLBACK (responsive_changed_cb), self);
+
+  /* Headless: a toplevel that is realized but never presented. The view is
+   * allocated and mapped by hand, so WebKit sees a visible page (timers and
+   * animation frames run) and can paint snapshots, and no window appears. */
+  self->toplevel = g_object_ref_sink (gtk_window_new ());
+  gtk_window_set_child (GTK_WINDOW (self->toplevel), GTK_WIDGET (self->view));
+  gtk_widget_realize (self->toplevel);
+  self->headless = TRUE;
+  apply_viewport (self);
+}
+
+SightWebPage *
+sight_web_page_new (void)
+{
+  return g_object_new (SIGHT_TYPE_WEB_PAGE, NULL);
+}
