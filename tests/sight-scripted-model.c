@@ -639,6 +639,22 @@ answer (SightScriptedModel *self,
                                         broken, strlen (broken));
       return;
     }
+  if (g_strcmp0 (fault, "error_in_200") == 0)
+    {
+      g_autoptr(JsonBuilder) builder = json_builder_new ();
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "error");
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "message");
+      json_builder_add_string_value (builder, "Provider returned error");
+      json_builder_set_member_name (builder, "code");
+      json_builder_add_int_value (builder, status >= 400 ? status : 502);
+      json_builder_end_object (builder);
+      json_builder_end_object (builder);
+      set_json (msg, SOUP_STATUS_OK, builder);
+      return;
+    }
   if (status >= 300)
     {
       JsonObject *error = object_of (json_object_get_member (entry, "error"));

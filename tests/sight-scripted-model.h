@@ -62,6 +62,8 @@
  *     "truncated_arguments" a tool call whose arguments are cut mid-JSON
  *                           (needs "tool_calls")
  *     "length"              finish_reason=length / stop_reason=max_tokens
+ *     "error_in_200"        200 whose body is only {"error": {"code": "status"
+ *                           (default 502), …}}, as some gateways answer
  *
  * With sight_scripted_model_set_api_key() the server also refuses requests
  * without that key (Bearer for OpenAI, x-api-key for Anthropic) with 401.

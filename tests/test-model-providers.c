@@ -437,6 +437,9 @@ static const FaultCase fault_cases[] = {
                         SIGHT_ERROR_MODEL_UNAVAILABLE, "HTML error page" },
   { "html-200", "[{\"fault\":\"html\",\"status\":200},{\"text\":\"x\"}]", 1, FALSE,
                 SIGHT_ERROR_MODEL_OUTPUT_INVALID, "HTML" },
+  { "error-in-200-retried", "[{\"fault\":\"error_in_200\",\"status\":503},{\"text\":\"ok\"}]", 2, TRUE, 0, NULL },
+  { "error-in-200-final", "[{\"fault\":\"error_in_200\",\"status\":400},{\"text\":\"x\"}]", 1, FALSE,
+                          SIGHT_ERROR_MODEL_UNAVAILABLE, "HTTP 400" },
   { "malformed-json", "[{\"fault\":\"malformed\"},{\"text\":\"x\"}]", 1, FALSE,
                       SIGHT_ERROR_MODEL_OUTPUT_INVALID, "not JSON" },
   { "drop-then-answer", "[{\"fault\":\"drop\"},{\"text\":\"ok\"}]", 2, TRUE, 0, NULL },
@@ -876,22 +879,35 @@ test_connect_timeout (void)
   g_assert_cmpint (g_get_monotonic_time () - start, <, 3 * G_USEC_PER_SEC);
 }
 
+static SightModelResponse *
+next_turn (SightModelProvider *provider,
+           SightModelRequest  *request,
+           const char         *expected_tool)
+{
+  g_autoptr(GError) error = NULL;
+  SightModelResponse *response = complete (provider, request, in_seconds (10), NULL, &error);
+  SightModelToolCall *call;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (response->tool_calls->len, ==, 1);
+  call = g_ptr_array_index (response->tool_calls, 0);
+  g_assert_cmpstr (call->name, ==, expected_tool);
+  sight_model_request_add_response (request, response);
+  sight_model_request_add_tool_result (request, call->id, "done", FALSE);
+  return response;
+}
+
+/* The standalone program with the example script of a whole act step and
+ * an assert judgment, in both wire formats. */
 static void
 test_scripted_server_program (void)
 {
   const char *program = g_getenv ("SIGHTLINE_SCRIPTED_MODEL_SERVER");
-  g_autoptr(GSubprocess) server = NULL;
-  g_autoptr(GDataInputStream) out = NULL;
+  g_autofree char *script = g_test_build_filename (G_TEST_DIST, "fixtures", "scripted-model", "sign-in.json", NULL);
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = NULL;
-  g_autofree char *script = NULL;
   g_autofree char *record = NULL;
-  g_autofree char *line = NULL;
   g_autofree char *recorded = NULL;
-  g_autoptr(SightModelProvider) provider = NULL;
-  g_autoptr(SightModelRequest) request = simple_request ("hello");
-  g_autoptr(SightModelResponse) response = NULL;
-  char *url, *end;
 
   if (program == NULL)
     {
@@ -900,37 +916,70 @@ test_scripted_server_program (void)
     }
   dir = g_dir_make_tmp ("sight-model-XXXXXX", &error);
   g_assert_no_error (error);
-  script = g_build_filename (dir, "script.json", NULL);
   record = g_build_filename (dir, "requests.jsonl", NULL);
-  g_assert_true (g_file_set_contents (script, "[{\"text\": \"from the program\"}]", -1, &error));
-  server = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, program, "--script", script,
-                             "--record", record, NULL);
-  g_assert_no_error (error);
-  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (server));
-  line = g_data_input_stream_read_line (out, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (line);
-  url = strstr (line, "OPENAI_BASE_URL=");
-  g_assert_nonnull (url);
-  url += strlen ("OPENAI_BASE_URL=");
-  end = strchr (url, ' ');
-  g_assert_nonnull (end);
-  *end = '\0';
 
-  provider = sight_openai_provider_new ("gpt-4.1-mini", url, API_KEY);
-  response = complete (provider, request, in_seconds (10), NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (response->text, ==, "from the program");
+  for (Kind kind = OPENAI; kind <= ANTHROPIC; kind++)
+    {
+      g_autoptr(GSubprocess) server = NULL;
+      g_autoptr(GDataInputStream) out = NULL;
+      g_autofree char *line = NULL;
+      g_autoptr(SightModelProvider) provider = NULL;
+      g_autoptr(SightModelRequest) act = simple_request ("Sign in as the member");
+      g_autoptr(SightModelRequest) judge = simple_request ("Judge: the dashboard shows a trial badge");
+      g_autoptr(JsonNode) verdict_schema = json_from_string ("{\"type\":\"object\"}", NULL);
+      g_autoptr(SightModelResponse) verdict = NULL;
+      g_autoptr(JsonNode) answer = NULL;
+      SightUsage step;
+      const char *key = kind == OPENAI ? "OPENAI_BASE_URL=" : "ANTHROPIC_BASE_URL=";
+      char *url, *end;
 
-  g_subprocess_send_signal (server, SIGTERM);
-  g_subprocess_wait (server, NULL, NULL);
+      server = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, program, "--script", script,
+                                 "--record", record, NULL);
+      g_assert_no_error (error);
+      out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (server));
+      line = g_data_input_stream_read_line (out, NULL, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (line);
+      url = strstr (line, key);
+      g_assert_nonnull (url);
+      url += strlen (key);
+      if ((end = strchr (url, ' ')) != NULL)
+        *end = '\0';
+
+      provider = kind == OPENAI ? sight_openai_provider_new ("gpt-4.1-mini", url, API_KEY)
+                                : sight_anthropic_provider_new ("claude-sonnet-4", url, API_KEY);
+      sight_usage_init (&step);
+      for (guint i = 0; i < 3; i++)
+        {
+          const char *tools[] = { "fill", "click", "done" };
+          g_autoptr(SightModelResponse) response = next_turn (provider, act, tools[i]);
+
+          sight_usage_add (&step, &response->usage);
+        }
+      g_assert_cmpuint (step.model_calls, ==, 3);
+      g_assert_cmpuint (step.input_tokens, ==, 640 + 702 + 760);
+      g_assert_cmpuint (step.cached_input_tokens, ==, 1024);
+      g_assert_cmpuint (step.output_tokens, ==, 31 + 18 + 40);
+      g_assert_cmpint (step.token_accounting, ==, SIGHT_TOKEN_ACCOUNTING_PROVIDER);
+
+      sight_model_request_set_response_schema (judge, "judgment", verdict_schema);
+      verdict = complete (provider, judge, in_seconds (10), NULL, &error);
+      g_assert_no_error (error);
+      answer = sight_model_response_parse_json (verdict);
+      g_assert_true (json_object_get_boolean_member (json_node_get_object (answer), "verdict"));
+
+      g_subprocess_send_signal (server, SIGTERM);
+      g_subprocess_wait (server, NULL, NULL);
+    }
+
   g_assert_true (g_file_get_contents (record, &recorded, NULL, &error));
-  g_assert_nonnull (strstr (recorded, "\"hello\""));
+  g_assert_nonnull (strstr (recorded, "Sign in as the member"));
+  g_assert_nonnull (strstr (recorded, "/v1/chat/completions"));
+  g_assert_nonnull (strstr (recorded, "/v1/messages"));
   /* The record keeps that a key was sent, never the key. */
   g_assert_null (strstr (recorded, API_KEY));
   g_assert_nonnull (strstr (recorded, "[redacted]"));
   g_unlink (record);
-  g_unlink (script);
   g_rmdir (dir);
 }
 

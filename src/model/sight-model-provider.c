@@ -620,6 +620,34 @@ looks_like_html (GBytes *body)
   return strstr (head, "<html") != NULL || strstr (head, "<!doctype") != NULL;
 }
 
+/* Some gateways (OpenRouter among them) answer 200 with only an error
+ * object, its HTTP status as the error's numeric code. Returns that status
+ * (502 when it names none), or 0 for a body that is not such an error. */
+static guint
+error_status_in_success (GBytes *body)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  gsize len = 0;
+  const char *data = g_bytes_get_data (body, &len);
+  JsonObject *root, *error;
+  JsonNode *code;
+
+  if (len == 0 || !json_parser_load_from_data (parser, data, len, NULL))
+    return 0;
+  root = json_parser_get_root (parser) && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser))
+         ? json_node_get_object (json_parser_get_root (parser)) : NULL;
+  if (root == NULL || json_object_has_member (root, "choices") || json_object_has_member (root, "content")
+      || !json_object_has_member (root, "error")
+      || !JSON_NODE_HOLDS_OBJECT (json_object_get_member (root, "error")))
+    return 0;
+  error = json_object_get_object_member (root, "error");
+  code = json_object_get_member (error, "code");
+  if (code != NULL && JSON_NODE_HOLDS_VALUE (code) && json_node_get_value_type (code) == G_TYPE_INT64
+      && json_node_get_int (code) >= 400 && json_node_get_int (code) <= 599)
+    return (guint) json_node_get_int (code);
+  return 502;
+}
+
 static void
 handle_http_error (GTask       *task,
                    guint        status,
@@ -737,6 +765,8 @@ send_cb (GObject      *source,
              name, call->attempts, call->host, status, g_bytes_get_size (body),
              request_id ? request_id : "none");
 
+    if (SOUP_STATUS_IS_SUCCESSFUL (status) && error_status_in_success (body) != 0)
+      status = error_status_in_success (body);
     if (SOUP_STATUS_IS_SUCCESSFUL (status))
       {
         SightModelProviderClass *klass = SIGHT_MODEL_PROVIDER_GET_CLASS (call->self);
