@@ -279,8 +279,7 @@ test_load_timeout (void)
 
   g_assert_false (load (page, "/never", SIGHT_WAIT_UNTIL_LOAD, 500, &error));
   g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT);
-  /* The deadline, plus at most the hang timeout to tell a stall from a hang. */
-  g_assert_cmpint (g_get_monotonic_time () - start, <, 500 * 1000 + 5500 * 1000);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 3 * G_USEC_PER_SEC);
   g_clear_error (&error);
 
   /* The page still works. */

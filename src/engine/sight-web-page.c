@@ -521,6 +521,7 @@ load_timeout_cb (gpointer user_data)
   SightPageOp *op = user_data;
   SightWebPage *self = op->page;
   const char *stage;
+  GError *error;
 
   op->timeout_source = 0;
   if (self == NULL || op->done)
@@ -534,10 +535,18 @@ load_timeout_cb (gpointer user_data)
   else
     stage = "the network did not become idle";
   g_clear_handle_id (&op->poll_source, g_source_remove);
-  page_op_timed_out (op, g_error_new (SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
-                                      "Loading %s timed out after %u ms (%s)",
-                                      webkit_web_view_get_uri (self->view), op->timeout_ms,
-                                      stage));
+  error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
+                       "Loading %s timed out after %u ms (%s)",
+                       webkit_web_view_get_uri (self->view), op->timeout_ms, stage);
+  if (!op->committed)
+    {
+      /* Nothing of the new page runs yet (the server is slow, or a new web
+       * process is still starting), so there is no hang to look for. */
+      page_op_complete (op, error, NULL, NULL);
+      webkit_web_view_stop_loading (self->view);
+      return G_SOURCE_REMOVE;
+    }
+  page_op_timed_out (op, error);
   return G_SOURCE_REMOVE;
 }
 
