@@ -7,6 +7,9 @@ G_BEGIN_DECLS
 
 /* Each is defined in app/sight-cmd-<name>.c and listed in sight-cli.c. */
 int sight_cmd_version (int argc, char **argv);
+int sight_cmd_scrape (int argc, char **argv);
+int sight_cmd_crawl (int argc, char **argv);
+int sight_cmd_pdf (int argc, char **argv);
 int sight_cmd_screenshot (int argc, char **argv);
 int sight_cmd_demo_site (int argc, char **argv);
 int sight_cmd_export (int argc, char **argv);

@@ -7,9 +7,21 @@ for pkg in $(grep -v '^#' "$here/debian-packages.txt"); do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
     missing="$missing $pkg"
 done
-[ -z "$missing" ] && exit 0
-echo "Installing:$missing"
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+# Node and npm install the page libraries below; a machine that has them from
+# elsewhere keeps its own.
+command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
+if [ -n "$missing" ]; then
+  echo "Installing:$missing"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# JavaScript libraries injected into pages (src/runner/js/package.json), pinned
+# by its package-lock.json.
+js="$here/../src/runner/js"
+if [ ! -f "$js/node_modules/.package-lock.json" ] ||
+   [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; then
+  (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
+fi

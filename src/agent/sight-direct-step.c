@@ -1739,12 +1739,15 @@ append_target (GString           *s,
     }
   if (target->name != NULL)
     append_quoted (s, target->name);
-  if (target->role != NULL)
+  /* a role no hint word stands for ("generic") is left out: the name says it */
+  if (target->role != NULL && sight_role_hint_lookup (role_hint_word (target->role)) != NULL)
     {
       if (target->name != NULL)
         g_string_append_c (s, ' ');
       g_string_append (s, role_hint_word (target->role));
     }
+  else if (target->name == NULL)
+    g_string_append (s, "element");
 }
 
 static void

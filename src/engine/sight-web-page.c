@@ -299,9 +299,13 @@ ping_answered_cb (GObject      *source,
 
   /* An error other than a script's own means the process went away: the
    * termination fails the op, not this answer. */
-  if (value == NULL)
+  /* A JavaScript error ("Unsupported result type" included) is still an
+   * answer from a live main thread. */
+  gboolean answered = value != NULL || error->domain == WEBKIT_JAVASCRIPT_ERROR;
+
+  if (!answered)
     g_debug ("ping failed: %s", error->message);
-  if (value != NULL && ping->op != NULL && !ping->op->done && ping->op->timeout_error != NULL)
+  if (answered && ping->op != NULL && !ping->op->done && ping->op->timeout_error != NULL)
     {
       SightPageOp *op = ping->op;
       SightWebPage *self = op->page;

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <json-glib/json-glib.h>
+#include <webkit/webkit.h>
+
+G_BEGIN_DECLS
+
+/* Records a person's interaction with a web view as direct steps.
+ *
+ * Clicks, typing (one fill per field), selections, checks, the keys that
+ * matter (Enter, Escape, Tab) and navigations the person started become test
+ * file steps: { "do": "click the \"Sign in\" button", "target": descriptor }.
+ * A descriptor is how the observation named the element: { ref, role, name,
+ * nth, count, tag, box }. A typed password is never read: its step types a
+ * {param} whose params name a credential. Assertions are added by picking an
+ * element (sight_recorder_pick). */
+
+typedef enum {
+  SIGHT_PICK_VISIBLE,
+  SIGHT_PICK_TEXT,
+  SIGHT_PICK_VALUE,
+  SIGHT_PICK_CHECKED,
+} SightPickKind;
+
+#define SIGHT_TYPE_RECORDER (sight_recorder_get_type ())
+G_DECLARE_FINAL_TYPE (SightRecorder, sight_recorder, SIGHT, RECORDER, GObject)
+
+SightRecorder *sight_recorder_new          (WebKitWebView  *view);
+
+/* Starts listening: on every page loaded from now on, and on the current one. */
+void           sight_recorder_start        (SightRecorder  *self);
+/* Stops; a pending fill is sent first. */
+void           sight_recorder_stop         (SightRecorder  *self);
+gboolean       sight_recorder_is_recording (SightRecorder  *self);
+
+/* The next click on the page picks an element for an assertion instead of
+ * reaching the page. */
+void           sight_recorder_pick         (SightRecorder  *self,
+                                            SightPickKind   kind);
+
+/* The name of the credential a typed password refers to (default
+ * "password"); the step reads: type {password} into the "Password" field. */
+void           sight_recorder_set_credential_name (SightRecorder *self,
+                                                   const char    *name);
+
+/* A navigation within this long after a recorded click or key press is its
+ * consequence, not a step of its own (default 3000 ms). */
+void           sight_recorder_set_navigation_window (SightRecorder *self,
+                                                     guint          window_ms);
+
+/* The URL when recording started (the test file's "url"), or NULL. */
+const char    *sight_recorder_get_start_url (SightRecorder *self);
+/* The steps so far, a JSON array of test-file steps (a new reference). */
+JsonNode      *sight_recorder_get_steps    (SightRecorder  *self);
+/* The steps as a test file object { name, url, steps }. */
+JsonNode      *sight_recorder_to_test_file (SightRecorder  *self,
+                                            const char     *name);
+
+G_END_DECLS

@@ -1,0 +1,725 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-session"
+
+#include "config.h"
+
+#include "sight-session.h"
+
+#include "sight-error.h"
+#include "sight-tool-args.h"
+
+#define MIN_TIMEOUT_MS G_GINT64_CONSTANT (10000)
+#define MAX_TIMEOUT_MS G_GINT64_CONSTANT (86400000)
+#define DEFAULT_IDLE_MS G_GINT64_CONSTANT (300000)
+#define DEFAULT_MAX_DURATION_MS G_GINT64_CONSTANT (3600000)
+#define LOAD_TIMEOUT_MS 30000
+#define FILMSTRIP_INTERVAL_MS 2000
+#define FILMSTRIP_MAX_FRAMES 300
+#define FILMSTRIP_MAX_SIDE 480
+
+static const char * const create_args[] = {
+  "startUrl", "device", "viewport", "record", "headers", "credentials", "proxyUrl",
+  "allowHosts", "idleTimeoutMs", "maxDurationMs", "engineId", "engineVersion",
+  "waitForCapacityMs", "queueForCapacity", NULL
+};
+
+typedef struct {
+  const char *name;
+  int         width;
+  int         height;
+  double      scale;
+  gboolean    mobile;
+} Device;
+
+static const Device devices[] = {
+  { "desktop", 1280, 720, 1.0, FALSE },
+  { "laptop", 1440, 900, 1.0, FALSE },
+  { "tablet", 820, 1180, 2.0, TRUE },
+  { "mobile", 390, 844, 3.0, TRUE },
+  { "pixel-7", 412, 915, 2.625, TRUE },
+  { "iphone-15", 393, 852, 3.0, TRUE },
+};
+
+struct _SightSession
+{
+  GObject parent_instance;
+
+  char               *id;
+  SightSessionStatus  status;
+  SightWebPage       *page;
+  char               *start_url;
+  char               *device;
+  int                 width;
+  int                 height;
+  double              scale;
+  gboolean            mobile;
+  gboolean            record;
+  char              **allow_hosts;
+  GDateTime          *created_at;
+  GDateTime          *ended_at;
+  char               *end_reason;
+  gint64              idle_ms;
+  gint64              max_duration_ms;
+  guint               idle_id;
+  guint               max_duration_id;
+  guint               filmstrip_id;
+  GPtrArray          *filmstrip;   /* GBytes, JPEG */
+  gboolean            capturing;
+};
+
+G_DEFINE_FINAL_TYPE (SightSession, sight_session, G_TYPE_OBJECT)
+
+struct _SightSessionRegistry
+{
+  GObject    parent_instance;
+
+  GPtrArray *sessions;   /* SightSession, oldest first */
+};
+
+G_DEFINE_FINAL_TYPE (SightSessionRegistry, sight_session_registry, G_TYPE_OBJECT)
+
+enum {
+  SESSION_ADDED,
+  SESSION_CLOSED,
+  N_SIGNALS
+};
+
+static guint registry_signals[N_SIGNALS];
+
+char *
+sight_new_id (const char *prefix)
+{
+  static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  GString *id = g_string_new (prefix);
+
+  for (int i = 0; i < 24; i++)
+    g_string_append_c (id, alphabet[g_random_int_range (0, sizeof alphabet - 1)]);
+  return g_string_free (id, FALSE);
+}
+
+static void
+sight_session_dispose (GObject *object)
+{
+  SightSession *self = SIGHT_SESSION (object);
+
+  g_clear_handle_id (&self->idle_id, g_source_remove);
+  g_clear_handle_id (&self->max_duration_id, g_source_remove);
+  g_clear_handle_id (&self->filmstrip_id, g_source_remove);
+  g_clear_object (&self->page);
+
+  G_OBJECT_CLASS (sight_session_parent_class)->dispose (object);
+}
+
+static void
+sight_session_finalize (GObject *object)
+{
+  SightSession *self = SIGHT_SESSION (object);
+
+  g_free (self->id);
+  g_free (self->start_url);
+  g_free (self->device);
+  g_strfreev (self->allow_hosts);
+  g_clear_pointer (&self->created_at, g_date_time_unref);
+  g_clear_pointer (&self->ended_at, g_date_time_unref);
+  g_free (self->end_reason);
+  g_clear_pointer (&self->filmstrip, g_ptr_array_unref);
+
+  G_OBJECT_CLASS (sight_session_parent_class)->finalize (object);
+}
+
+static void
+sight_session_class_init (SightSessionClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = sight_session_dispose;
+  object_class->finalize = sight_session_finalize;
+}
+
+static void
+sight_session_init (SightSession *self)
+{
+  self->filmstrip = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+}
+
+const char *
+sight_session_get_id (SightSession *self)
+{
+  return self->id;
+}
+
+SightSessionStatus
+sight_session_get_status (SightSession *self)
+{
+  return self->status;
+}
+
+SightWebPage *
+sight_session_get_page (SightSession *self)
+{
+  return self->page;
+}
+
+static gboolean
+idle_timeout_cb (gpointer user_data)
+{
+  SightSession *self = user_data;
+
+  self->idle_id = 0;
+  sight_session_stop (self, "idle");
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+max_duration_cb (gpointer user_data)
+{
+  SightSession *self = user_data;
+
+  self->max_duration_id = 0;
+  sight_session_stop (self, "maxDuration");
+  return G_SOURCE_REMOVE;
+}
+
+void
+sight_session_touch (SightSession *self)
+{
+  g_return_if_fail (SIGHT_IS_SESSION (self));
+
+  if (self->status != SIGHT_SESSION_LIVE)
+    return;
+  g_clear_handle_id (&self->idle_id, g_source_remove);
+  self->idle_id = g_timeout_add (self->idle_ms, idle_timeout_cb, self);
+}
+
+gboolean
+sight_session_stop (SightSession *self,
+                    const char   *reason)
+{
+  g_return_val_if_fail (SIGHT_IS_SESSION (self), FALSE);
+
+  if (self->status != SIGHT_SESSION_LIVE)
+    return FALSE;
+  self->status = SIGHT_SESSION_CLOSED;
+  self->ended_at = g_date_time_new_now_utc ();
+  self->end_reason = g_strdup (reason);
+  g_clear_handle_id (&self->idle_id, g_source_remove);
+  g_clear_handle_id (&self->max_duration_id, g_source_remove);
+  g_clear_handle_id (&self->filmstrip_id, g_source_remove);
+  if (self->page != NULL)
+    webkit_web_view_stop_loading (sight_web_page_get_web_view (self->page));
+  g_signal_emit (sight_session_registry_get_default (), registry_signals[SESSION_CLOSED], 0, self);
+  return TRUE;
+}
+
+static char *
+iso_time (GDateTime *time)
+{
+  return time ? g_date_time_format (time, "%Y-%m-%dT%H:%M:%S.%fZ") : NULL;
+}
+
+JsonNode *
+sight_session_to_json (SightSession *self)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autofree char *created = iso_time (self->created_at);
+  g_autofree char *ended = iso_time (self->ended_at);
+  const char *title = NULL;
+
+  if (self->page != NULL)
+    title = webkit_web_view_get_title (sight_web_page_get_web_view (self->page));
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "id");
+  json_builder_add_string_value (b, self->id);
+  json_builder_set_member_name (b, "status");
+  json_builder_add_string_value (b, self->status == SIGHT_SESSION_LIVE ? "live" : "closed");
+  json_builder_set_member_name (b, "engine");
+  json_builder_add_string_value (b, "webkit");
+  json_builder_set_member_name (b, "createdAt");
+  json_builder_add_string_value (b, created);
+  json_builder_set_member_name (b, "endedAt");
+  if (ended)
+    json_builder_add_string_value (b, ended);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "endReason");
+  if (self->end_reason)
+    json_builder_add_string_value (b, self->end_reason);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "title");
+  json_builder_add_string_value (b, title ? title : "");
+  if (self->start_url != NULL)
+    {
+      json_builder_set_member_name (b, "startUrl");
+      json_builder_add_string_value (b, self->start_url);
+    }
+  if (self->status == SIGHT_SESSION_LIVE && self->page != NULL)
+    {
+      const char *uri = sight_web_page_get_uri (self->page);
+
+      json_builder_set_member_name (b, "url");
+      json_builder_add_string_value (b, uri ? uri : "about:blank");
+    }
+  json_builder_set_member_name (b, "device");
+  json_builder_add_string_value (b, self->device);
+  json_builder_set_member_name (b, "viewport");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "width");
+  json_builder_add_int_value (b, self->width);
+  json_builder_set_member_name (b, "height");
+  json_builder_add_int_value (b, self->height);
+  json_builder_set_member_name (b, "deviceScaleFactor");
+  json_builder_add_double_value (b, self->scale);
+  json_builder_set_member_name (b, "mobile");
+  json_builder_add_boolean_value (b, self->mobile);
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "idleTimeoutMs");
+  json_builder_add_int_value (b, self->idle_ms);
+  json_builder_set_member_name (b, "maxDurationMs");
+  json_builder_add_int_value (b, self->max_duration_ms);
+  json_builder_set_member_name (b, "record");
+  json_builder_add_boolean_value (b, self->record);
+  if (self->record)
+    {
+      json_builder_set_member_name (b, "recordedFrames");
+      json_builder_add_int_value (b, self->filmstrip->len);
+    }
+  json_builder_end_object (b);
+  return json_builder_get_root (b);
+}
+
+/* Recording: a filmstrip of small JPEG frames, kept with the session. */
+
+static void
+filmstrip_frame_cb (GObject      *source,
+                    GAsyncResult *result,
+                    gpointer      user_data)
+{
+  g_autoptr(SightSession) self = user_data;
+  g_autoptr(SightScreenshot) shot = sight_web_page_screenshot_finish (SIGHT_WEB_PAGE (source),
+                                                                      result, NULL);
+
+  self->capturing = FALSE;
+  if (shot != NULL && self->filmstrip->len < FILMSTRIP_MAX_FRAMES)
+    g_ptr_array_add (self->filmstrip, g_bytes_ref (shot->bytes));
+}
+
+static gboolean
+filmstrip_tick_cb (gpointer user_data)
+{
+  SightSession *self = user_data;
+  SightScreenshotOptions options = SIGHT_SCREENSHOT_OPTIONS_INIT;
+
+  if (self->filmstrip->len >= FILMSTRIP_MAX_FRAMES)
+    {
+      self->filmstrip_id = 0;
+      return G_SOURCE_REMOVE;
+    }
+  if (self->capturing)
+    return G_SOURCE_CONTINUE;
+  options.format = SIGHT_IMAGE_JPEG;
+  options.quality = 60;
+  options.max_side = FILMSTRIP_MAX_SIDE;
+  self->capturing = TRUE;
+  sight_web_page_screenshot_async (self->page, &options, NULL, filmstrip_frame_cb,
+                                   g_object_ref (self));
+  return G_SOURCE_CONTINUE;
+}
+
+/* Navigations, redirects, frames and popups to hosts outside allowHosts
+ * are refused in WebKit's policy handler. */
+static gboolean
+decide_policy_cb (WebKitWebView            *web_view,
+                  WebKitPolicyDecision     *decision,
+                  WebKitPolicyDecisionType  type,
+                  SightSession             *self)
+{
+  WebKitNavigationAction *action;
+  WebKitURIRequest *request;
+  g_autoptr(GUri) uri = NULL;
+  g_autofree char *host = NULL;
+
+  if (self->allow_hosts == NULL || type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE)
+    return FALSE;
+  action = webkit_navigation_policy_decision_get_navigation_action (
+    WEBKIT_NAVIGATION_POLICY_DECISION (decision));
+  request = webkit_navigation_action_get_request (action);
+  uri = g_uri_parse (webkit_uri_request_get_uri (request),
+                     G_URI_FLAGS_ENCODED | G_URI_FLAGS_PARSE_RELAXED, NULL);
+  if (uri != NULL && g_uri_get_host (uri) != NULL)
+    host = g_ascii_strdown (g_uri_get_host (uri), -1);
+  if (uri != NULL && g_str_equal (g_uri_get_scheme (uri), "about"))
+    return FALSE;
+  if (host == NULL || !g_strv_contains ((const char * const *) self->allow_hosts, host))
+    {
+      g_message ("Session %s: blocked a navigation outside allowHosts", self->id);
+      webkit_policy_decision_ignore (decision);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* The registry */
+
+static void
+sight_session_registry_finalize (GObject *object)
+{
+  SightSessionRegistry *self = SIGHT_SESSION_REGISTRY (object);
+
+  g_clear_pointer (&self->sessions, g_ptr_array_unref);
+  G_OBJECT_CLASS (sight_session_registry_parent_class)->finalize (object);
+}
+
+static void
+sight_session_registry_class_init (SightSessionRegistryClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = sight_session_registry_finalize;
+
+  registry_signals[SESSION_ADDED] =
+    g_signal_new ("session-added", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                  NULL, G_TYPE_NONE, 1, SIGHT_TYPE_SESSION);
+  registry_signals[SESSION_CLOSED] =
+    g_signal_new ("session-closed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                  NULL, G_TYPE_NONE, 1, SIGHT_TYPE_SESSION);
+}
+
+static void
+sight_session_registry_init (SightSessionRegistry *self)
+{
+  self->sessions = g_ptr_array_new_with_free_func (g_object_unref);
+}
+
+SightSessionRegistry *
+sight_session_registry_get_default (void)
+{
+  static SightSessionRegistry *registry;
+
+  if (g_once_init_enter (&registry))
+    g_once_init_leave (&registry, g_object_new (SIGHT_TYPE_SESSION_REGISTRY, NULL));
+  return registry;
+}
+
+SightSession *
+sight_session_registry_lookup (SightSessionRegistry *self,
+                               const char           *id)
+{
+  if (id == NULL)
+    return NULL;
+  for (guint i = 0; i < self->sessions->len; i++)
+    {
+      SightSession *session = g_ptr_array_index (self->sessions, i);
+
+      if (g_str_equal (session->id, id))
+        return session;
+    }
+  return NULL;
+}
+
+GPtrArray *
+sight_session_registry_list (SightSessionRegistry *self,
+                             guint                 limit)
+{
+  GPtrArray *list = g_ptr_array_new_with_free_func (g_object_unref);
+
+  for (guint i = self->sessions->len; i > 0 && list->len < limit; i--)
+    g_ptr_array_add (list, g_object_ref (g_ptr_array_index (self->sessions, i - 1)));
+  return list;
+}
+
+static gboolean
+parse_viewport (SightSession  *session,
+                JsonObject    *args,
+                GError       **error)
+{
+  const char *device = NULL;
+  JsonNode *node;
+  const Device *preset = &devices[0];
+
+  if (!sight_tool_args_get_string (args, "device", 64, &device, error))
+    return FALSE;
+  if (device != NULL)
+    {
+      preset = NULL;
+      for (guint i = 0; i < G_N_ELEMENTS (devices); i++)
+        if (g_ascii_strcasecmp (devices[i].name, device) == 0)
+          preset = &devices[i];
+      if (preset == NULL)
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "device: must be desktop, mobile or one of laptop, tablet, pixel-7, "
+                       "iphone-15");
+          return FALSE;
+        }
+    }
+  session->device = g_strdup (preset->name);
+  session->width = preset->width;
+  session->height = preset->height;
+  session->scale = preset->scale;
+  session->mobile = preset->mobile;
+
+  node = json_object_get_member (args, "viewport");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    {
+      JsonObject *viewport;
+      gint64 width, height;
+      static const char * const known[] = { "width", "height", "deviceScaleFactor", "mobile",
+                                            NULL };
+      JsonNode *scale;
+
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "viewport: must be an object with width and height");
+          return FALSE;
+        }
+      viewport = json_node_get_object (node);
+      if (!sight_tool_args_check_known (viewport, known, error) ||
+          !sight_tool_args_get_int (viewport, "width", -1, 200, 7680, &width, error) ||
+          !sight_tool_args_get_int (viewport, "height", -1, 200, 4320, &height, error) ||
+          !sight_tool_args_get_bool (viewport, "mobile", session->mobile, &session->mobile, error))
+        {
+          g_prefix_error (error, "viewport.");
+          return FALSE;
+        }
+      if (width < 0 || height < 0)
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "viewport: width (200 to 7680) and height (200 to 4320) are required");
+          return FALSE;
+        }
+      session->width = width;
+      session->height = height;
+      scale = json_object_get_member (viewport, "deviceScaleFactor");
+      if (scale != NULL && !JSON_NODE_HOLDS_NULL (scale))
+        {
+          double value = JSON_NODE_HOLDS_VALUE (scale) &&
+                         (json_node_get_value_type (scale) == G_TYPE_DOUBLE ||
+                          json_node_get_value_type (scale) == G_TYPE_INT64)
+                           ? json_node_get_double (scale) : -1;
+
+          if (json_node_get_value_type (scale) == G_TYPE_INT64)
+            value = json_node_get_int (scale);
+          if (!(value >= 0.5 && value <= 4))
+            {
+              g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                           "viewport.deviceScaleFactor: must be a number from 0.5 to 4");
+              return FALSE;
+            }
+          session->scale = value;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+refuse_unsupported (JsonObject  *args,
+                    GError     **error)
+{
+  JsonNode *node;
+  gboolean credentials = FALSE;
+  const char *engine = NULL;
+  gint64 wait_ms, engine_version;
+
+  if (json_object_has_member (args, "url"))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "url: not an argument of create_session; use startUrl");
+      return FALSE;
+    }
+  /* Extra headers per host need request rewriting in the web process, which
+   * this build does not do: say so rather than drop them. */
+  node = json_object_get_member (args, "headers");
+  if (node != NULL && JSON_NODE_HOLDS_ARRAY (node) &&
+      json_array_get_length (json_node_get_array (node)) > 20)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "headers: at most 20 entries");
+      return FALSE;
+    }
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node) &&
+      !(JSON_NODE_HOLDS_ARRAY (node) && json_array_get_length (json_node_get_array (node)) == 0))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_UNSUPPORTED_CAPABILITY,
+                   "headers: extra request headers are not supported yet");
+      return FALSE;
+    }
+  node = json_object_get_member (args, "credentials");
+  if (node != NULL && JSON_NODE_HOLDS_OBJECT (node))
+    credentials = TRUE;
+  else if (!sight_tool_args_get_bool (args, "credentials", FALSE, &credentials, error))
+    return FALSE;
+  if (credentials)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_UNSUPPORTED_CAPABILITY,
+                   "credentials: sessions do not fill login forms from the vault; pass a "
+                   "Secret in an act step's params instead");
+      return FALSE;
+    }
+  if (!sight_tool_args_get_string (args, "engineId", 64, &engine, error) ||
+      !sight_tool_args_get_int (args, "engineVersion", 0, 1, G_MAXINT32, &engine_version, error) ||
+      !sight_tool_args_get_int (args, "waitForCapacityMs", 0, 0, 30000, &wait_ms, error))
+    return FALSE;
+  if (engine != NULL && !g_str_equal (engine, "webkit"))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "engineId: this Sightline has one engine, webkit");
+      return FALSE;
+    }
+  if (json_object_has_member (args, "engineVersion") && engine == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "engineVersion: needs engineId");
+      return FALSE;
+    }
+  node = json_object_get_member (args, "queueForCapacity");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    {
+      static const char * const known[] = { "maxWaitSeconds", NULL };
+      gint64 seconds;
+
+      if (!JSON_NODE_HOLDS_OBJECT (node) ||
+          !sight_tool_args_check_known (json_node_get_object (node), known, error) ||
+          !sight_tool_args_get_int (json_node_get_object (node), "maxWaitSeconds", 1, 1, 900,
+                                    &seconds, error))
+        {
+          if (error != NULL && *error == NULL)
+            g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                         "queueForCapacity: must be { \"maxWaitSeconds\": 1 to 900 }");
+          else
+            g_prefix_error (error, "queueForCapacity.");
+          return FALSE;
+        }
+      if (wait_ms > 0)
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "queueForCapacity: not together with waitForCapacityMs above 0");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static void
+start_loaded_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  SightSession *session = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+    {
+      sight_session_stop (session, "error");
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  g_task_return_pointer (task, g_object_ref (session), g_object_unref);
+}
+
+void
+sight_session_registry_create_async (SightSessionRegistry *self,
+                                     JsonObject           *args,
+                                     GCancellable         *cancellable,
+                                     GAsyncReadyCallback   callback,
+                                     gpointer              user_data)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_autoptr(SightSession) session = g_object_new (SIGHT_TYPE_SESSION, NULL);
+  g_autoptr(JsonObject) empty = json_object_new ();
+  g_autoptr(GError) error = NULL;
+  const char *start_url, *proxy_url;
+  g_auto(GStrv) allow_hosts = NULL;
+  static const char * const none[] = { NULL };
+
+  g_task_set_source_tag (task, sight_session_registry_create_async);
+  if (args == NULL)
+    args = empty;
+
+  if (!sight_tool_args_check_known (args, create_args, &error) ||
+      !refuse_unsupported (args, &error) ||
+      !sight_tool_args_get_url (args, "startUrl", FALSE, &start_url, &error) ||
+      !parse_viewport (session, args, &error) ||
+      !sight_tool_args_get_bool (args, "record", FALSE, &session->record, &error) ||
+      !sight_tool_args_get_url (args, "proxyUrl", FALSE, &proxy_url, &error) ||
+      !sight_tool_args_get_strv (args, "allowHosts", NULL, 100, 253, none, &allow_hosts,
+                                 &error) ||
+      !sight_tool_args_get_int (args, "idleTimeoutMs", DEFAULT_IDLE_MS, MIN_TIMEOUT_MS,
+                                MAX_TIMEOUT_MS, &session->idle_ms, &error) ||
+      !sight_tool_args_get_int (args, "maxDurationMs", DEFAULT_MAX_DURATION_MS, MIN_TIMEOUT_MS,
+                                MAX_TIMEOUT_MS, &session->max_duration_ms, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  if (allow_hosts[0] != NULL && proxy_url == NULL)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                               "allowHosts: needs proxyUrl");
+      return;
+    }
+
+  session->id = sight_new_id ("sess_");
+  session->status = SIGHT_SESSION_LIVE;
+  session->created_at = g_date_time_new_now_utc ();
+  session->start_url = g_strdup (start_url);
+  session->page = sight_web_page_new ();
+  sight_web_page_set_viewport (session->page, session->width, session->height, session->scale);
+  if (session->mobile)
+    webkit_settings_set_user_agent_with_application_details (
+      webkit_web_view_get_settings (sight_web_page_get_web_view (session->page)),
+      "Mobile Sightline", PACKAGE_VERSION);
+  if (proxy_url != NULL)
+    {
+      WebKitNetworkProxySettings *proxy = webkit_network_proxy_settings_new (proxy_url, NULL);
+
+      webkit_network_session_set_proxy_settings (
+        webkit_web_view_get_network_session (sight_web_page_get_web_view (session->page)),
+        WEBKIT_NETWORK_PROXY_MODE_CUSTOM,
+        proxy);
+      webkit_network_proxy_settings_free (proxy);
+    }
+  if (allow_hosts[0] != NULL)
+    {
+      for (char **h = allow_hosts; *h != NULL; h++)
+        {
+          char *lower = g_ascii_strdown (*h, -1);
+
+          g_free (*h);
+          *h = lower;
+        }
+      session->allow_hosts = g_steal_pointer (&allow_hosts);
+      g_signal_connect_object (sight_web_page_get_web_view (session->page), "decide-policy",
+                               G_CALLBACK (decide_policy_cb), session, 0);
+    }
+
+  session->max_duration_id = g_timeout_add (session->max_duration_ms, max_duration_cb, session);
+  sight_session_touch (session);
+  if (session->record)
+    session->filmstrip_id = g_timeout_add (FILMSTRIP_INTERVAL_MS, filmstrip_tick_cb, session);
+
+  g_ptr_array_add (self->sessions, g_object_ref (session));
+  g_signal_emit (self, registry_signals[SESSION_ADDED], 0, session);
+
+  g_task_set_task_data (task, g_object_ref (session), g_object_unref);
+  if (start_url == NULL)
+    {
+      g_task_return_pointer (task, g_steal_pointer (&session), g_object_unref);
+      return;
+    }
+  sight_web_page_load_async (session->page, start_url, SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
+                             cancellable, start_loaded_cb, g_steal_pointer (&task));
+}
+
+SightSession *
+sight_session_registry_create_finish (SightSessionRegistry *self,
+                                      GAsyncResult         *result,
+                                      GError              **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
