@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "sight-agent.h"
+#include "sight-budget.h"
+#include "sight-observation.h"
+
+G_BEGIN_DECLS
+
+/* One running step: shared by sight-agent.c (judgments) and sight-step-act.c. */
+typedef struct {
+  SightAgent         *agent;
+  SightStepRequest   *request;
+  SightBudget        *budget;
+  SightStepResult    *result;
+  SightModelProvider *provider;
+  GCancellable       *cancellable;
+  /* the origin the step opened on: the target a secret may be filled into */
+  char               *target_origin;
+} SightStep;
+
+/* Nested waits on the thread-default main context (see sight-agent.c). */
+typedef struct {
+  GAsyncResult *result;
+} SightWaiter;
+
+void               _sight_waiter_cb            (GObject       *source,
+                                                GAsyncResult  *result,
+                                                gpointer       user_data);
+GAsyncResult      *_sight_waiter_wait          (SightWaiter   *waiter);
+/* Sleeps @ms (already capped by the caller); FALSE when @cancellable fired. */
+gboolean           _sight_sleep                (gint64         ms,
+                                                GCancellable  *cancellable);
+
+/* A fresh observation with a timeout capped by the step's deadline; with
+ * @screenshot, a masked screenshot too (on a capture failure the observation is
+ * taken without one and *@out_no_pixels is set). */
+SightObservation  *_sight_step_observe         (SightStep     *step,
+                                                gboolean       screenshot,
+                                                gboolean      *out_no_pixels,
+                                                GError       **error);
+/* Takes one model call from the budget, sends @request, accounts usage, pixels and
+ * progress. */
+SightModelResponse *_sight_step_call_model     (SightStep         *step,
+                                                SightModelRequest *request,
+                                                GError           **error);
+/* The observation as the model is given it: untrusted data between markers. */
+char              *_sight_step_page_block      (SightObservation  *observation,
+                                                gboolean           with_tree);
+void               _sight_step_add_injection   (SightStep         *step,
+                                                JsonNode          *injection);
+
+void               _sight_agent_emit_action    (SightAgent        *self,
+                                                const char        *line);
+void               _sight_agent_set_secret_filled (SightAgent     *self);
+const char        *_sight_agent_get_evidence_dir (SightAgent      *self);
+
+/* sight-step-act.c */
+void               _sight_step_run_act         (SightStep         *step);
+
+/* sight-step-actions.c: the page actions act commits. */
+typedef enum {
+  SIGHT_PAGE_ACTION_CLICK,
+  SIGHT_PAGE_ACTION_FILL,
+  SIGHT_PAGE_ACTION_PRESS,
+  SIGHT_PAGE_ACTION_SELECT,
+  SIGHT_PAGE_ACTION_CHECK,
+  SIGHT_PAGE_ACTION_HOVER,
+  SIGHT_PAGE_ACTION_SCROLL,
+  SIGHT_PAGE_ACTION_TAP_POINT,
+  SIGHT_PAGE_ACTION_FIELD_PURPOSE,
+} SightPageAction;
+
+/* Runs @action on the element @ref names (or the point in @args) in the isolated
+ * world; @args is an object of the action's arguments.  Returns the script's answer
+ * ({"ok": true, "did": "…"} or {"ok": false, "error": "…"}). */
+JsonObject        *_sight_page_action          (SightStep         *step,
+                                                SightPageAction    action,
+                                                const char        *ref,
+                                                JsonNode          *args,
+                                                GError           **error);
+/* Waits for the page to settle after an action, capped by the step's deadline. */
+void               _sight_page_settle          (SightStep         *step);
+
+G_END_DECLS

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sight-model-provider.h"
+#include "sight-project.h"
+#include "sight-step-request.h"
+#include "sight-step-result.h"
+#include "sight-web-page.h"
+
+G_BEGIN_DECLS
+
+/* The built-in agent of spec/agent-api.txt: runs act, assert, waitFor and extract
+ * on one page, each as one bounded invocation (a fresh observation, an explicit
+ * deadline, a model-call budget, no transcript shared between steps).
+ *
+ * One SightAgent serves one attempt of one test: it remembers whether a secret was
+ * filled in the attempt (later screenshots are then withheld: PIXEL_TAINTED, and
+ * assert's failure evidence is skipped).
+ *
+ * Progress, for live meters:
+ *   "model-call-started"   (guint n)           before request n (1-based) of the step
+ *   "model-call-finished"  (guint n, gboolean ok)
+ *   "action-performed"     (const char *line)  after each committed action
+ *   "budget-changed"       (guint model_calls, guint actions, gint64 remaining_ms)
+ *   "step-finished"        (SightStepResult *)  once per step, pass or fail: the seam
+ *                                               the runner connects the store to
+ *   "observed"             (SightObservation *) each observation the step takes, before
+ *                                               the model is given it (the inspector) */
+
+#define SIGHT_TYPE_AGENT (sight_agent_get_type ())
+G_DECLARE_FINAL_TYPE (SightAgent, sight_agent, SIGHT, AGENT, GObject)
+
+/* At most this many screenshots ride in one act request: older ones are elided. */
+#define SIGHT_AGENT_MAX_IMAGES 2
+
+SightAgent      *sight_agent_new                (SightProject     *project,
+                                                 SightWebPage     *page);
+SightWebPage    *sight_agent_get_page           (SightAgent       *self);
+SightProject    *sight_agent_get_project        (SightAgent       *self);
+
+/* Where failure evidence (assert screenshots) is written; NULL: none is written. */
+void             sight_agent_set_evidence_dir   (SightAgent       *self,
+                                                 const char       *dir);
+/* Overrides the provider built from the step's agent config (tests, the app's model
+ * picker).  NULL returns to the config. */
+void             sight_agent_set_provider       (SightAgent         *self,
+                                                 SightModelProvider *provider);
+/* A secret was filled in this attempt (a direct step filled one): later pixels are
+ * withheld. */
+void             sight_agent_mark_secret_filled (SightAgent       *self);
+gboolean         sight_agent_get_secret_filled  (SightAgent       *self);
+
+/* Runs one step whose every argument @request already checked (it is taken).  The
+ * result is always returned, pass or fail; on failure it also carries the error,
+ * which _finish copies into @error.  _finish returns NULL only when @cancellable
+ * fired (G_IO_ERROR_CANCELLED). */
+void             sight_agent_run_async          (SightAgent          *self,
+                                                 SightStepRequest    *request,
+                                                 GCancellable        *cancellable,
+                                                 GAsyncReadyCallback  callback,
+                                                 gpointer             user_data);
+SightStepResult *sight_agent_run_finish         (SightAgent          *self,
+                                                 GAsyncResult        *result,
+                                                 GError             **error);
+/* The same, iterating the thread-default main context until it is done. */
+SightStepResult *sight_agent_run                (SightAgent          *self,
+                                                 SightStepRequest    *request,
+                                                 GCancellable        *cancellable,
+                                                 GError             **error);
+
+/* The system prompts and tool definitions, for the inspector and tests. */
+const char      *sight_agent_get_system_prompt  (SightStepKind        kind);
+/* The act tools as a JSON array of {name, description, parameters}. */
+JsonNode        *sight_agent_get_act_tools      (gboolean             with_pixels);
+
+G_END_DECLS

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-step-result"
+
+#include "config.h"
+
+#include "sight-step-result.h"
+
+#include "sight-secrets.h"
+
+/* Explanations are bounded prose (spec: "Sanitized, bounded prose"). */
+#define EXPLANATION_MAX_BYTES 2048
+
+G_DEFINE_BOXED_TYPE (SightStepResult, sight_step_result,
+                     sight_step_result_ref, sight_step_result_unref)
+
+const char *
+sight_verdict_to_string (SightVerdict verdict)
+{
+  switch (verdict)
+    {
+    case SIGHT_VERDICT_PASS:
+      return "pass";
+    case SIGHT_VERDICT_FAIL:
+      return "fail";
+    case SIGHT_VERDICT_BLOCKED:
+      return "blocked";
+    default:
+      return "fail";
+    }
+}
+
+SightStepResult *
+sight_step_result_new (SightStepKind  kind,
+                       const char    *instruction)
+{
+  SightStepResult *self = g_new0 (SightStepResult, 1);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  self->kind = kind;
+  self->instruction = sight_secrets_redact (instruction);
+  self->verdict = SIGHT_VERDICT_PASS;
+  self->action_log = g_ptr_array_new_with_free_func (g_free);
+  self->injections = g_ptr_array_new_with_free_func (g_free);
+  sight_usage_init (&self->usage);
+  return self;
+}
+
+SightStepResult *
+sight_step_result_ref (SightStepResult *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+void
+sight_step_result_unref (SightStepResult *self)
+{
+  g_return_if_fail (self != NULL);
+  if (!g_atomic_ref_count_dec (&self->ref_count))
+    return;
+  g_free (self->instruction);
+  g_clear_error (&self->error);
+  g_free (self->summary);
+  g_clear_pointer (&self->value, json_node_unref);
+  g_clear_pointer (&self->cache, json_node_unref);
+  g_free (self->screenshot_path);
+  g_free (self->vision_degraded);
+  g_ptr_array_unref (self->action_log);
+  g_ptr_array_unref (self->injections);
+  g_free (self->url);
+  g_free (self);
+}
+
+void
+sight_step_result_take_error (SightStepResult *self,
+                              GError          *error)
+{
+  g_autofree char *redacted = NULL;
+  g_autofree char *bounded = NULL;
+  SightErrorCode code = SIGHT_ERROR_INTERNAL;
+
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (error != NULL);
+
+  if (error->domain == SIGHT_ERROR)
+    code = error->code;
+  redacted = sight_secrets_redact (error->message);
+  bounded = sight_text_sanitize (redacted, EXPLANATION_MAX_BYTES);
+
+  g_clear_error (&self->error);
+  self->error = g_error_new_literal (SIGHT_ERROR, code, bounded);
+  self->blocked = sight_error_code_is_blocked (code);
+  self->verdict = self->blocked ? SIGHT_VERDICT_BLOCKED : SIGHT_VERDICT_FAIL;
+  g_error_free (error);
+}
+
+gboolean
+sight_step_result_passed (SightStepResult *self)
+{
+  return self->error == NULL;
+}
+
+gboolean
+sight_step_result_propagate (SightStepResult  *self,
+                             GError          **error)
+{
+  if (self->error == NULL)
+    return TRUE;
+  g_propagate_error (error, g_error_copy (self->error));
+  return FALSE;
+}
+
+static void
+add_string (JsonBuilder *b,
+            const char  *name,
+            const char  *value)
+{
+  g_autofree char *redacted = NULL;
+
+  if (value == NULL)
+    return;
+  redacted = sight_secrets_redact (value);
+  json_builder_set_member_name (b, name);
+  json_builder_add_string_value (b, redacted);
+}
+
+static void
+add_strings (JsonBuilder *b,
+             const char  *name,
+             GPtrArray   *strings)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_begin_array (b);
+  for (guint i = 0; i < strings->len; i++)
+    {
+      g_autofree char *redacted = sight_secrets_redact (g_ptr_array_index (strings, i));
+      json_builder_add_string_value (b, redacted);
+    }
+  json_builder_end_array (b);
+}
+
+JsonNode *
+sight_step_result_to_json (SightStepResult *self)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  add_string (b, "kind", sight_step_kind_to_string (self->kind));
+  add_string (b, "instruction", self->instruction);
+  add_string (b, "verdict", sight_verdict_to_string (self->verdict));
+  if (self->error != NULL)
+    {
+      add_string (b, "code", sight_error_code_to_string (self->error->code));
+      add_string (b, "explanation", self->error->message);
+    }
+  json_builder_set_member_name (b, "blocked");
+  json_builder_add_boolean_value (b, self->blocked);
+  add_string (b, "summary", self->summary);
+  if (self->has_judgment)
+    {
+      json_builder_set_member_name (b, "judgment");
+      json_builder_add_boolean_value (b, self->judgment);
+    }
+  if (self->value != NULL)
+    {
+      json_builder_set_member_name (b, "value");
+      json_builder_add_value (b, sight_secrets_redact_json (self->value));
+    }
+  json_builder_set_member_name (b, "modelCalls");
+  json_builder_add_int_value (b, self->model_calls);
+  json_builder_set_member_name (b, "actions");
+  json_builder_add_int_value (b, self->actions);
+  json_builder_set_member_name (b, "repairRounds");
+  json_builder_add_int_value (b, self->repair_rounds);
+  json_builder_set_member_name (b, "usage");
+  json_builder_add_value (b, sight_usage_to_json (&self->usage));
+  if (self->cache != NULL)
+    {
+      json_builder_set_member_name (b, "cache");
+      json_builder_add_value (b, sight_secrets_redact_json (self->cache));
+    }
+  add_string (b, "screenshot", self->screenshot_path);
+  json_builder_set_member_name (b, "visionInput");
+  json_builder_add_boolean_value (b, self->vision_input);
+  add_string (b, "visionDegraded", self->vision_degraded);
+  json_builder_set_member_name (b, "metrics");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "pixelBytes");
+  json_builder_add_int_value (b, (gint64) MIN (self->pixel_bytes, SIGHT_USAGE_MAX_SAFE));
+  json_builder_set_member_name (b, "imagesSent");
+  json_builder_add_int_value (b, self->images_sent);
+  json_builder_set_member_name (b, "observations");
+  json_builder_add_int_value (b, self->observations);
+  json_builder_set_member_name (b, "durationMs");
+  json_builder_add_int_value (b, self->duration_ms);
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "secretFilled");
+  json_builder_add_boolean_value (b, self->secret_filled);
+  add_strings (b, "actionLog", self->action_log);
+  add_strings (b, "injections", self->injections);
+  add_string (b, "url", self->url);
+  json_builder_end_object (b);
+
+  return json_builder_get_root (b);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "sight-error.h"
+#include "sight-step-options.h"
+#include "sight-usage.h"
+
+G_BEGIN_DECLS
+
+/* The outcome of one agent step (act, assert, waitFor, extract), the one value the
+ * runner, the app, MCP and the store consume.
+ *
+ * A passing step has verdict PASS and no error.  A failing one carries the error
+ * (SIGHT_ERROR, the spec's code, assigned by the runner, never taken from model
+ * text) and its sanitized explanation; blocked is TRUE for the environment,
+ * credential, budget and model classes.  Every string in it is already redacted
+ * of known secret values. */
+
+typedef enum {
+  SIGHT_VERDICT_PASS,
+  SIGHT_VERDICT_FAIL,
+  SIGHT_VERDICT_BLOCKED,
+} SightVerdict;
+
+const char *sight_verdict_to_string (SightVerdict verdict);
+
+typedef struct {
+  /*< private >*/
+  gatomicrefcount  ref_count;
+  /*< public >*/
+  SightStepKind    kind;
+  /* the instruction as written (NFC), secrets never in it */
+  char            *instruction;
+  SightVerdict     verdict;
+  /* NULL when the step passed */
+  GError          *error;
+  gboolean         blocked;
+  /* act: the summary; assert / waitFor: the (last) judgment's explanation;
+   * extract: a short note.  Sanitized and bounded. */
+  char            *summary;
+  /* waitFor: the last judgment (TRUE/FALSE) when one was made */
+  gboolean         has_judgment;
+  gboolean         judgment;
+  /* extract: the validated value */
+  JsonNode        *value;
+  /* spent: model requests (repair rounds included) and committed actions */
+  guint            model_calls;
+  guint            actions;
+  guint            repair_rounds;
+  /* waitFor: observations taken */
+  guint            observations;
+  SightUsage       usage;
+  /* how the trace cache took part (filled by the trace cache), or NULL */
+  JsonNode        *cache;
+  /* failure evidence written to disk, or NULL */
+  char            *screenshot_path;
+  /* pixels: whether any image went to the model, how many encoded bytes, and why
+   * pixels were withheld (PIXEL_TAINTED, MASKING_UNPROVEN, UNSUPPORTED_CAPABILITY),
+   * NULL when they were not */
+  gboolean         vision_input;
+  guint64          pixel_bytes;
+  guint            images_sent;
+  char            *vision_degraded;
+  /* a secret was filled during the step */
+  gboolean         secret_filled;
+  /* act: one line per committed action ("click e5 button \"Sign in\"") */
+  GPtrArray       *action_log;
+  /* page text that tried to instruct the agent, as the model reported it */
+  GPtrArray       *injections;
+  /* the URL the step ended on */
+  char            *url;
+  gint64           duration_ms;
+} SightStepResult;
+
+#define SIGHT_TYPE_STEP_RESULT (sight_step_result_get_type ())
+GType            sight_step_result_get_type   (void) G_GNUC_CONST;
+
+SightStepResult *sight_step_result_new        (SightStepKind     kind,
+                                               const char       *instruction);
+SightStepResult *sight_step_result_ref        (SightStepResult  *self);
+void             sight_step_result_unref      (SightStepResult  *self);
+
+/* Marks the step failed with @error (taken): verdict FAIL, or BLOCKED for a
+ * blocked code; the explanation is redacted and bounded. */
+void             sight_step_result_take_error (SightStepResult  *self,
+                                               GError           *error);
+gboolean         sight_step_result_passed     (SightStepResult  *self);
+/* Copies the step's error into @error; FALSE when the step failed. */
+gboolean         sight_step_result_propagate  (SightStepResult  *self,
+                                               GError          **error);
+
+/* {"kind", "instruction", "verdict", "code"?, "blocked", "explanation"?, "summary"?,
+ *  "judgment"?, "value"?, "modelCalls", "actions", "repairRounds", "usage", "cache"?,
+ *  "screenshot"?, "visionInput", "visionDegraded"?, "metrics": {"pixelBytes",
+ *  "imagesSent", "durationMs", "observations"}, "secretFilled", "actionLog",
+ *  "injections", "url"?}, every string redacted. */
+JsonNode        *sight_step_result_to_json    (SightStepResult  *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightStepResult, sight_step_result_unref)
+
+G_END_DECLS
