@@ -55,8 +55,18 @@ for (const key of ['DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'GSETTINGS_SCHEMA
   if (process.env[key]) env[key] = process.env[key];
 }
 
+// Ends a child we started and waits until it is gone.
+function stopChild(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(); }, 10000);
+    child.once('exit', () => { clearTimeout(timer); resolve(); });
+    child.kill('SIGTERM');
+  });
+}
+
 // What both transports must show the same way.
-async function exercise(client, label) {
+async function exercise(client, label, demo) {
   const info = client.getServerVersion();
   check(`${label}: server is sightline`, info?.name === 'sightline', info);
   check(`${label}: tools capability`, client.getServerCapabilities()?.tools !== undefined);
@@ -96,13 +106,43 @@ async function exercise(client, label) {
     unknownTool.isError === true && textOf(unknownTool).startsWith('[not_found] '), unknownTool);
 
   // A tool whose runner part is not built says so; it never fakes a result.
+  const skills = await client.callTool({ name: 'list_skills', arguments: {} });
+  check(`${label}: list_skills answers [unavailable] while the runner lacks skills`,
+    skills.isError === true && textOf(skills).startsWith('[unavailable] ') &&
+    skills.structuredContent?.error?.code === 'unavailable', skills);
+
+  // Runner tools on the demo site: sessions, scrape, screenshot, with
+  // progress asked for (over HTTP that makes the answer a stream).
   let progressSeen = 0;
-  const sessions = await client.callTool({ name: 'list_sessions', arguments: {} }, undefined, {
-    onprogress: () => { progressSeen += 1; },
-  });
-  check(`${label}: list_sessions answers [unavailable] while the runner lacks sessions`,
-    sessions.isError === true && textOf(sessions).startsWith('[unavailable] ') &&
-    sessions.structuredContent?.error?.code === 'unavailable', sessions);
+  const created = await client.callTool({ name: 'create_session', arguments: { startUrl: demo } },
+    undefined, { onprogress: () => { progressSeen += 1; } });
+  check(`${label}: create_session opens a live sess_ session`, created.isError !== true &&
+    /^sess_/.test(created.structuredContent?.id) && created.structuredContent?.status === 'live',
+    created);
+  const id = created.structuredContent?.id;
+  const listed = await client.callTool({ name: 'list_sessions', arguments: {} });
+  check(`${label}: list_sessions lists it`,
+    listed.structuredContent?.sessions?.some((s) => s.id === id), listed);
+  const stopped = await client.callTool({ name: 'stop_session', arguments: { sessionId: id } });
+  check(`${label}: stop_session closes it`, stopped.structuredContent?.deleted === true &&
+    stopped.structuredContent?.closed === true, stopped);
+  const again = await client.callTool({ name: 'stop_session', arguments: { sessionId: id } });
+  check(`${label}: stop_session again is safe`, again.structuredContent?.deleted === true &&
+    again.structuredContent?.closed === false, again);
+  const missing = await client.callTool({ name: 'get_session', arguments: { sessionId: 'sess_nope' } });
+  check(`${label}: get_session of an unknown id is not_found`,
+    missing.isError === true && missing.structuredContent?.error?.code === 'not_found', missing);
+
+  const page = await client.callTool({ name: 'scrape', arguments: { url: demo + 'pricing', format: ['markdown'] } });
+  check(`${label}: scrape returns the pricing page as markdown`, page.isError !== true &&
+    typeof page.structuredContent?.content?.markdown === 'string' &&
+    page.structuredContent.content.markdown.length > 0 &&
+    page.structuredContent.metadata?.statusCode === 200, page.structuredContent ?? page);
+
+  const shot = await client.callTool({ name: 'screenshot', arguments: { url: demo, fullPage: false } });
+  const image = (shot.content ?? []).find((c) => c.type === 'image');
+  check(`${label}: screenshot returns a PNG image`, shot.isError !== true && image?.mimeType === 'image/png' &&
+    Buffer.from(image.data, 'base64').subarray(1, 4).toString() === 'PNG', shot.isError ? shot : image?.mimeType);
 }
 
 async function overStdio() {
@@ -110,7 +150,7 @@ async function overStdio() {
   const client = new Client({ name: 'sightline-test', version: '1.0.0' });
   await client.connect(transport);
   check('stdio: connected and initialized', true);
-  await exercise(client, 'stdio');
+  await exercise(client, 'stdio', demoUrl);
   await client.close();
   check('stdio: closed', true);
 }
@@ -130,7 +170,7 @@ function startServe() {
         resolve({ child, url: match[1], token: readFileSync(tokenFile, 'utf8').trim() });
       }
     });
-    child.on('exit', (code) => reject(new Error(`sightline serve exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`sightline serve exited with ${code}`)));
   });
 }
 
@@ -155,22 +195,51 @@ async function overHttp() {
     await client.connect(transport);
     check('http: connected with a session id', typeof transport.sessionId === 'string' &&
       transport.sessionId.length === 32, transport.sessionId);
-    await exercise(client, 'http');
+    await exercise(client, 'http', demoUrl);
     await transport.terminateSession();
     check('http: session ended with DELETE', transport.sessionId === undefined);
     await client.close();
   } finally {
-    child.kill('SIGTERM');
+    await stopChild(child);
   }
 }
 
+// The bundled demo site on loopback: the page the runner tools load.
+function startDemo() {
+  return new Promise((resolve, reject) => {
+    // stdbuf: the line with the URL must not wait in a stdio buffer.
+    const child = spawn('stdbuf', ['-oL', bin, 'demo-site', '--port', '0'],
+      { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('the demo site did not start in 30 s')), 30000);
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = out.match(/(http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1] });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`the demo site exited with ${code}`)));
+  });
+}
+
+let demoUrl;
+let demo;
 try {
+  demo = await startDemo();
+  demoUrl = demo.url;
   await overStdio();
   await overHttp();
 } catch (error) {
   check(`no exception (${error?.message ?? error})`, false, String(error?.stack ?? error));
 } finally {
-  rmSync(home, { recursive: true, force: true });
+  await stopChild(demo?.child);
+  try {
+    rmSync(home, { recursive: true, force: true, maxRetries: 5 });
+  } catch (error) {
+    console.error(`# could not remove ${home}: ${error.message}`);
+  }
 }
 
 console.log(`1..${n}`);
