@@ -21,6 +21,8 @@ static const SightCommand commands[] = {
   { "export", N_("Write a test file as a Playwright or @e2edev/e2e test"), sight_cmd_export, FALSE },
   { "mcp", N_("Serve the MCP tools on standard input and output"), sight_cmd_mcp, FALSE },
   { "serve", N_("Serve the MCP tools over HTTP on 127.0.0.1"), sight_cmd_serve, TRUE },
+  { "snapshot", N_("Print the observation of a page: its accessibility tree as the model sees it"),
+    sight_cmd_snapshot, TRUE },
 };
 
 const SightCommand *

@@ -15,5 +15,6 @@ int sight_cmd_demo_site (int argc, char **argv);
 int sight_cmd_export (int argc, char **argv);
 int sight_cmd_mcp (int argc, char **argv);
 int sight_cmd_serve (int argc, char **argv);
+int sight_cmd_snapshot (int argc, char **argv);
 
 G_END_DECLS

@@ -276,7 +276,7 @@ find_ref_in (JsonNode   *node,
   if (g_strcmp0 (json_object_get_string_member_with_default (o, "role", NULL), role) == 0 &&
       g_strcmp0 (json_object_get_string_member_with_default (o, "name", NULL), name) == 0)
     return g_strdup (json_object_get_string_member (o, "ref"));
-  children = json_object_get_array_member (o, "children");
+  children = json_object_has_member (o, "children") ? json_object_get_array_member (o, "children") : NULL;
   for (guint i = 0; children != NULL && i < json_array_get_length (children); i++)
     {
       char *ref = find_ref_in (json_array_get_element (children, i), role, name);

@@ -41,7 +41,7 @@ test_assert_pass (void)
   result = run_step (&f, SIGHT_STEP_ASSERT, "the dashboard shows a trial badge", NULL, &error);
   g_assert_no_error (error);
   g_assert_true (sight_step_result_passed (result));
-  g_assert_cmpint (result->verdict, ==, SIGHT_VERDICT_PASS);
+  g_assert_cmpint (result->verdict, ==, SIGHT_STEP_VERDICT_PASS);
   g_assert_cmpuint (result->model_calls, ==, 1);
   g_assert_cmpuint (result->repair_rounds, ==, 0);
   g_assert_cmpuint (result->actions, ==, 0);
@@ -92,7 +92,7 @@ test_assert_fail_evidence (void)
   result = run_step (&f, SIGHT_STEP_ASSERT, "the dashboard shows a red badge", NULL, &error);
   assert_code (result, error, SIGHT_ERROR_ASSERTION_FAILED);
   g_assert_false (result->blocked);
-  g_assert_cmpint (result->verdict, ==, SIGHT_VERDICT_FAIL);
+  g_assert_cmpint (result->verdict, ==, SIGHT_STEP_VERDICT_FAIL);
   g_assert_cmpstr (error->message, ==, "No trial badge is shown; the plan reads Pro trial as text.");
   g_assert_nonnull (result->screenshot_path);
   g_assert_true (g_file_test (result->screenshot_path, G_FILE_TEST_IS_REGULAR));

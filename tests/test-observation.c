@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "test-observation"
+
 #include "config.h"
 
-#include <string.h>
-
+#include <gtk/gtk.h>
 #include <json-glib/json-glib.h>
+#include <libsoup/soup.h>
+#include <string.h>
 
 #include "sight-error.h"
 #include "sight-observation.h"
+#include "sight-web-page.h"
 
 /* ----------------------------------------------------------------------- */
 /* From JSON: what the C side does with an observe() result                 */
@@ -171,6 +175,411 @@ test_script_resource (void)
   g_assert_true (g_str_has_suffix (call, "\nreturn __sight.snapshot.observe (args);"));
 }
 
+
+/* ----------------------------------------------------------------------- */
+/* In WebKitGTK: fixture pages served on loopback                           */
+
+static SoupServer *server;
+static char *base_url;
+static guint server_port;
+static char *cards_html;
+
+static void
+server_cb (SoupServer        *soup_server,
+           SoupServerMessage *msg,
+           const char        *path,
+           GHashTable        *query,
+           gpointer           user_data)
+{
+  g_autofree char *name = g_path_get_basename (path);
+  g_autofree char *file = NULL;
+  char *contents = NULL;
+  gsize length = 0;
+
+  if (g_str_equal (path, "/cards-5000.html"))
+    {
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_STATIC,
+                                        cards_html, strlen (cards_html));
+      return;
+    }
+  file = g_test_build_filename (G_TEST_DIST, "fixtures", "observation", name, NULL);
+  if (g_str_has_suffix (name, ".html") && g_file_get_contents (file, &contents, &length, NULL))
+    {
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_TAKE,
+                                        contents, length);
+      return;
+    }
+  soup_server_message_set_status (msg, 404, NULL);
+  soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, "missing", 7);
+}
+
+static char *
+build_cards_page (guint n)
+{
+  GString *s = g_string_new ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+                             "<title>Cards</title><style>.grid{display:grid;"
+                             "grid-template-columns:repeat(4,1fr)}</style></head><body>"
+                             "<main><h1>Products</h1><div class=grid>");
+
+  for (guint i = 1; i <= n; i++)
+    g_string_append_printf (s, "<article><img src=\"data:,\" alt=\"Item %u photo\" width=40 "
+                            "height=40><div><h3><a href=\"/p/%u\">Item %u</a></h3><p>In stock"
+                            "</p><span>$%u.00</span> <button aria-label=\"Add item %u to "
+                            "cart\">Add</button></div></article>", i, i, i, i % 97 + 1, i);
+  g_string_append (s, "</div></main></body></html>");
+  return g_string_free (s, FALSE);
+}
+
+typedef struct {
+  GMainLoop    *loop;
+  GAsyncResult *result;
+} Waiter;
+
+static void
+waiter_done_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  Waiter *w = user_data;
+
+  w->result = g_object_ref (result);
+  g_main_loop_quit (w->loop);
+}
+
+static GAsyncResult *
+waiter_run (Waiter *w)
+{
+  g_main_loop_run (w->loop);
+  return w->result;
+}
+
+static void
+waiter_clear (Waiter *w)
+{
+  g_clear_object (&w->result);
+  g_clear_pointer (&w->loop, g_main_loop_unref);
+}
+
+/* One page (one web process) serves every test: each load starts a new
+ * document, and with it new refs. */
+static SightWebPage *shared_page;
+
+static SightWebPage *
+load_page (const char *path)
+{
+  g_autoptr(SightWebPage) page = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *url = g_strconcat (base_url, path, NULL);
+  Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
+
+  if (shared_page == NULL)
+    {
+      shared_page = sight_web_page_new ();
+      sight_web_page_set_viewport (shared_page, 1024, 768, 1.0);
+    }
+  page = g_object_ref (shared_page);
+  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, 30000, NULL, waiter_done_cb, &w);
+  g_assert_true (sight_web_page_load_finish (page, waiter_run (&w), &error));
+  g_assert_no_error (error);
+  waiter_clear (&w);
+  return g_steal_pointer (&page);
+}
+
+static SightObservation *
+capture (SightWebPage      *page,
+         SightObserveFlags  flags)
+{
+  g_autoptr(GError) error = NULL;
+  Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
+  SightObservation *obs;
+
+  sight_observation_capture_async (page, flags, 30000, NULL, waiter_done_cb, &w);
+  obs = sight_observation_capture_finish (waiter_run (&w), &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (obs);
+  waiter_clear (&w);
+  return obs;
+}
+
+/* Runs @body with the snapshot script installed; returns its JSON value. */
+static JsonNode *
+run_script (SightWebPage *page,
+            const char   *body)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *full = g_strconcat (sight_observation_get_script (), "\n", body, NULL);
+  Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
+  JsonNode *value;
+
+  sight_web_page_evaluate_async (page, full, NULL, 30000, NULL, waiter_done_cb, &w);
+  value = sight_web_page_evaluate_finish (page, waiter_run (&w), &error);
+  g_assert_no_error (error);
+  waiter_clear (&w);
+  return value;
+}
+
+/* The text without its first line (the page line, which names the port). */
+static const char *
+body_of (const char *text)
+{
+  const char *nl = strchr (text, '\n');
+
+  return nl != NULL ? nl + 1 : "";
+}
+
+static void
+test_rule_fixture (gconstpointer data)
+{
+  const char *name = data;
+  g_autofree char *path = g_strconcat (name, ".html", NULL);
+  g_autofree char *expected_file = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *port = g_strdup_printf ("%u", server_port);
+  g_autoptr(GString) want = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightWebPage) page = load_page (path);
+  g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+
+  expected_file = g_strconcat (name, ".txt", NULL);
+  g_file_get_contents (g_test_get_filename (G_TEST_DIST, "fixtures", "observation",
+                                            expected_file, NULL),
+                       &expected, NULL, &error);
+  g_assert_no_error (error);
+  want = g_string_new (expected);
+  g_string_replace (want, "{port}", port, 0);
+  if (want->len > 0 && want->str[want->len - 1] == '\n')
+    g_string_truncate (want, want->len - 1);
+
+  g_assert_true (sight_observation_is_full_text (obs));
+  g_assert_true (g_str_has_prefix (sight_observation_get_text (obs), "page \""));
+  g_assert_cmpstr (body_of (sight_observation_get_text (obs)), ==, want->str);
+}
+
+static void
+test_hidden_excluded (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("hidden.html");
+  g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+  g_autofree char *json = sight_observation_to_json (obs, FALSE);
+  const char *hidden[] = { "Display none", "Visibility hidden", "Collapsed", "Hidden attribute",
+                           "Aria hidden", "Inert" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (hidden); i++)
+    {
+      g_assert_null (strstr (sight_observation_get_text (obs), hidden[i]));
+      g_assert_null (strstr (json, hidden[i]));
+    }
+  g_assert_nonnull (strstr (sight_observation_get_text (obs), "link \"Visible again\""));
+}
+
+static char *
+ref_of_line (const char *text,
+             const char *line_start)
+{
+  const char *p = strstr (text, line_start);
+  const char *hash, *end;
+
+  g_assert_nonnull (p);
+  end = strchr (p, '\n');
+  if (end == NULL)
+    end = p + strlen (p);
+  hash = g_strrstr_len (p, end - p, "#");
+  g_assert_nonnull (hash);
+  return g_strndup (hash + 1, end - hash - 1);
+}
+
+static void
+test_refs_stable (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("roles.html");
+  g_autoptr(SightObservation) first = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+  g_autoptr(SightObservation) second = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+  g_autoptr(SightObservation) third = NULL;
+  g_autoptr(JsonNode) changed = NULL;
+  g_autoptr(JsonNode) resolved = NULL;
+  g_autofree char *title_ref = NULL;
+  g_autofree char *minor_ref = NULL;
+  g_autofree char *press_ref = NULL;
+  g_autofree char *new_ref = NULL;
+  g_autofree char *body = NULL;
+
+  /* Two observations of one document: the same refs everywhere. */
+  g_assert_cmpstr (sight_observation_get_text (first), ==, sight_observation_get_text (second));
+
+  title_ref = ref_of_line (sight_observation_get_text (first), "heading \"Title\"");
+  minor_ref = ref_of_line (sight_observation_get_text (first), "heading \"Minor\"");
+  press_ref = ref_of_line (sight_observation_get_text (first), "button \"Press\"");
+
+  /* Insert a button before everything and remove a heading. */
+  changed = run_script (page,
+                        "const b = document.createElement ('button');"
+                        "b.textContent = 'New first';"
+                        "document.querySelector ('main').prepend (b);"
+                        "document.querySelector ('h4').remove ();"
+                        "return true;");
+  third = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+  new_ref = ref_of_line (sight_observation_get_text (third), "button \"New first\"");
+
+  {
+    g_autofree char *title_after = ref_of_line (sight_observation_get_text (third),
+                                                "heading \"Title\"");
+    g_autofree char *press_after = ref_of_line (sight_observation_get_text (third),
+                                                "button \"Press\"");
+
+    g_assert_cmpstr (title_after, ==, title_ref);
+    g_assert_cmpstr (press_after, ==, press_ref);
+  }
+  g_assert_null (strstr (sight_observation_get_text (third), "Minor"));
+  /* The new element gets a ref never used before in this document. */
+  g_assert_null (strstr (sight_observation_get_text (first), new_ref));
+  g_assert_nonnull (sight_observation_lookup (third, new_ref));
+  g_assert_null (sight_observation_lookup (third, minor_ref));
+
+  /* Refs resolve back to their elements (what the actions code uses); a
+   * removed element's ref resolves to nothing. */
+  body = g_strdup_printf ("const s = __sight.snapshot;"
+                          "const t = s.resolve ('%s'), m = s.resolve ('%s'), n = s.resolve ('%s');"
+                          "return [t && t.textContent, m === null, n && n.textContent];",
+                          title_ref, minor_ref, new_ref);
+  resolved = run_script (page, body);
+  g_assert_true (JSON_NODE_HOLDS_ARRAY (resolved));
+  g_assert_cmpstr (json_array_get_string_element (json_node_get_array (resolved), 0), ==, "Title");
+  g_assert_true (json_array_get_boolean_element (json_node_get_array (resolved), 1));
+  g_assert_cmpstr (json_array_get_string_element (json_node_get_array (resolved), 2), ==,
+                   "New first");
+}
+
+static void
+test_diff_live (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("states.html");
+  g_autoptr(SightObservation) before = capture (page, SIGHT_OBSERVE_DEFAULT);
+  g_autoptr(SightObservation) after = NULL;
+  g_autoptr(JsonNode) changed = NULL;
+  g_autofree char *diff = NULL;
+  g_autofree char *checked = NULL;
+  g_autofree char *disabled = NULL;
+  g_autofree char *expected = NULL;
+  guint n = 0;
+
+  checked = ref_of_line (sight_observation_get_text (before), "checkbox \"Checked\"");
+  disabled = ref_of_line (sight_observation_get_text (before), "button \"Disabled\"");
+
+  changed = run_script (page,
+                        "document.querySelector ('[aria-label=Checked]').click ();"
+                        "document.querySelector ('button[disabled]').remove ();"
+                        "const s = document.createElement ('div');"
+                        "s.setAttribute ('role', 'status');"
+                        "s.textContent = 'Saved';"
+                        "document.body.append (s);"
+                        "return true;");
+  after = capture (page, SIGHT_OBSERVE_DEFAULT);
+  diff = sight_observation_diff (before, after, 0, &n);
+
+  {
+    g_autofree char *status = ref_of_line (sight_observation_get_text (after), "status");
+
+    expected = g_strdup_printf ("+ status #%s\n"
+                                "   \"Saved\"\n"
+                                "- button \"Disabled\" disabled #%s\n"
+                                "~ checkbox \"Checked\" #%s (was: checkbox \"Checked\" checked #%s)",
+                                status, disabled, checked, checked);
+  }
+  g_assert_cmpstr (diff, ==, expected);
+  g_assert_cmpuint (n, ==, 3);
+}
+
+static GdkPixbuf *
+decode (GBytes *png)
+{
+  g_autoptr(GdkPixbufLoader) loader = gdk_pixbuf_loader_new ();
+  g_autoptr(GError) error = NULL;
+
+  gdk_pixbuf_loader_write_bytes (loader, png, &error);
+  g_assert_no_error (error);
+  gdk_pixbuf_loader_close (loader, &error);
+  g_assert_no_error (error);
+  return g_object_ref (gdk_pixbuf_loader_get_pixbuf (loader));
+}
+
+/* TRUE when the pixel at CSS point (@x, @y) is the fixture's pure red. */
+static gboolean
+is_red_at (GdkPixbuf *pixbuf,
+           double     scale,
+           double     x,
+           double     y)
+{
+  int px = (int) (x * scale), py = (int) (y * scale);
+  const guint8 *p;
+
+  g_assert_cmpint (px, <, gdk_pixbuf_get_width (pixbuf));
+  g_assert_cmpint (py, <, gdk_pixbuf_get_height (pixbuf));
+  p = gdk_pixbuf_read_pixels (pixbuf) + py * gdk_pixbuf_get_rowstride (pixbuf) +
+      px * gdk_pixbuf_get_n_channels (pixbuf);
+  return p[0] > 200 && p[1] < 60 && p[2] < 60;
+}
+
+static void
+test_masking (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("secure.html");
+  g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_SCREENSHOT);
+  g_autoptr(GdkPixbuf) masked = NULL;
+  g_autoptr(GdkPixbuf) plain = NULL;
+  g_autoptr(SightScreenshot) unmasked = NULL;
+  g_autoptr(GError) error = NULL;
+  SightScreenshotOptions options = SIGHT_SCREENSHOT_OPTIONS_INIT;
+  const SightScreenshot *shot;
+  Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
+
+  g_assert_cmpuint (sight_observation_get_n_secure (obs), ==, 1);
+  g_assert_cmpuint (sight_observation_get_n_masked (obs), ==, 1);
+  g_assert_true (sight_observation_masking_proven (obs));
+  g_assert_null (strstr (sight_observation_get_text (obs), "hunter2"));
+
+  shot = sight_observation_get_screenshot (obs);
+  g_assert_nonnull (shot);
+  g_assert_cmpint (MAX (shot->width, shot->height), <=, SIGHT_OBSERVATION_MAX_SIDE);
+  masked = decode (shot->bytes);
+
+  /* Without masks the password field is red like the other field... */
+  options.max_side = SIGHT_OBSERVATION_MAX_SIDE;
+  sight_web_page_screenshot_async (page, &options, NULL, waiter_done_cb, &w);
+  unmasked = sight_web_page_screenshot_finish (page, waiter_run (&w), &error);
+  g_assert_no_error (error);
+  waiter_clear (&w);
+  plain = decode (unmasked->bytes);
+  g_assert_true (is_red_at (plain, unmasked->scale, 190, 70));
+  g_assert_true (is_red_at (plain, unmasked->scale, 190, 190));
+  g_assert_true (is_red_at (plain, unmasked->scale, 50, 170));
+
+  /* ...and in the observation's screenshot none of its pixels are. */
+  g_assert_true (is_red_at (masked, shot->scale, 190, 70));
+  for (double x = 42; x < 340; x += 12)
+    for (double y = 162; y < 220; y += 6)
+      g_assert_false (is_red_at (masked, shot->scale, x, y));
+}
+
+static void
+test_large_page (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("cards-5000.html");
+  g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_DEFAULT);
+  const char *text = sight_observation_get_text (obs);
+
+  /* 5,000 cards: two links and buttons each are listed in the tree... */
+  g_assert_cmpuint (sight_observation_get_n_elements (obs), >, 40000);
+  g_assert_cmpuint (sight_observation_get_n_interactive (obs), >=, 10000);
+  g_assert_nonnull (sight_observation_lookup (obs, "e2"));
+  /* ...while the model's text stays bounded and says what lies below. */
+  g_assert_cmpuint (strlen (text), <, 24000);
+  g_assert_nonnull (strstr (text, "button \"Add item 1 to cart\""));
+  g_assert_null (strstr (text, "Add item 4999 to cart"));
+  g_assert_nonnull (strstr (text, " article below (inside: "));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -183,6 +592,38 @@ main (int    argc,
   g_test_add_func ("/observation/json/node-line", test_node_line);
   g_test_add_func ("/observation/json/diff", test_diff);
   g_test_add_func ("/observation/script-resource", test_script_resource);
+
+  gtk_init ();
+  cards_html = build_cards_page (5000);
+  server = soup_server_new (NULL, NULL);
+  soup_server_add_handler (server, NULL, server_cb, NULL, NULL);
+  {
+    g_autoptr(GError) error = NULL;
+    GSList *uris;
+
+    soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error);
+    g_assert_no_error (error);
+    uris = soup_server_get_uris (server);
+    server_port = g_uri_get_port (uris->data);
+    base_url = g_strdup_printf ("http://127.0.0.1:%u/", server_port);
+    g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+  }
+
+  {
+    static const char *const rules[] = { "roles", "names", "states", "hidden", "modal", "frames" };
+
+    for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
+      {
+        g_autofree char *path = g_strconcat ("/observation/webkit/rule/", rules[i], NULL);
+
+        g_test_add_data_func (path, rules[i], test_rule_fixture);
+      }
+  }
+  g_test_add_func ("/observation/webkit/hidden-excluded", test_hidden_excluded);
+  g_test_add_func ("/observation/webkit/refs-stable", test_refs_stable);
+  g_test_add_func ("/observation/webkit/diff", test_diff_live);
+  g_test_add_func ("/observation/webkit/masking", test_masking);
+  g_test_add_func ("/observation/webkit/large-page", test_large_page);
 
   return g_test_run ();
 }

@@ -14,15 +14,15 @@ G_DEFINE_BOXED_TYPE (SightStepResult, sight_step_result,
                      sight_step_result_ref, sight_step_result_unref)
 
 const char *
-sight_verdict_to_string (SightVerdict verdict)
+sight_step_verdict_to_string (SightStepVerdict verdict)
 {
   switch (verdict)
     {
-    case SIGHT_VERDICT_PASS:
+    case SIGHT_STEP_VERDICT_PASS:
       return "pass";
-    case SIGHT_VERDICT_FAIL:
+    case SIGHT_STEP_VERDICT_FAIL:
       return "fail";
-    case SIGHT_VERDICT_BLOCKED:
+    case SIGHT_STEP_VERDICT_BLOCKED:
       return "blocked";
     default:
       return "fail";
@@ -38,7 +38,7 @@ sight_step_result_new (SightStepKind  kind,
   g_atomic_ref_count_init (&self->ref_count);
   self->kind = kind;
   self->instruction = sight_secrets_redact (instruction);
-  self->verdict = SIGHT_VERDICT_PASS;
+  self->verdict = SIGHT_STEP_VERDICT_PASS;
   self->action_log = g_ptr_array_new_with_free_func (g_free);
   self->injections = g_ptr_array_new_with_free_func (g_free);
   sight_usage_init (&self->usage);
@@ -91,7 +91,7 @@ sight_step_result_take_error (SightStepResult *self,
   g_clear_error (&self->error);
   self->error = g_error_new_literal (SIGHT_ERROR, code, bounded);
   self->blocked = sight_error_code_is_blocked (code);
-  self->verdict = self->blocked ? SIGHT_VERDICT_BLOCKED : SIGHT_VERDICT_FAIL;
+  self->verdict = self->blocked ? SIGHT_STEP_VERDICT_BLOCKED : SIGHT_STEP_VERDICT_FAIL;
   g_error_free (error);
 }
 
@@ -148,7 +148,7 @@ sight_step_result_to_json (SightStepResult *self)
   json_builder_begin_object (b);
   add_string (b, "kind", sight_step_kind_to_string (self->kind));
   add_string (b, "instruction", self->instruction);
-  add_string (b, "verdict", sight_verdict_to_string (self->verdict));
+  add_string (b, "verdict", sight_step_verdict_to_string (self->verdict));
   if (self->error != NULL)
     {
       add_string (b, "code", sight_error_code_to_string (self->error->code));

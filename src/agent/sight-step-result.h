@@ -19,12 +19,12 @@ G_BEGIN_DECLS
  * of known secret values. */
 
 typedef enum {
-  SIGHT_VERDICT_PASS,
-  SIGHT_VERDICT_FAIL,
-  SIGHT_VERDICT_BLOCKED,
-} SightVerdict;
+  SIGHT_STEP_VERDICT_PASS,
+  SIGHT_STEP_VERDICT_FAIL,
+  SIGHT_STEP_VERDICT_BLOCKED,
+} SightStepVerdict;
 
-const char *sight_verdict_to_string (SightVerdict verdict);
+const char *sight_step_verdict_to_string (SightStepVerdict verdict);
 
 typedef struct {
   /*< private >*/
@@ -33,7 +33,7 @@ typedef struct {
   SightStepKind    kind;
   /* the instruction as written (NFC), secrets never in it */
   char            *instruction;
-  SightVerdict     verdict;
+  SightStepVerdict     verdict;
   /* NULL when the step passed */
   GError          *error;
   gboolean         blocked;

@@ -247,13 +247,22 @@ sight_observation_to_json (SightObservation *self,
                            gboolean          pretty)
 {
   g_autoptr(JsonNode) copy = NULL;
-  JsonObject *object;
+  g_autoptr(GList) members = NULL;
+  JsonObject *source, *object;
 
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
 
-  copy = json_node_copy (self->result);
-  object = json_node_get_object (copy);
-  json_object_remove_member (object, "timing");
+  /* A new top-level object sharing the members (json_node_copy() would share
+   * the object itself, and the result must stay as it is). */
+  source = json_node_get_object (self->result);
+  object = json_object_new ();
+  members = json_object_get_members (source);
+  for (GList *l = members; l != NULL; l = l->next)
+    if (!g_str_equal (l->data, "timing"))
+      json_object_set_member (object, l->data,
+                              json_node_copy (json_object_get_member (source, l->data)));
+  copy = json_node_init_object (json_node_alloc (), object);
+  json_object_unref (object);
   if (self->shot != NULL)
     {
       JsonObject *shot = json_object_new ();
@@ -563,6 +572,8 @@ append_node_line (GString    *s,
     }
   if (member_string (node, "max") != NULL)
     g_string_append_printf (s, " max=%s", member_string (node, "max"));
+  if (member_tristate (node, "crossOrigin") == 1)
+    g_string_append (s, " cross-origin");
   if (origin != NULL)
     g_string_append_printf (s, " origin=%s", origin);
   if (desc != NULL)

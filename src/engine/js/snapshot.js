@@ -82,7 +82,7 @@
     'menuitemradio option radio row rowheader switch tab tooltip treeitem').split (' '));
 
   /* Roles that carry no name and vanish when they have none to show. */
-  const FLATTEN = new Set (['generic', 'none', 'presentation', 'paragraph', 'rowgroup']);
+  const FLATTEN = new Set (['generic', 'none', 'presentation', 'paragraph', 'rowgroup', 'caption']);
 
   const SKIP_TAGS = new Set ([
     'script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base',
@@ -275,7 +275,39 @@
 
   /* ---------- names (accname 1.2) ---------- */
 
+  /* Whether a document's style sheets can give any element ::before or
+   * ::after content: asking every element's pseudo style costs as much as
+   * the rest of the walk. Unreadable (cross-origin) sheets count as yes. */
+  let pseudoDocs = new WeakMap ();
+
+  function sheetsHavePseudo (sheets) {
+    for (const sheet of sheets) {
+      let rules;
+      try { rules = sheet.cssRules; } catch (e) { return true; }
+      if (!rules) return true;
+      for (const rule of rules) {
+        const t = rule.cssText;
+        if (t.includes (':before') || t.includes (':after') || t.includes ('@import'))
+          return true;
+      }
+    }
+    return false;
+  }
+
+  function docHasPseudo (root) {
+    let v = pseudoDocs.get (root);
+    if (v === undefined) {
+      v = sheetsHavePseudo (root.styleSheets) ||
+          (root.adoptedStyleSheets ? sheetsHavePseudo (root.adoptedStyleSheets) : false);
+      pseudoDocs.set (root, v);
+    }
+    return v;
+  }
+
   function pseudoText (el, which) {
+    const root = el.getRootNode ();
+    if (!docHasPseudo (root.styleSheets ? root : el.ownerDocument))
+      return '';
     const c = el.ownerDocument.defaultView.getComputedStyle (el, which).content;
     if (!c || c === 'none' || c === 'normal')
       return '';
@@ -635,8 +667,9 @@
   }
 
   function inViewport (b, ctx) {
-    return b[0] < ctx.vw && b[1] < ctx.vh && b[0] + b[2] > 0 && b[1] + b[3] > 0 &&
-           (b[2] > 0 || b[3] > 0);
+    if (b[2] === 0 && b[3] === 0)
+      return b[0] >= 0 && b[1] >= 0 && b[0] < ctx.vw && b[1] < ctx.vh;
+    return b[0] < ctx.vw && b[1] < ctx.vh && b[0] + b[2] > 0 && b[1] + b[3] > 0;
   }
 
   /* Appends what @el contributes to @out: one node, or, for a flattened
@@ -716,7 +749,10 @@
     }
 
     if (tag === 'iframe') {
-      if (node) visitFrame (el, node, ctx);
+      if (node) {
+        visitFrame (el, node, ctx);
+        out.push (node);
+      }
       return;
     }
     if (tag === 'label' && !node)
@@ -725,7 +761,11 @@
       ;
     else {
       let textBox = box;
+      /* A closed <details> renders its summary only. */
+      const closed = tag === 'details' && !el.open;
       for (const child of children (el)) {
+        if (closed && !(child.nodeType === 1 && child.localName === 'summary'))
+          continue;
         if (child.nodeType === 1) {
           visit (child, ctx, target, visible, cursor, node ? node.box : (box || parentBox));
         } else if (child.nodeType === 3 && visible) {
@@ -894,6 +934,7 @@
     if (n.value !== undefined)
       s += ' value=' + (/^-?\d+(\.\d+)?$/.test (n.value) ? n.value : q (clip (n.value, maxName)));
     if (n.max !== undefined) s += ' max=' + n.max;
+    if (n.crossOrigin) s += ' cross-origin';
     if (n.origin) s += ' origin=' + n.origin;
     if (n.desc) s += ' desc=' + q (clip (n.desc, maxName));
     return s + ' #' + n.ref;
@@ -1006,6 +1047,7 @@
 
   function stripInternal (nodes) {
     for (const n of nodes) {
+      if (!n.inView) delete n.inView;
       if (n.text !== undefined) {
         delete n.y;
         continue;
@@ -1073,6 +1115,7 @@
   function observe (args) {
     args = args || {};
     const t0 = performance.now ();
+    pseudoDocs = new WeakMap ();
     pruneRefs ();
     const [root, ctx] = walk (args);
     const t1 = performance.now ();
@@ -1098,13 +1141,13 @@
     const mode = args.text || 'compact';
     result.textMode = mode;
     const kids = root.children || [];
+    const v = result.viewport;
+    const head = 'page ' + q (clip (doc.title || '', 120)) + ' ' + doc.URL +
+      ' viewport=' + v.width + 'x' + v.height + ' scroll=' + v.scrollX + ',' + v.scrollY +
+      ' of ' + v.pageWidth + 'x' + v.pageHeight;
     if (mode === 'full') {
-      result.text = fullText (kids, 0, []).join ('\n');
+      result.text = fullText (kids, 0, [head]).join ('\n');
     } else if (mode === 'compact') {
-      const v = result.viewport;
-      const head = 'page ' + q (clip (doc.title || '', 120)) + ' ' + doc.URL +
-        ' viewport=' + v.width + 'x' + v.height + ' scroll=' + v.scrollX + ',' + v.scrollY +
-        ' of ' + v.pageWidth + 'x' + v.pageHeight;
       const tc = { chars: 0, maxChars: args.maxChars || 24000 };
       const lines = [head];
       compactText (kids, 0, lines, tc, args.root || null);

@@ -1,0 +1,747 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-trace-cache"
+
+#include "config.h"
+
+#include "sight-trace-cache.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "sight-direct-step.h"
+#include "sight-error.h"
+
+#define TRACE_VERSION 1
+#define MAX_LANDMARKS 20
+
+struct _SightTrace {
+  gatomicrefcount  ref_count;
+  JsonObject      *data;
+};
+
+struct _SightTraceCache {
+  char *dir;
+};
+
+const char *
+sight_cache_status_to_string (SightCacheStatus status)
+{
+  switch (status)
+    {
+    case SIGHT_CACHE_SELF_FINALIZED:
+      return "self-finalized";
+    case SIGHT_CACHE_AGENT_CONCLUDED:
+      return "agent-concluded";
+    case SIGHT_CACHE_MISSED:
+    default:
+      return "missed";
+    }
+}
+
+JsonNode *
+sight_cache_info_new (SightCacheStatus  status,
+                      const char       *reason)
+{
+  g_autoptr(JsonObject) info = json_object_new ();
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+
+  json_object_set_string_member (info, "status", sight_cache_status_to_string (status));
+  if (reason != NULL)
+    {
+      g_autofree char *clean = sight_text_sanitize (reason, 500);
+
+      json_object_set_string_member (info, "reason", clean);
+    }
+  json_node_set_object (node, info);
+  return node;
+}
+
+static gboolean
+is_id_segment (const char *segment)
+{
+  gsize len = strlen (segment);
+  gboolean digits = len > 0, hex = len >= 16;
+
+  for (gsize i = 0; i < len; i++)
+    {
+      digits &= g_ascii_isdigit (segment[i]);
+      hex &= g_ascii_isxdigit (segment[i]) || segment[i] == '-';
+    }
+  return digits || hex;
+}
+
+char *
+sight_trace_url_pattern (const char *url)
+{
+  g_autoptr(GUri) uri = NULL;
+  g_auto(GStrv) segments = NULL;
+  GString *s;
+  int port;
+
+  if (url == NULL)
+    return g_strdup ("");
+  uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
+  if (uri == NULL || g_uri_get_host (uri) == NULL)
+    return g_strdup (url);
+  s = g_string_new (NULL);
+  g_string_append_printf (s, "%s://%s", g_uri_get_scheme (uri), g_uri_get_host (uri));
+  port = g_uri_get_port (uri);
+  if (port > 0 &&
+      !((port == 80 && g_str_equal (g_uri_get_scheme (uri), "http")) ||
+        (port == 443 && g_str_equal (g_uri_get_scheme (uri), "https"))))
+    g_string_append_printf (s, ":%d", port);
+  segments = g_strsplit (g_uri_get_path (uri), "/", -1);
+  for (guint i = 0; segments[i] != NULL; i++)
+    {
+      if (i == 0 && segments[i][0] == '\0')
+        continue;
+      g_string_append_c (s, '/');
+      g_string_append (s, is_id_segment (segments[i]) ? ":id" : segments[i]);
+    }
+  if (s->str[s->len - 1] != '/' && strchr (s->str + strlen (g_uri_get_scheme (uri)) + 3, '/') == NULL)
+    g_string_append_c (s, '/');
+  return g_string_free (s, FALSE);
+}
+
+static int
+compare_strings (gconstpointer a,
+                 gconstpointer b)
+{
+  return g_strcmp0 (*(const char * const *) a, *(const char * const *) b);
+}
+
+static GStrv
+param_names (JsonNode *params)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+
+  if (params != NULL && JSON_NODE_HOLDS_OBJECT (params))
+    {
+      g_autoptr(GList) members = json_object_get_members (json_node_get_object (params));
+
+      for (GList *l = members; l != NULL; l = l->next)
+        g_ptr_array_add (names, g_strdup (l->data));
+    }
+  g_ptr_array_sort (names, compare_strings);
+  g_ptr_array_add (names, NULL);
+  return (GStrv) g_ptr_array_steal (names, NULL);
+}
+
+char *
+sight_trace_key (const char *agent,
+                 const char *instruction,
+                 JsonNode   *params,
+                 const char *start_url)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) root = NULL;
+  g_auto(GStrv) names = param_names (params);
+  g_autofree char *pattern = sight_trace_url_pattern (start_url);
+  g_autofree char *text = NULL;
+  g_autofree char *nfc = g_utf8_normalize (instruction != NULL ? instruction : "", -1,
+                                           G_NORMALIZE_NFC);
+
+  json_builder_begin_array (builder);
+  json_builder_add_int_value (builder, TRACE_VERSION);
+  json_builder_add_string_value (builder, agent != NULL ? agent : "default");
+  json_builder_add_string_value (builder, nfc != NULL ? nfc : "");
+  json_builder_begin_array (builder);
+  for (guint i = 0; names[i] != NULL; i++)
+    json_builder_add_string_value (builder, names[i]);
+  json_builder_end_array (builder);
+  json_builder_add_string_value (builder, pattern);
+  json_builder_end_array (builder);
+  root = json_builder_get_root (builder);
+  text = json_to_string (root, FALSE);
+  return g_compute_checksum_for_string (G_CHECKSUM_SHA256, text, -1);
+}
+
+static SightTrace *
+trace_wrap (JsonObject *data)
+{
+  SightTrace *trace = g_new0 (SightTrace, 1);
+
+  g_atomic_ref_count_init (&trace->ref_count);
+  trace->data = data;
+  return trace;
+}
+
+SightTrace *
+sight_trace_new (const char *agent,
+                 const char *instruction,
+                 JsonNode   *params,
+                 const char *start_url,
+                 int         viewport_width,
+                 int         viewport_height)
+{
+  JsonObject *data = json_object_new ();
+  g_autoptr(JsonObject) viewport = json_object_new ();
+  g_autoptr(JsonArray) names_array = json_array_new ();
+  g_auto(GStrv) names = param_names (params);
+  g_autofree char *key = sight_trace_key (agent, instruction, params, start_url);
+  g_autofree char *pattern = sight_trace_url_pattern (start_url);
+
+  for (guint i = 0; names[i] != NULL; i++)
+    json_array_add_string_element (names_array, names[i]);
+  json_object_set_int_member (viewport, "width", viewport_width);
+  json_object_set_int_member (viewport, "height", viewport_height);
+
+  json_object_set_int_member (data, "version", TRACE_VERSION);
+  json_object_set_string_member (data, "key", key);
+  json_object_set_string_member (data, "agent", agent != NULL ? agent : "default");
+  json_object_set_string_member (data, "instruction", instruction != NULL ? instruction : "");
+  json_object_set_array_member (data, "paramNames", g_steal_pointer (&names_array));
+  json_object_set_string_member (data, "urlPattern", pattern);
+  json_object_set_object_member (data, "viewport", g_steal_pointer (&viewport));
+  json_object_set_array_member (data, "actions", json_array_new ());
+  json_object_set_boolean_member (data, "needsReview", FALSE);
+  json_object_set_int_member (data, "createdAt", g_get_real_time ());
+  return trace_wrap (data);
+}
+
+SightTrace *
+sight_trace_ref (SightTrace *trace)
+{
+  g_atomic_ref_count_inc (&trace->ref_count);
+  return trace;
+}
+
+void
+sight_trace_unref (SightTrace *trace)
+{
+  if (trace != NULL && g_atomic_ref_count_dec (&trace->ref_count))
+    {
+      json_object_unref (trace->data);
+      g_free (trace);
+    }
+}
+
+const char *
+sight_trace_get_key (SightTrace *trace)
+{
+  return json_object_get_string_member (trace->data, "key");
+}
+
+guint
+sight_trace_get_n_actions (SightTrace *trace)
+{
+  return json_array_get_length (json_object_get_array_member (trace->data, "actions"));
+}
+
+JsonObject *
+sight_trace_get_action (SightTrace *trace,
+                        guint       index)
+{
+  JsonArray *actions = json_object_get_array_member (trace->data, "actions");
+
+  g_return_val_if_fail (index < json_array_get_length (actions), NULL);
+  return json_array_get_object_element (actions, index);
+}
+
+gboolean
+sight_trace_needs_review (SightTrace *trace)
+{
+  return json_object_get_boolean_member_with_default (trace->data, "needsReview", FALSE);
+}
+
+static gboolean
+holds_secret (JsonNode           *node,
+              const char * const *secrets)
+{
+  if (node == NULL || secrets == NULL)
+    return FALSE;
+  if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+    {
+      const char *text = json_node_get_string (node);
+
+      for (guint i = 0; secrets[i] != NULL; i++)
+        if (*secrets[i] != '\0' && strstr (text, secrets[i]) != NULL)
+          return TRUE;
+      return FALSE;
+    }
+  if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      JsonArray *array = json_node_get_array (node);
+
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        if (holds_secret (json_array_get_element (array, i), secrets))
+          return TRUE;
+      return FALSE;
+    }
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      JsonObject *object = json_node_get_object (node);
+      g_autoptr(GList) members = json_object_get_members (object);
+
+      for (GList *l = members; l != NULL; l = l->next)
+        if (holds_secret (json_object_get_member (object, l->data), secrets))
+          return TRUE;
+    }
+  return FALSE;
+}
+
+gboolean
+sight_trace_add_action (SightTrace          *trace,
+                        const char          *tool,
+                        JsonNode            *args,
+                        JsonNode            *descriptor,
+                        const char * const  *secrets,
+                        GError             **error)
+{
+  g_autoptr(JsonObject) action = json_object_new ();
+
+  g_return_val_if_fail (trace != NULL, FALSE);
+  g_return_val_if_fail (tool != NULL, FALSE);
+
+  if (holds_secret (args, secrets) || holds_secret (descriptor, secrets))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED,
+                   "the %s action holds a secret value; a trace names the parameter instead",
+                   tool);
+      return FALSE;
+    }
+  json_object_set_string_member (action, "tool", tool);
+  json_object_set_member (action, "args",
+                          args != NULL ? json_node_copy (args) : json_node_new (JSON_NODE_NULL));
+  json_object_set_member (action, "descriptor",
+                          descriptor != NULL ? json_node_copy (descriptor)
+                                             : json_node_new (JSON_NODE_NULL));
+  json_array_add_object_element (json_object_get_array_member (trace->data, "actions"),
+                                 g_steal_pointer (&action));
+  return TRUE;
+}
+
+static gboolean
+is_landmark_role (const char *role)
+{
+  static const char *roles[] = { "heading", "alert", "status", "dialog", "alertdialog", NULL };
+
+  return role != NULL && g_strv_contains (roles, role);
+}
+
+void
+sight_trace_set_end_state (SightTrace       *trace,
+                           SightObservation *end)
+{
+  g_autoptr(SightNodeList) list = sight_node_list_new (end);
+  g_autoptr(JsonObject) state = json_object_new ();
+  g_autoptr(JsonArray) landmarks = json_array_new ();
+  g_autofree char *pattern = sight_trace_url_pattern (sight_observation_get_url (end));
+  const SightNodeView *nodes;
+  guint n;
+
+  nodes = sight_node_list_get (list, &n);
+  for (guint i = 0; i < n && json_array_get_length (landmarks) < MAX_LANDMARKS; i++)
+    if (is_landmark_role (nodes[i].role) && nodes[i].name != NULL && *nodes[i].name != '\0')
+      {
+        g_autoptr(JsonObject) landmark = json_object_new ();
+
+        json_object_set_string_member (landmark, "role", nodes[i].role);
+        json_object_set_string_member (landmark, "name", nodes[i].name);
+        json_array_add_object_element (landmarks, g_steal_pointer (&landmark));
+      }
+  json_object_set_string_member (state, "urlPattern", pattern);
+  json_object_set_array_member (state, "landmarks", g_steal_pointer (&landmarks));
+  json_object_set_object_member (trace->data, "endState", g_steal_pointer (&state));
+}
+
+gboolean
+sight_trace_end_state_returned (SightTrace        *trace,
+                                SightObservation  *now,
+                                char             **reason)
+{
+  JsonObject *state;
+  JsonArray *landmarks;
+  g_autofree char *pattern = NULL;
+  g_autoptr(SightNodeList) list = NULL;
+  const SightNodeView *nodes;
+  guint n;
+
+  if (!json_object_has_member (trace->data, "endState"))
+    {
+      if (reason != NULL)
+        *reason = g_strdup ("the trace has no recorded end state");
+      return FALSE;
+    }
+  state = json_object_get_object_member (trace->data, "endState");
+  pattern = sight_trace_url_pattern (sight_observation_get_url (now));
+  if (g_strcmp0 (pattern, json_object_get_string_member (state, "urlPattern")) != 0)
+    {
+      if (reason != NULL)
+        *reason = g_strdup_printf ("the page is %s, the trace ended on %s", pattern,
+                                   json_object_get_string_member (state, "urlPattern"));
+      return FALSE;
+    }
+  list = sight_node_list_new (now);
+  nodes = sight_node_list_get (list, &n);
+  landmarks = json_object_get_array_member (state, "landmarks");
+  for (guint k = 0; k < json_array_get_length (landmarks); k++)
+    {
+      JsonObject *landmark = json_array_get_object_element (landmarks, k);
+      const char *role = json_object_get_string_member (landmark, "role");
+      const char *name = json_object_get_string_member (landmark, "name");
+      gboolean found = FALSE;
+
+      for (guint i = 0; i < n && !found; i++)
+        found = g_strcmp0 (nodes[i].role, role) == 0 && g_strcmp0 (nodes[i].name, name) == 0;
+      if (!found)
+        {
+          if (reason != NULL)
+            *reason = g_strdup_printf ("the %s \"%s\" of the recorded end state is not on the "
+                                       "page", role, name);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+read_box (JsonNode *node,
+          double   *x,
+          double   *y,
+          double   *w,
+          double   *h)
+{
+  if (node == NULL)
+    return FALSE;
+  if (JSON_NODE_HOLDS_ARRAY (node) && json_array_get_length (json_node_get_array (node)) == 4)
+    {
+      JsonArray *a = json_node_get_array (node);
+
+      *x = json_array_get_double_element (a, 0);
+      *y = json_array_get_double_element (a, 1);
+      *w = json_array_get_double_element (a, 2);
+      *h = json_array_get_double_element (a, 3);
+      return TRUE;
+    }
+  if (JSON_NODE_HOLDS_OBJECT (node))
+    {
+      JsonObject *o = json_node_get_object (node);
+
+      *x = json_object_get_double_member_with_default (o, "x", 0);
+      *y = json_object_get_double_member_with_default (o, "y", 0);
+      *w = json_object_get_double_member_with_default (o, "width", 0);
+      *h = json_object_get_double_member_with_default (o, "height", 0);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static JsonObject *
+object_member (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+}
+
+/* The observed node a descriptor names: same role, same name, and the
+ * descriptor's nth (0-based) among several. */
+static const char *
+find_node (JsonObject       *descriptor,
+           SightObservation *now,
+           char            **reason)
+{
+  g_autoptr(SightNodeList) list = sight_node_list_new (now);
+  g_autoptr(GPtrArray) alike = g_ptr_array_new ();
+  const char *role = json_object_get_string_member_with_default (descriptor, "role", NULL);
+  const char *name = json_object_get_string_member_with_default (descriptor, "name", "");
+  gint64 nth = json_object_get_int_member_with_default (descriptor, "nth", 0);
+  const SightNodeView *nodes;
+  guint n;
+
+  nodes = sight_node_list_get (list, &n);
+  for (guint i = 0; i < n; i++)
+    if (g_strcmp0 (nodes[i].role, role) == 0 &&
+        g_strcmp0 (nodes[i].name != NULL ? nodes[i].name : "", name) == 0)
+      g_ptr_array_add (alike, (gpointer) nodes[i].ref);
+
+  if (alike->len == 0)
+    {
+      *reason = g_strdup_printf ("no %s \"%s\" on the page any more", role != NULL ? role : "node",
+                                 name);
+      return NULL;
+    }
+  if (alike->len == 1)
+    nth = 0;
+  if (nth < 0 || (guint) nth >= alike->len)
+    {
+      *reason = g_strdup_printf ("the trace used %s \"%s\" number %" G_GINT64_FORMAT
+                                 ", the page has %u", role, name, nth + 1, alike->len);
+      return NULL;
+    }
+  /* the ref lives as long as @now, which the caller holds */
+  return g_ptr_array_index (alike, nth);
+}
+
+gboolean
+sight_trace_refind (SightTrace        *trace,
+                    guint              index,
+                    SightObservation  *now,
+                    char             **out_ref,
+                    double            *out_x,
+                    double            *out_y,
+                    char             **reason)
+{
+  JsonObject *action = sight_trace_get_action (trace, index);
+  JsonObject *descriptor = object_member (action, "descriptor");
+  JsonObject *point = object_member (descriptor, "point");
+  JsonObject *offset = object_member (descriptor, "offset");
+  g_autofree char *why = NULL;
+  const char *ref;
+
+  *out_ref = NULL;
+  if (descriptor == NULL)
+    {
+      /* an action on the page itself (a key, a scroll): nothing to re-find */
+      return TRUE;
+    }
+
+  if (point != NULL && offset == NULL)
+    {
+      /* A bare point: the same point, on a viewport of the recorded size. */
+      JsonObject *viewport = object_member (descriptor, "viewport");
+      gint64 rw = viewport != NULL ? json_object_get_int_member_with_default (viewport, "width", 0) : 0;
+      gint64 rh = viewport != NULL ? json_object_get_int_member_with_default (viewport, "height", 0) : 0;
+      int vw = 0, vh = 0;
+
+      sight_observation_get_viewport (now, &vw, &vh, NULL, NULL);
+      if (rw != vw || rh != vh)
+        {
+          if (reason != NULL)
+            *reason = g_strdup_printf ("the viewport is %dx%d, the point was recorded on %"
+                                       G_GINT64_FORMAT "x%" G_GINT64_FORMAT, vw, vh, rw, rh);
+          return FALSE;
+        }
+      *out_x = json_object_get_double_member_with_default (point, "x", 0);
+      *out_y = json_object_get_double_member_with_default (point, "y", 0);
+      return TRUE;
+    }
+
+  ref = find_node (descriptor, now, &why);
+  if (ref == NULL)
+    {
+      if (reason != NULL)
+        *reason = g_steal_pointer (&why);
+      return FALSE;
+    }
+
+  if (offset != NULL)
+    {
+      /* A point inside a listed node: the same place inside its live box. */
+      JsonObject *live = sight_observation_lookup (now, ref);
+      double rx, ry, rw, rh, lx, ly, lw, lh;
+
+      if (live == NULL || !read_box (json_object_get_member (live, "box"), &lx, &ly, &lw, &lh) ||
+          !read_box (json_object_get_member (descriptor, "box"), &rx, &ry, &rw, &rh) ||
+          rw <= 0 || rh <= 0)
+        {
+          if (reason != NULL)
+            *reason = g_strdup ("the tapped node has no box to place the point in");
+          return FALSE;
+        }
+      *out_x = lx + json_object_get_double_member_with_default (offset, "x", 0) * lw / rw;
+      *out_y = ly + json_object_get_double_member_with_default (offset, "y", 0) * lh / rh;
+      return TRUE;
+    }
+
+  *out_ref = g_strdup (ref);
+  return TRUE;
+}
+
+JsonNode *
+sight_trace_to_json (SightTrace *trace)
+{
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+  g_autofree char *text = NULL;
+
+  json_node_set_object (node, trace->data);
+  /* a deep copy */
+  text = json_to_string (node, FALSE);
+  json_node_unref (node);
+  return json_from_string (text, NULL);
+}
+
+SightTrace *
+sight_trace_new_from_json (JsonNode  *node,
+                           GError   **error)
+{
+  JsonObject *data;
+  g_autofree char *text = NULL;
+  JsonNode *copy;
+
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node) ||
+      json_object_get_int_member_with_default (json_node_get_object (node), "version", 0) !=
+        TRACE_VERSION ||
+      json_object_get_string_member_with_default (json_node_get_object (node), "key", NULL) == NULL ||
+      !json_object_has_member (json_node_get_object (node), "actions") ||
+      !JSON_NODE_HOLDS_ARRAY (json_object_get_member (json_node_get_object (node), "actions")))
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                           "not a trace of this version");
+      return NULL;
+    }
+  text = json_to_string (node, FALSE);
+  copy = json_from_string (text, NULL);
+  data = json_object_ref (json_node_get_object (copy));
+  json_node_unref (copy);
+  return trace_wrap (data);
+}
+
+SightTraceCache *
+sight_trace_cache_new (const char *dir)
+{
+  SightTraceCache *cache = g_new0 (SightTraceCache, 1);
+
+  cache->dir = dir != NULL ? g_strdup (dir)
+                           : g_build_filename (g_get_user_cache_dir (), "sightline", "traces", NULL);
+  return cache;
+}
+
+void
+sight_trace_cache_free (SightTraceCache *cache)
+{
+  if (cache == NULL)
+    return;
+  g_free (cache->dir);
+  g_free (cache);
+}
+
+const char *
+sight_trace_cache_get_dir (SightTraceCache *cache)
+{
+  return cache->dir;
+}
+
+static char *
+trace_path (SightTraceCache *cache,
+            const char      *key)
+{
+  g_autofree char *file = NULL;
+
+  /* keys are hex digests; anything else never reaches the file system */
+  for (const char *p = key; *p != '\0'; p++)
+    if (!g_ascii_isxdigit (*p))
+      return NULL;
+  if (*key == '\0')
+    return NULL;
+  file = g_strconcat (key, ".json", NULL);
+  return g_build_filename (cache->dir, file, NULL);
+}
+
+SightTrace *
+sight_trace_cache_lookup (SightTraceCache *cache,
+                          const char      *key)
+{
+  g_autofree char *path = trace_path (cache, key);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  SightTrace *trace;
+
+  if (path == NULL || !g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    return NULL;
+  if (!json_parser_load_from_file (parser, path, &error))
+    {
+      g_debug ("trace %s does not read: %s", key, error->message);
+      return NULL;
+    }
+  trace = sight_trace_new_from_json (json_parser_get_root (parser), &error);
+  if (trace == NULL)
+    g_debug ("trace %s: %s", key, error->message);
+  else if (g_strcmp0 (sight_trace_get_key (trace), key) != 0)
+    g_clear_pointer (&trace, sight_trace_unref);
+  return trace;
+}
+
+gboolean
+sight_trace_cache_save (SightTraceCache  *cache,
+                        SightTrace       *trace,
+                        GError          **error)
+{
+  g_autofree char *path = trace_path (cache, sight_trace_get_key (trace));
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *text = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  if (path == NULL)
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "bad trace key");
+      return FALSE;
+    }
+  if (g_mkdir_with_parents (cache->dir, 0700) != 0)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   "cannot create %s: %s", cache->dir, g_strerror (errno));
+      return FALSE;
+    }
+  node = sight_trace_to_json (trace);
+  text = json_to_string (node, TRUE);
+  if (!g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
+                                 &local_error))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, "%s",
+                   local_error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+sight_trace_cache_save_healed (SightTraceCache  *cache,
+                               SightTrace       *trace,
+                               GError          **error)
+{
+  json_object_set_boolean_member (trace->data, "needsReview", TRUE);
+  json_object_set_int_member (trace->data, "healedAt", g_get_real_time ());
+  return sight_trace_cache_save (cache, trace, error);
+}
+
+GStrv
+sight_trace_cache_list_review (SightTraceCache *cache)
+{
+  g_autoptr(GDir) dir = g_dir_open (cache->dir, 0, NULL);
+  g_autoptr(GPtrArray) keys = g_ptr_array_new ();
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *key = NULL;
+      g_autoptr(SightTrace) trace = NULL;
+
+      if (!g_str_has_suffix (name, ".json"))
+        continue;
+      key = g_strndup (name, strlen (name) - 5);
+      trace = sight_trace_cache_lookup (cache, key);
+      if (trace != NULL && sight_trace_needs_review (trace))
+        g_ptr_array_add (keys, g_steal_pointer (&key));
+    }
+  g_ptr_array_sort (keys, compare_strings);
+  g_ptr_array_add (keys, NULL);
+  return (GStrv) g_ptr_array_steal (keys, NULL);
+}
+
+gboolean
+sight_trace_cache_mark_reviewed (SightTraceCache  *cache,
+                                 const char       *key,
+                                 GError          **error)
+{
+  g_autoptr(SightTrace) trace = sight_trace_cache_lookup (cache, key);
+
+  if (trace == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "no trace %s", key);
+      return FALSE;
+    }
+  json_object_set_boolean_member (trace->data, "needsReview", FALSE);
+  return sight_trace_cache_save (cache, trace, error);
+}
+
+gboolean
+sight_trace_cache_forget (SightTraceCache *cache,
+                          const char      *key)
+{
+  g_autofree char *path = trace_path (cache, key);
+
+  return path != NULL && g_unlink (path) == 0;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "sight-store.h"
+
+G_BEGIN_DECLS
+
+/* The smoke test of spec/webagent-mcp-tools.txt, checked in the spec's
+ * order: the start page loads, basic accessibility, the links of the start
+ * page, the steps (the first failure stops the flow, not the later checks),
+ * the console over the whole run, expectText (case-sensitive), expectUrl
+ * (contains), expectNoText, and last whether every link worked
+ * (strictLinks). Arguments: url, steps (up to 30 of up to 500 characters),
+ * expectText, expectUrl, expectNoText (up to 500 characters), maxLinks
+ * (0-200, 50), strictLinks (true), waitSeconds (1-90, 60: for callers that
+ * wait), session (proxyUrl, allowHosts; sign-in options are refused).
+ *
+ * The run is kept in @store (kind "smoke"); the result is { runId, verdict,
+ * text, report } with the report of sight_report_to_json. */
+void      sight_smoke_test_async  (SightStore          *store,
+                                   JsonObject          *args,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data);
+JsonNode *sight_smoke_test_finish (GAsyncResult        *result,
+                                   GError             **error);
+
+G_END_DECLS
