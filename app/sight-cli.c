@@ -23,6 +23,10 @@ static const SightCommand commands[] = {
   { "serve", N_("Serve the MCP tools over HTTP on 127.0.0.1"), sight_cmd_serve, TRUE },
   { "snapshot", N_("Print the observation of a page: its accessibility tree as the model sees it"),
     sight_cmd_snapshot, TRUE },
+  { "act", N_("Carry out one task on a page with the agent"), sight_cmd_act, TRUE },
+  { "assert", N_("Judge once whether a page meets a condition"), sight_cmd_assert, TRUE },
+  { "wait-for", N_("Observe a page until a condition holds"), sight_cmd_wait_for, TRUE },
+  { "extract", N_("Read a value that follows a JSON Schema from a page"), sight_cmd_extract, TRUE },
 };
 
 const SightCommand *

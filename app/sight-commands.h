@@ -16,5 +16,9 @@ int sight_cmd_export (int argc, char **argv);
 int sight_cmd_mcp (int argc, char **argv);
 int sight_cmd_serve (int argc, char **argv);
 int sight_cmd_snapshot (int argc, char **argv);
+int sight_cmd_act (int argc, char **argv);
+int sight_cmd_assert (int argc, char **argv);
+int sight_cmd_wait_for (int argc, char **argv);
+int sight_cmd_extract (int argc, char **argv);
 
 G_END_DECLS

@@ -6,55 +6,653 @@
 #include "sight-window.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 #include <webkit/webkit.h>
+
+#include "sight-demo-site.h"
+#include "sight-error.h"
+
+#define LOAD_TIMEOUT_MS        30000
+#define OBSERVE_TIMEOUT_MS     15000
+#define HIGHLIGHT_TIMEOUT_MS   3000
+#define REFRESH_DELAY_MS       250
 
 struct _SightWindow
 {
   AdwApplicationWindow parent_instance;
 
   /* template widgets */
-  GtkEntry      *address_entry;
-  WebKitWebView *web_view;
+  AdwToastOverlay *toast_overlay;
+  GtkEntry        *address_entry;
+  GtkBox          *page_box;
+  GtkPaned        *main_paned;
+  SightInspector  *inspector;
+
+  /* owned */
+  SightWebPage    *page;
+  SightDemoSite   *demo_site;
+  GCancellable    *cancellable;        /* fired when the window closes */
+  GCancellable    *observe_cancellable;
+  GSettings       *settings;
+  guint            refresh_source;
+  guint            startup_source;
+  gboolean         uri_requested;
+  gboolean         inspector_visible;
 };
 
 G_DEFINE_FINAL_TYPE (SightWindow, sight_window, ADW_TYPE_APPLICATION_WINDOW)
+
+enum { PROP_0, PROP_INSPECTOR_VISIBLE, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+enum { OBSERVATION_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* The outline of the selected node in the live page: drawn by a script in
+ * Sightline's isolated world, so page scripts neither see nor disturb it. */
+static const char highlight_script[] =
+  "const id = '__sightline-highlight';\n"
+  "let box = document.getElementById (id);\n"
+  "const el = args.ref ? __sight.snapshot.resolve (args.ref) : null;\n"
+  "if (!el) { if (box) box.remove (); return false; }\n"
+  "if (!box) {\n"
+  "  box = document.createElement ('div');\n"
+  "  box.id = id;\n"
+  "  box.setAttribute ('aria-hidden', 'true');\n"
+  "  box.style.cssText = 'position:fixed;pointer-events:none;z-index:2147483647;'\n"
+  "    + 'outline:2px solid #3584e4;background:rgba(53,132,228,.18);border-radius:3px;'\n"
+  "    + 'transition:all 120ms ease-out;box-sizing:border-box';\n"
+  "  document.documentElement.appendChild (box);\n"
+  "}\n"
+  "el.scrollIntoView ({ block: 'nearest', inline: 'nearest' });\n"
+  "const r = el.getBoundingClientRect ();\n"
+  "box.style.left = r.left + 'px'; box.style.top = r.top + 'px';\n"
+  "box.style.width = r.width + 'px'; box.style.height = r.height + 'px';\n"
+  "return true;\n";
+
+static void
+show_toast (SightWindow *self,
+            const char  *message)
+{
+  AdwToast *toast = adw_toast_new (message);
+
+  adw_toast_set_timeout (toast, 5);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+/* Observation ------------------------------------------------------------ */
+
+static void
+capture_cb (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(SightWindow) self = user_data;
+  g_autoptr(SightObservation) observation = NULL;
+  g_autoptr(GError) error = NULL;
+
+  observation = sight_observation_capture_finish (result, &error);
+  if (observation == NULL)
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
+          !g_cancellable_is_cancelled (self->cancellable))
+        {
+          g_autofree char *message = g_strdup_printf (_("Could not observe the page: %s"),
+                                                      error->message);
+
+          show_toast (self, message);
+        }
+      return;
+    }
+  sight_inspector_set_observation (self->inspector, observation);
+  g_signal_emit (self, signals[OBSERVATION_CHANGED], 0);
+}
+
+static char *
+page_script (const char *body)
+{
+  return g_strconcat (sight_observation_get_script (), "\n", body, NULL);
+}
+
+static void
+unhighlight_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(SightWindow) self = user_data;
+  g_autoptr(JsonNode) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* Whatever the outcome, the observation goes on: a page without our
+   * outline is the normal case. */
+  value = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
+  if (g_cancellable_is_cancelled (self->observe_cancellable))
+    return;
+  sight_observation_capture_async (self->page,
+                                   SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT,
+                                   OBSERVE_TIMEOUT_MS, self->observe_cancellable,
+                                   capture_cb, g_object_ref (self));
+}
+
+static void
+refresh_observation (SightWindow *self)
+{
+  g_autofree char *script = page_script (highlight_script);
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) args = NULL;
+
+  g_clear_handle_id (&self->refresh_source, g_source_remove);
+  if (self->observe_cancellable != NULL)
+    g_cancellable_cancel (self->observe_cancellable);
+  g_clear_object (&self->observe_cancellable);
+  self->observe_cancellable = g_cancellable_new ();
+  g_signal_connect_object (self->cancellable, "cancelled",
+                           G_CALLBACK (g_cancellable_cancel), self->observe_cancellable,
+                           G_CONNECT_SWAPPED);
+
+  /* Take the outline away first: the screenshot shows the page itself. */
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "ref");
+  json_builder_add_null_value (builder);
+  json_builder_end_object (builder);
+  args = json_builder_get_root (builder);
+  sight_web_page_evaluate_async (self->page, script, args, HIGHLIGHT_TIMEOUT_MS,
+                                 self->observe_cancellable, unhighlight_cb,
+                                 g_object_ref (self));
+}
+
+static gboolean
+refresh_timeout_cb (gpointer user_data)
+{
+  SightWindow *self = user_data;
+
+  self->refresh_source = 0;
+  refresh_observation (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+schedule_refresh (SightWindow *self)
+{
+  g_clear_handle_id (&self->refresh_source, g_source_remove);
+  self->refresh_source = g_timeout_add (REFRESH_DELAY_MS, refresh_timeout_cb, self);
+}
+
+static void
+highlight_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(SightWindow) self = user_data;
+  g_autoptr(JsonNode) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  value = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
+  if (value == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_debug ("Could not outline the node: %s", error->message);
+}
+
+static void
+highlight_ref (SightWindow *self,
+               const char  *ref)
+{
+  g_autofree char *script = page_script (highlight_script);
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) args = NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "ref");
+  if (ref != NULL)
+    json_builder_add_string_value (builder, ref);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_end_object (builder);
+  args = json_builder_get_root (builder);
+  sight_web_page_evaluate_async (self->page, script, args, HIGHLIGHT_TIMEOUT_MS,
+                                 self->cancellable, highlight_cb, g_object_ref (self));
+}
+
+static void
+node_selected_cb (SightInspector *inspector,
+                  const char     *ref,
+                  SightWindow    *self)
+{
+  highlight_ref (self, ref);
+}
+
+/* Navigation ------------------------------------------------------------- */
+
+static void
+update_navigation_actions (SightWindow *self)
+{
+  WebKitWebView *view = sight_web_page_get_web_view (self->page);
+
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.back",
+                                 webkit_web_view_can_go_back (view));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.forward",
+                                 webkit_web_view_can_go_forward (view));
+}
+
+static void
+load_changed_cb (WebKitWebView   *view,
+                 WebKitLoadEvent  event,
+                 SightWindow     *self)
+{
+  const char *uri = webkit_web_view_get_uri (view);
+
+  if (uri != NULL && !gtk_widget_has_focus (GTK_WIDGET (self->address_entry)) &&
+      gtk_widget_get_focus_child (GTK_WIDGET (self->address_entry)) == NULL)
+    gtk_editable_set_text (GTK_EDITABLE (self->address_entry), uri);
+  update_navigation_actions (self);
+  if (event == WEBKIT_LOAD_FINISHED)
+    {
+      gtk_entry_set_progress_fraction (self->address_entry, 0);
+      schedule_refresh (self);
+    }
+}
+
+static void
+progress_changed_cb (WebKitWebView *view,
+                     GParamSpec    *pspec,
+                     SightWindow   *self)
+{
+  double progress = webkit_web_view_get_estimated_load_progress (view);
+
+  gtk_entry_set_progress_fraction (self->address_entry, progress >= 1.0 ? 0 : progress);
+}
+
+static void
+title_changed_cb (WebKitWebView *view,
+                  GParamSpec    *pspec,
+                  SightWindow   *self)
+{
+  const char *title = webkit_web_view_get_title (view);
+  g_autofree char *full = NULL;
+
+  if (title != NULL && *title != '\0')
+    /* Translators: the window title: the page's title, then the app's name */
+    full = g_strdup_printf (_("%s — Sightline"), title);
+  gtk_window_set_title (GTK_WINDOW (self), full != NULL ? full : _("Sightline"));
+}
+
+static void
+load_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_autoptr(SightWindow) self = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error) &&
+      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
+      !g_cancellable_is_cancelled (self->cancellable))
+    {
+      g_autofree char *message = g_strdup_printf (_("Could not open the page: %s"),
+                                                  error->message);
+
+      show_toast (self, message);
+    }
+}
+
+static char *
+normalize_uri (const char *text)
+{
+  g_autofree char *stripped = g_strstrip (g_strdup (text));
+  const char *scheme = g_uri_peek_scheme (stripped);
+
+  if (*stripped == '\0')
+    return NULL;
+  if (scheme != NULL && (strstr (stripped, "://") != NULL || g_str_equal (scheme, "about") ||
+                         g_str_equal (scheme, "data")))
+    return g_steal_pointer (&stripped);
+  if (g_str_has_prefix (stripped, "localhost") || g_str_has_prefix (stripped, "127.") ||
+      g_str_has_prefix (stripped, "[::1]"))
+    return g_strconcat ("http://", stripped, NULL);
+  return g_strconcat ("https://", stripped, NULL);
+}
+
+void
+sight_window_open_uri (SightWindow *self,
+                       const char  *uri)
+{
+  g_autofree char *normalized = NULL;
+
+  g_return_if_fail (SIGHT_IS_WINDOW (self));
+  g_return_if_fail (uri != NULL);
+
+  self->uri_requested = TRUE;
+  normalized = normalize_uri (uri);
+  if (normalized == NULL)
+    return;
+  gtk_editable_set_text (GTK_EDITABLE (self->address_entry), normalized);
+  sight_web_page_load_async (self->page, normalized, SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
+                             self->cancellable, load_cb, g_object_ref (self));
+}
+
+void
+sight_window_open_demo_site (SightWindow *self)
+{
+  g_return_if_fail (SIGHT_IS_WINDOW (self));
+
+  if (self->demo_site == NULL)
+    {
+      g_autoptr(GError) error = NULL;
+
+      self->demo_site = sight_demo_site_new ();
+      if (!sight_demo_site_start (self->demo_site, 0, &error))
+        {
+          g_autofree char *message = g_strdup_printf (_("Could not start the demo site: %s"),
+                                                      error->message);
+
+          g_clear_object (&self->demo_site);
+          show_toast (self, message);
+          return;
+        }
+    }
+  sight_window_open_uri (self, sight_demo_site_get_url (self->demo_site));
+}
+
+const char *
+sight_window_get_demo_url (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->demo_site != NULL ? sight_demo_site_get_url (self->demo_site) : NULL;
+}
+
+static gboolean
+startup_idle_cb (gpointer user_data)
+{
+  SightWindow *self = user_data;
+
+  self->startup_source = 0;
+  /* With no URL to open, show something real that needs no internet. */
+  if (!self->uri_requested)
+    sight_window_open_demo_site (self);
+  return G_SOURCE_REMOVE;
+}
 
 static void
 address_activate_cb (GtkEntry    *entry,
                      SightWindow *self)
 {
   sight_window_open_uri (self, gtk_editable_get_text (GTK_EDITABLE (entry)));
+  gtk_widget_grab_focus (GTK_WIDGET (sight_web_page_get_web_view (self->page)));
+}
+
+/* Actions ---------------------------------------------------------------- */
+
+static void
+back_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  webkit_web_view_go_back (sight_web_page_get_web_view (SIGHT_WINDOW (widget)->page));
 }
 
 static void
-load_changed_cb (WebKitWebView   *web_view,
-                 WebKitLoadEvent  event,
-                 SightWindow     *self)
+forward_action (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
 {
-  const char *uri = webkit_web_view_get_uri (web_view);
+  webkit_web_view_go_forward (sight_web_page_get_web_view (SIGHT_WINDOW (widget)->page));
+}
 
-  if (uri != NULL && !gtk_widget_has_focus (GTK_WIDGET (self->address_entry)))
-    gtk_editable_set_text (GTK_EDITABLE (self->address_entry), uri);
+static void
+reload_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  webkit_web_view_reload (sight_web_page_get_web_view (SIGHT_WINDOW (widget)->page));
+}
+
+static void
+focus_address_action (GtkWidget  *widget,
+                      const char *action_name,
+                      GVariant   *parameter)
+{
+  SightWindow *self = SIGHT_WINDOW (widget);
+
+  gtk_widget_grab_focus (GTK_WIDGET (self->address_entry));
+  gtk_editable_select_region (GTK_EDITABLE (self->address_entry), 0, -1);
+}
+
+static void
+refresh_observation_action (GtkWidget  *widget,
+                            const char *action_name,
+                            GVariant   *parameter)
+{
+  refresh_observation (SIGHT_WINDOW (widget));
+}
+
+static void
+find_node_action (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  SightWindow *self = SIGHT_WINDOW (widget);
+
+  if (!self->inspector_visible)
+    g_object_set (self, "inspector-visible", TRUE, NULL);
+  sight_inspector_focus_search (self->inspector);
+}
+
+static void
+open_demo_action (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  sight_window_open_demo_site (SIGHT_WINDOW (widget));
+}
+
+/* Life cycle ------------------------------------------------------------- */
+
+static gboolean
+sight_window_close_request (GtkWindow *window)
+{
+  SightWindow *self = SIGHT_WINDOW (window);
+
+  g_cancellable_cancel (self->cancellable);
+  if (self->settings != NULL)
+    {
+      int width, height;
+
+      gtk_window_get_default_size (window, &width, &height);
+      g_settings_set_int (self->settings, "window-width", width);
+      g_settings_set_int (self->settings, "window-height", height);
+      g_settings_set_boolean (self->settings, "window-maximized",
+                              gtk_window_is_maximized (window));
+    }
+  return GTK_WINDOW_CLASS (sight_window_parent_class)->close_request (window);
+}
+
+static void
+sight_window_get_property (GObject    *object,
+                           guint       prop_id,
+                           GValue     *value,
+                           GParamSpec *pspec)
+{
+  SightWindow *self = SIGHT_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_INSPECTOR_VISIBLE:
+      g_value_set_boolean (value, self->inspector_visible);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+sight_window_set_property (GObject      *object,
+                           guint         prop_id,
+                           const GValue *value,
+                           GParamSpec   *pspec)
+{
+  SightWindow *self = SIGHT_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_INSPECTOR_VISIBLE:
+      if (self->inspector_visible != g_value_get_boolean (value))
+        {
+          self->inspector_visible = g_value_get_boolean (value);
+          gtk_widget_set_visible (GTK_WIDGET (self->inspector), self->inspector_visible);
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+sight_window_dispose (GObject *object)
+{
+  SightWindow *self = SIGHT_WINDOW (object);
+
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  if (self->observe_cancellable != NULL)
+    g_cancellable_cancel (self->observe_cancellable);
+  g_clear_handle_id (&self->refresh_source, g_source_remove);
+  g_clear_handle_id (&self->startup_source, g_source_remove);
+  if (self->page != NULL)
+    g_signal_handlers_disconnect_by_data (sight_web_page_get_web_view (self->page), self);
+  g_clear_object (&self->page);
+  if (self->demo_site != NULL)
+    sight_demo_site_stop (self->demo_site);
+  g_clear_object (&self->demo_site);
+  g_clear_object (&self->settings);
+  g_clear_object (&self->observe_cancellable);
+  g_clear_object (&self->cancellable);
+  G_OBJECT_CLASS (sight_window_parent_class)->dispose (object);
 }
 
 static void
 sight_window_class_init (SightWindowClass *klass)
 {
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GtkWindowClass *window_class = GTK_WINDOW_CLASS (klass);
 
+  object_class->dispose = sight_window_dispose;
+  object_class->get_property = sight_window_get_property;
+  object_class->set_property = sight_window_set_property;
+  window_class->close_request = sight_window_close_request;
+
+  properties[PROP_INSPECTOR_VISIBLE] =
+    g_param_spec_boolean ("inspector-visible", NULL, NULL, TRUE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * SightWindow::observation-changed:
+   *
+   * The inspector shows a new observation.
+   */
+  signals[OBSERVATION_CHANGED] = g_signal_new ("observation-changed", G_TYPE_FROM_CLASS (klass),
+                                               G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                               G_TYPE_NONE, 0);
+
+  g_type_ensure (SIGHT_TYPE_INSPECTOR);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/dev/sightline/Sightline/sight-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, address_entry);
-  gtk_widget_class_bind_template_child (widget_class, SightWindow, web_view);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, page_box);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, main_paned);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, inspector);
   gtk_widget_class_bind_template_callback (widget_class, address_activate_cb);
-  gtk_widget_class_bind_template_callback (widget_class, load_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, node_selected_cb);
+
+  gtk_widget_class_install_action (widget_class, "win.back", NULL, back_action);
+  gtk_widget_class_install_action (widget_class, "win.forward", NULL, forward_action);
+  gtk_widget_class_install_action (widget_class, "win.reload", NULL, reload_action);
+  gtk_widget_class_install_action (widget_class, "win.focus-address", NULL,
+                                   focus_address_action);
+  gtk_widget_class_install_action (widget_class, "win.refresh-observation", NULL,
+                                   refresh_observation_action);
+  gtk_widget_class_install_action (widget_class, "win.find-node", NULL, find_node_action);
+  gtk_widget_class_install_action (widget_class, "win.open-demo-site", NULL, open_demo_action);
+  gtk_widget_class_install_property_action (widget_class, "win.show-inspector",
+                                            "inspector-visible");
+
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Left, GDK_ALT_MASK,
+                                       "win.back", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Right, GDK_ALT_MASK,
+                                       "win.forward", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_r, GDK_CONTROL_MASK,
+                                       "win.reload", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F5, 0, "win.reload", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_l, GDK_CONTROL_MASK,
+                                       "win.focus-address", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o,
+                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.refresh-observation", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_f, GDK_CONTROL_MASK,
+                                       "win.find-node", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_i,
+                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "win.show-inspector", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F12, 0,
+                                       "win.show-inspector", NULL);
+}
+
+static GSettings *
+app_settings (void)
+{
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+  g_autoptr(GSettingsSchema) schema = NULL;
+
+  /* A build tree run without the compiled schema still opens a window. */
+  if (source != NULL)
+    schema = g_settings_schema_source_lookup (source, APP_ID, TRUE);
+  if (schema == NULL)
+    return NULL;
+  return g_settings_new (APP_ID);
 }
 
 static void
 sight_window_init (SightWindow *self)
 {
-  g_type_ensure (WEBKIT_TYPE_WEB_VIEW);
+  WebKitWebView *view;
+
+  self->inspector_visible = TRUE;
   gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->cancellable = g_cancellable_new ();
+  self->page = sight_web_page_new ();
+  sight_web_page_set_headless (self->page, FALSE);
+  view = sight_web_page_get_web_view (self->page);
+  gtk_widget_set_hexpand (GTK_WIDGET (view), TRUE);
+  gtk_widget_set_vexpand (GTK_WIDGET (view), TRUE);
+  gtk_box_append (self->page_box, GTK_WIDGET (view));
+  g_signal_connect (view, "load-changed", G_CALLBACK (load_changed_cb), self);
+  g_signal_connect (view, "notify::estimated-load-progress",
+                    G_CALLBACK (progress_changed_cb), self);
+  g_signal_connect (view, "notify::title", G_CALLBACK (title_changed_cb), self);
+  update_navigation_actions (self);
+
+  self->settings = app_settings ();
+  if (self->settings != NULL)
+    {
+      gtk_window_set_default_size (GTK_WINDOW (self),
+                                   g_settings_get_int (self->settings, "window-width"),
+                                   g_settings_get_int (self->settings, "window-height"));
+      if (g_settings_get_boolean (self->settings, "window-maximized"))
+        gtk_window_maximize (GTK_WINDOW (self));
+      /* -1 (the default) leaves the divider where the template puts it. */
+      if (g_settings_get_int (self->settings, "inspector-position") >= 0)
+        gtk_paned_set_position (self->main_paned,
+                                g_settings_get_int (self->settings, "inspector-position"));
+      g_settings_bind (self->settings, "inspector-position", self->main_paned, "position",
+                       G_SETTINGS_BIND_SET);
+      g_settings_bind (self->settings, "inspector-visible", self, "inspector-visible",
+                       G_SETTINGS_BIND_DEFAULT);
+    }
+
+  self->startup_source = g_idle_add (startup_idle_cb, self);
 }
 
 SightWindow *
@@ -63,11 +661,30 @@ sight_window_new (SightApplication *application)
   return g_object_new (SIGHT_TYPE_WINDOW, "application", application, NULL);
 }
 
-void
-sight_window_open_uri (SightWindow *self,
-                       const char  *uri)
+SightWebPage *
+sight_window_get_page (SightWindow *self)
 {
-  g_return_if_fail (SIGHT_IS_WINDOW (self));
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->page;
+}
 
-  webkit_web_view_load_uri (self->web_view, uri);
+SightInspector *
+sight_window_get_inspector (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->inspector;
+}
+
+SightObservation *
+sight_window_get_observation (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return sight_inspector_get_observation (self->inspector);
+}
+
+GCancellable *
+sight_window_get_cancellable (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->cancellable;
 }

@@ -4,14 +4,30 @@
 #include <adwaita.h>
 
 #include "sight-application.h"
+#include "sight-inspector.h"
+#include "sight-observation.h"
+#include "sight-web-page.h"
 
 G_BEGIN_DECLS
 
 #define SIGHT_TYPE_WINDOW (sight_window_get_type ())
 G_DECLARE_FINAL_TYPE (SightWindow, sight_window, SIGHT, WINDOW, AdwApplicationWindow)
 
-SightWindow *sight_window_new      (SightApplication *application);
-void         sight_window_open_uri (SightWindow      *self,
-                                    const char       *uri);
+SightWindow      *sight_window_new             (SightApplication *application);
+/* Loads @uri (a bare host gets https://, a loopback host http://). */
+void              sight_window_open_uri        (SightWindow      *self,
+                                                const char       *uri);
+/* Starts the bundled demo site in-process (once) and opens it. */
+void              sight_window_open_demo_site  (SightWindow      *self);
+/* The demo site's base URL, or NULL before it started. */
+const char       *sight_window_get_demo_url    (SightWindow      *self);
+
+SightWebPage     *sight_window_get_page        (SightWindow      *self);
+SightInspector   *sight_window_get_inspector   (SightWindow      *self);
+/* The observation the inspector shows (borrowed), or NULL. */
+SightObservation *sight_window_get_observation (SightWindow      *self);
+/* Cancelled when the window closes; every long operation of the window
+ * uses it or a child of it. */
+GCancellable     *sight_window_get_cancellable (SightWindow      *self);
 
 G_END_DECLS

@@ -98,20 +98,24 @@ async function agreement(page, cdp) {
   const dom = await cdp.send('DOM.getDocument', { depth: -1, pierce: true });
   const refByBackend = new Map();
   const tagByBackend = new Map();
-  const walk = n => {
+  // Controls Chromium builds in its user-agent shadow trees (date fields,
+  // select popups) are not page elements: they stay out of the comparison.
+  const inUserAgentShadow = new Set();
+  const walk = (n, ua) => {
+    if (ua) inUserAgentShadow.add(n.backendNodeId);
     if (n.attributes)
       for (let i = 0; i < n.attributes.length; i += 2)
         if (n.attributes[i] === 'data-sight-ref') refByBackend.set(n.backendNodeId, n.attributes[i + 1]);
     if (n.localName) tagByBackend.set(n.backendNodeId, n.localName);
-    for (const c of n.children || []) walk(c);
-    for (const c of n.shadowRoots || []) walk(c);
+    for (const c of n.children || []) walk(c, ua);
+    for (const c of n.shadowRoots || []) walk(c, ua || c.shadowRootType === 'user-agent');
   };
-  walk(dom.root);
+  walk(dom.root, false);
   const { nodes } = await cdp.send('Accessibility.getFullAXTree');
   const chromeByRef = new Map();
   const extra = [];
   for (const ax of nodes) {
-    if (ax.ignored || ax.backendDOMNodeId === undefined) continue;
+    if (ax.ignored || ax.backendDOMNodeId === undefined || inUserAgentShadow.has(ax.backendDOMNodeId)) continue;
     let role = ax.role ? ax.role.value : '';
     role = CHROME_ROLE[role] || role;
     const name = ax.name ? String(ax.name.value || '') : '';

@@ -295,13 +295,12 @@ ping_answered_cb (GObject      *source,
   Ping *ping = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(JSCValue) value =
-    webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source), result, &error);
+    webkit_web_view_call_async_javascript_function_finish (WEBKIT_WEB_VIEW (source), result,
+                                                           &error);
 
   /* An error other than a script's own means the process went away: the
    * termination fails the op, not this answer. */
-  /* A JavaScript error ("Unsupported result type" included) is still an
-   * answer from a live main thread. */
-  gboolean answered = value != NULL || error->domain == WEBKIT_JAVASCRIPT_ERROR;
+  gboolean answered = value != NULL;
 
   if (!answered)
     g_debug ("ping failed: %s", error->message);
@@ -361,8 +360,8 @@ page_op_timed_out (SightPageOp *op,
   ping->op = op;
   op->ping = ping;
   op->ping_source = g_timeout_add (self->hang_timeout_ms, ping_timeout_cb, op);
-  webkit_web_view_evaluate_javascript (self->view, "0", -1, NULL, NULL, NULL,
-                                       ping_answered_cb, ping);
+  webkit_web_view_call_async_javascript_function (self->view, "return 1;", -1, NULL, NULL, NULL,
+                                                  NULL, ping_answered_cb, ping);
 }
 
 static void

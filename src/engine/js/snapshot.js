@@ -858,6 +858,10 @@
     if (node.role === 'img' || node.role === 'heading')
       keep = keep.filter (c => c.text === undefined);
     node.children = keep;
+    /* A table cell named from its content that holds controls: its row
+     * already says the text, the controls get the lines. */
+    if (node.role === 'cell' && fromContent && keep.length)
+      node.through = true;
     if (!node.inView)
       for (const c of keep)
         if (c.inView) { node.inView = true; break; }
@@ -961,6 +965,10 @@
         lines.push (pad + q (n.text));
         continue;
       }
+      if (n.through) {
+        fullText (n.children, depth, lines);
+        continue;
+      }
       const [line, last] = chainLine (n, 400);
       lines.push (pad + line);
       if (last.children)
@@ -1022,6 +1030,10 @@
         continue;
       }
       flush ();
+      if (n.through) {
+        compactText (n.children, depth, lines, ctx, n.ref);
+        continue;
+      }
       let line, last = n;
       if (n.text !== undefined)
         line = pad + q (clip (n.text, 200));
@@ -1048,6 +1060,7 @@
   function stripInternal (nodes) {
     for (const n of nodes) {
       if (!n.inView) delete n.inView;
+      delete n.through;
       if (n.text !== undefined) {
         delete n.y;
         continue;

@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-inspector"
+
+#include "config.h"
+
+#include "sight-inspector.h"
+
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "sight-shot-view.h"
+
+/* One node of the tree as the list shows it. */
+#define SIGHT_TYPE_TREE_NODE (sight_tree_node_get_type ())
+G_DECLARE_FINAL_TYPE (SightTreeNode, sight_tree_node, SIGHT, TREE_NODE, GObject)
+
+struct _SightTreeNode
+{
+  GObject     parent_instance;
+  JsonObject *node;
+  char       *states;
+};
+
+G_DEFINE_FINAL_TYPE (SightTreeNode, sight_tree_node, G_TYPE_OBJECT)
+
+static void
+sight_tree_node_finalize (GObject *object)
+{
+  SightTreeNode *self = SIGHT_TREE_NODE (object);
+
+  g_clear_pointer (&self->node, json_object_unref);
+  g_clear_pointer (&self->states, g_free);
+  G_OBJECT_CLASS (sight_tree_node_parent_class)->finalize (object);
+}
+
+static void
+sight_tree_node_class_init (SightTreeNodeClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = sight_tree_node_finalize;
+}
+
+static void
+sight_tree_node_init (SightTreeNode *self)
+{
+}
+
+static char *
+states_of (JsonObject *node)
+{
+  static const char *flags[] = { "checked", "selected", "expanded", "pressed", "disabled",
+                                 "required", "invalid", "readonly", "focused", "modal",
+                                 "secure", "clickable", NULL };
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  for (guint i = 0; flags[i] != NULL; i++)
+    {
+      JsonNode *value = json_object_get_member (node, flags[i]);
+
+      if (value == NULL || !JSON_NODE_HOLDS_VALUE (value))
+        continue;
+      if (json_node_get_value_type (value) == G_TYPE_BOOLEAN)
+        {
+          if (json_node_get_boolean (value))
+            g_string_append_printf (text, "%s%s", text->len ? " " : "", flags[i]);
+          else if (g_str_equal (flags[i], "expanded"))
+            g_string_append_printf (text, "%scollapsed", text->len ? " " : "");
+        }
+      else if (json_node_get_value_type (value) == G_TYPE_STRING)
+        g_string_append_printf (text, "%s%s=%s", text->len ? " " : "", flags[i],
+                                json_node_get_string (value));
+    }
+  if (json_object_has_member (node, "level"))
+    g_string_append_printf (text, "%slevel=%" G_GINT64_FORMAT, text->len ? " " : "",
+                            json_object_get_int_member (node, "level"));
+  if (json_object_has_member (node, "value") &&
+      JSON_NODE_HOLDS_VALUE (json_object_get_member (node, "value")))
+    {
+      g_autofree char *value = g_strdup (json_object_get_string_member (node, "value"));
+
+      if (value != NULL && g_utf8_strlen (value, -1) > 40)
+        {
+          g_autofree char *cut = g_utf8_substring (value, 0, 40);
+
+          g_free (value);
+          value = g_strconcat (cut, "…", NULL);
+        }
+      g_string_append_printf (text, "%svalue=“%s”", text->len ? " " : "",
+                              value != NULL ? value : "");
+    }
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+static SightTreeNode *
+sight_tree_node_new (JsonObject *node)
+{
+  SightTreeNode *self = g_object_new (SIGHT_TYPE_TREE_NODE, NULL);
+
+  self->node = json_object_ref (node);
+  self->states = states_of (node);
+  return self;
+}
+
+static const char *
+node_string (SightTreeNode *self,
+             const char    *member)
+{
+  JsonNode *value = json_object_get_member (self->node, member);
+
+  if (value == NULL || !JSON_NODE_HOLDS_VALUE (value) ||
+      json_node_get_value_type (value) != G_TYPE_STRING)
+    return "";
+  return json_node_get_string (value);
+}
+
+static GListStore *
+children_store (JsonObject *node)
+{
+  GListStore *store;
+  JsonArray *children;
+
+  if (!json_object_has_member (node, "children") ||
+      !JSON_NODE_HOLDS_ARRAY (json_object_get_member (node, "children")))
+    return NULL;
+  children = json_object_get_array_member (node, "children");
+  if (json_array_get_length (children) == 0)
+    return NULL;
+  store = g_list_store_new (SIGHT_TYPE_TREE_NODE);
+  for (guint i = 0; i < json_array_get_length (children); i++)
+    {
+      JsonNode *child = json_array_get_element (children, i);
+      g_autoptr(SightTreeNode) item = NULL;
+
+      if (!JSON_NODE_HOLDS_OBJECT (child))
+        continue;
+      item = sight_tree_node_new (json_node_get_object (child));
+      g_list_store_append (store, item);
+    }
+  return store;
+}
+
+static GListModel *
+create_children_cb (gpointer item,
+                    gpointer user_data)
+{
+  return (GListModel *) children_store (SIGHT_TREE_NODE (item)->node);
+}
+
+struct _SightInspector
+{
+  AdwBin parent_instance;
+
+  /* template widgets */
+  GtkStack          *stack;
+  GtkSearchEntry    *search_entry;
+  GtkLabel          *summary_label;
+  GtkListView       *tree_view;
+  GtkPaned          *paned;
+  SightShotView     *shot_view;
+  GtkStack          *shot_stack;
+
+  /* owned */
+  SightObservation  *observation;
+  GtkSingleSelection *selection;
+  gboolean           syncing;
+};
+
+G_DEFINE_FINAL_TYPE (SightInspector, sight_inspector, ADW_TYPE_BIN)
+
+enum { NODE_SELECTED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static SightTreeNode *
+node_at (SightInspector *self,
+         guint           position)
+{
+  g_autoptr(GtkTreeListRow) row = g_list_model_get_item (G_LIST_MODEL (self->selection),
+                                                         position);
+
+  if (row == NULL)
+    return NULL;
+  return gtk_tree_list_row_get_item (row);
+}
+
+const char *
+sight_inspector_get_selected_ref (SightInspector *self)
+{
+  GtkTreeListRow *row;
+  SightTreeNode *node;
+
+  g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), NULL);
+
+  row = gtk_single_selection_get_selected_item (self->selection);
+  if (row == NULL)
+    return NULL;
+  node = gtk_tree_list_row_get_item (row);
+  if (node == NULL)
+    return NULL;
+  g_object_unref (node);   /* the row keeps it */
+  return node_string (node, "ref")[0] != '\0' ? node_string (node, "ref") : NULL;
+}
+
+static void
+selection_changed_cb (GtkSingleSelection *selection,
+                      GParamSpec         *pspec,
+                      SightInspector     *self)
+{
+  const char *ref = sight_inspector_get_selected_ref (self);
+
+  sight_shot_view_set_selected_ref (self->shot_view, ref);
+  if (!self->syncing)
+    g_signal_emit (self, signals[NODE_SELECTED], 0, ref);
+}
+
+static void
+select_position (SightInspector *self,
+                 guint           position)
+{
+  gtk_single_selection_set_selected (self->selection, position);
+  if (position != GTK_INVALID_LIST_POSITION)
+    gtk_widget_activate_action (GTK_WIDGET (self->tree_view), "list.scroll-to-item", "u",
+                                position);
+}
+
+gboolean
+sight_inspector_select_ref (SightInspector *self,
+                            const char     *ref)
+{
+  guint n;
+
+  g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), FALSE);
+
+  if (ref == NULL)
+    {
+      select_position (self, GTK_INVALID_LIST_POSITION);
+      return TRUE;
+    }
+  n = g_list_model_get_n_items (G_LIST_MODEL (self->selection));
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(SightTreeNode) node = node_at (self, i);
+
+      if (node != NULL && g_str_equal (node_string (node, "ref"), ref))
+        {
+          select_position (self, i);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static gboolean
+contains_casefold (const char *haystack,
+                   const char *needle)
+{
+  g_autofree char *h = g_utf8_casefold (haystack, -1);
+
+  return strstr (h, needle) != NULL;
+}
+
+gboolean
+sight_inspector_search (SightInspector *self,
+                        const char     *text)
+{
+  g_autofree char *needle = NULL;
+  guint n, start;
+
+  g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), FALSE);
+
+  if (text == NULL || *text == '\0')
+    return FALSE;
+  needle = g_utf8_casefold (text, -1);
+  n = g_list_model_get_n_items (G_LIST_MODEL (self->selection));
+  start = gtk_single_selection_get_selected (self->selection);
+  start = start == GTK_INVALID_LIST_POSITION ? 0 : start + 1;
+  for (guint k = 0; k < n; k++)
+    {
+      guint i = (start + k) % n;
+      g_autoptr(SightTreeNode) node = node_at (self, i);
+
+      if (node == NULL)
+        continue;
+      if (contains_casefold (node_string (node, "role"), needle) ||
+          contains_casefold (node_string (node, "name"), needle) ||
+          g_str_equal (node_string (node, "ref"), text))
+        {
+          select_position (self, i);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static void
+search_changed_cb (GtkSearchEntry *entry,
+                   SightInspector *self)
+{
+  const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
+
+  /* Search from the top as the text grows, so the first match wins. */
+  select_position (self, GTK_INVALID_LIST_POSITION);
+  if (*text != '\0' && !sight_inspector_search (self, text))
+    gtk_widget_add_css_class (GTK_WIDGET (entry), "error");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (entry), "error");
+}
+
+static void
+search_next_cb (GtkSearchEntry *entry,
+                SightInspector *self)
+{
+  sight_inspector_search (self, gtk_editable_get_text (GTK_EDITABLE (entry)));
+}
+
+static void
+node_clicked_cb (SightShotView  *view,
+                 const char     *ref,
+                 SightInspector *self)
+{
+  if (ref != NULL)
+    sight_inspector_select_ref (self, ref);
+}
+
+/* Rows: an expander holding role, name, states and ref. */
+
+static void
+setup_row_cb (GtkSignalListItemFactory *factory,
+              GtkListItem              *item,
+              gpointer                  user_data)
+{
+  GtkWidget *expander = gtk_tree_expander_new ();
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *role = gtk_label_new (NULL);
+  GtkWidget *name = gtk_label_new (NULL);
+  GtkWidget *states = gtk_label_new (NULL);
+  GtkWidget *ref = gtk_label_new (NULL);
+
+  gtk_widget_add_css_class (role, "node-role");
+  gtk_widget_add_css_class (name, "node-name");
+  gtk_label_set_ellipsize (GTK_LABEL (name), PANGO_ELLIPSIZE_END);
+  gtk_label_set_xalign (GTK_LABEL (name), 0);
+  gtk_widget_set_hexpand (name, TRUE);
+  gtk_widget_add_css_class (states, "node-states");
+  gtk_widget_add_css_class (states, "dim-label");
+  gtk_label_set_ellipsize (GTK_LABEL (states), PANGO_ELLIPSIZE_END);
+  gtk_widget_add_css_class (ref, "node-ref");
+  gtk_widget_add_css_class (ref, "dim-label");
+  gtk_box_append (GTK_BOX (box), role);
+  gtk_box_append (GTK_BOX (box), name);
+  gtk_box_append (GTK_BOX (box), states);
+  gtk_box_append (GTK_BOX (box), ref);
+  gtk_tree_expander_set_child (GTK_TREE_EXPANDER (expander), box);
+  gtk_list_item_set_child (item, expander);
+}
+
+static void
+bind_row_cb (GtkSignalListItemFactory *factory,
+             GtkListItem              *item,
+             gpointer                  user_data)
+{
+  GtkTreeListRow *row = gtk_list_item_get_item (item);
+  GtkWidget *expander = gtk_list_item_get_child (item);
+  GtkWidget *box = gtk_tree_expander_get_child (GTK_TREE_EXPANDER (expander));
+  GtkWidget *role = gtk_widget_get_first_child (box);
+  GtkWidget *name = gtk_widget_get_next_sibling (role);
+  GtkWidget *states = gtk_widget_get_next_sibling (name);
+  GtkWidget *ref = gtk_widget_get_next_sibling (states);
+  g_autoptr(SightTreeNode) node = gtk_tree_list_row_get_item (row);
+  g_autofree char *label = NULL;
+  const char *text;
+
+  gtk_tree_expander_set_list_row (GTK_TREE_EXPANDER (expander), row);
+  gtk_label_set_text (GTK_LABEL (role), node_string (node, "role"));
+  text = node_string (node, "name");
+  gtk_label_set_text (GTK_LABEL (name), *text ? text : "");
+  gtk_widget_set_tooltip_text (name, *text ? text : NULL);
+  gtk_label_set_text (GTK_LABEL (states), node->states);
+  gtk_widget_set_visible (states, node->states[0] != '\0');
+  gtk_label_set_text (GTK_LABEL (ref), node_string (node, "ref"));
+
+  label = sight_observation_node_line (node->node);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (gtk_list_item_get_child (item)),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, label, -1);
+}
+
+static void
+unbind_row_cb (GtkSignalListItemFactory *factory,
+               GtkListItem              *item,
+               gpointer                  user_data)
+{
+  gtk_tree_expander_set_list_row (GTK_TREE_EXPANDER (gtk_list_item_get_child (item)), NULL);
+}
+
+static void
+sight_inspector_dispose (GObject *object)
+{
+  SightInspector *self = SIGHT_INSPECTOR (object);
+
+  g_clear_object (&self->selection);
+  g_clear_object (&self->observation);
+  G_OBJECT_CLASS (sight_inspector_parent_class)->dispose (object);
+}
+
+static void
+sight_inspector_class_init (SightInspectorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = sight_inspector_dispose;
+
+  /**
+   * SightInspector::node-selected:
+   * @ref: (nullable): the selected node's ref
+   */
+  signals[NODE_SELECTED] = g_signal_new ("node-selected", G_TYPE_FROM_CLASS (klass),
+                                         G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                         G_TYPE_NONE, 1, G_TYPE_STRING);
+
+  g_type_ensure (SIGHT_TYPE_SHOT_VIEW);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/dev/sightline/Sightline/sight-inspector.ui");
+  gtk_widget_class_bind_template_child (widget_class, SightInspector, stack);
+  gtk_widget_class_bind_template_child (widget_class, SightInspector, search_entry);
+  gtk_widget_class_bind_template_child (widget_class, SightInspector, summary_label);
+  gtk_widget_class_bind_template_child (widget_class, SightInspector, tree_view);
+  gtk_widget_class_bind_template_child (widget_class, SightInspector, paned);
+  gtk_widget_class_bind_template_child (widget_class, SightInspector, shot_view);
+  gtk_widget_class_bind_template_child (widget_class, SightInspector, shot_stack);
+  gtk_widget_class_bind_template_callback (widget_class, search_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, search_next_cb);
+  gtk_widget_class_bind_template_callback (widget_class, node_clicked_cb);
+  gtk_widget_class_set_css_name (widget_class, "inspector");
+}
+
+static void
+sight_inspector_init (SightInspector *self)
+{
+  GtkListItemFactory *factory;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->selection = gtk_single_selection_new (NULL);
+  gtk_single_selection_set_autoselect (self->selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->selection, TRUE);
+  g_signal_connect (self->selection, "notify::selected-item",
+                    G_CALLBACK (selection_changed_cb), self);
+
+  factory = gtk_signal_list_item_factory_new ();
+  g_signal_connect (factory, "setup", G_CALLBACK (setup_row_cb), NULL);
+  g_signal_connect (factory, "bind", G_CALLBACK (bind_row_cb), NULL);
+  g_signal_connect (factory, "unbind", G_CALLBACK (unbind_row_cb), NULL);
+  gtk_list_view_set_factory (self->tree_view, factory);
+  g_object_unref (factory);
+  gtk_list_view_set_model (self->tree_view, GTK_SELECTION_MODEL (self->selection));
+
+  gtk_search_entry_set_key_capture_widget (self->search_entry, GTK_WIDGET (self->tree_view));
+}
+
+GtkWidget *
+sight_inspector_new (void)
+{
+  return g_object_new (SIGHT_TYPE_INSPECTOR, NULL);
+}
+
+void
+sight_inspector_set_observation (SightInspector   *self,
+                                 SightObservation *observation)
+{
+  g_autofree char *previous = NULL;
+  g_autofree char *summary = NULL;
+  GtkTreeListModel *tree;
+  JsonNode *root;
+
+  g_return_if_fail (SIGHT_IS_INSPECTOR (self));
+
+  previous = g_strdup (sight_inspector_get_selected_ref (self));
+  g_set_object (&self->observation, observation);
+
+  self->syncing = TRUE;
+  root = observation != NULL ? sight_observation_get_tree (observation) : NULL;
+  if (root != NULL && JSON_NODE_HOLDS_OBJECT (root))
+    {
+      GListStore *top = g_list_store_new (SIGHT_TYPE_TREE_NODE);
+      g_autoptr(SightTreeNode) item = sight_tree_node_new (json_node_get_object (root));
+
+      g_list_store_append (top, item);
+      tree = gtk_tree_list_model_new (G_LIST_MODEL (top), FALSE, TRUE,
+                                      create_children_cb, NULL, NULL);
+      gtk_single_selection_set_model (self->selection, G_LIST_MODEL (tree));
+      g_object_unref (tree);
+    }
+  else
+    gtk_single_selection_set_model (self->selection, NULL);
+  sight_shot_view_set_observation (self->shot_view, observation);
+  gtk_stack_set_visible_child_name (self->shot_stack,
+                                    observation != NULL &&
+                                    sight_observation_get_screenshot (observation) != NULL
+                                    ? "shot" : "no-shot");
+  /* Refs survive observations of one document: keep the selection. */
+  if (previous == NULL || !sight_inspector_select_ref (self, previous))
+    select_position (self, GTK_INVALID_LIST_POSITION);
+  self->syncing = FALSE;
+
+  if (observation != NULL)
+    {
+      summary = g_strdup_printf (_("%u nodes · %u interactive"),
+                                 sight_observation_get_n_nodes (observation),
+                                 sight_observation_get_n_interactive (observation));
+      gtk_label_set_text (self->summary_label, summary);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->summary_label),
+                                   sight_observation_get_url (observation));
+    }
+  else
+    gtk_label_set_text (self->summary_label, "");
+  gtk_stack_set_visible_child_name (self->stack, observation != NULL ? "content" : "empty");
+}
+
+SightObservation *
+sight_inspector_get_observation (SightInspector *self)
+{
+  g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), NULL);
+  return self->observation;
+}
+
+guint
+sight_inspector_get_n_rows (SightInspector *self)
+{
+  g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), 0);
+  return g_list_model_get_n_items (G_LIST_MODEL (self->selection));
+}
+
+void
+sight_inspector_focus_search (SightInspector *self)
+{
+  g_return_if_fail (SIGHT_IS_INSPECTOR (self));
+  gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
+}
+
+GtkWidget *
+sight_inspector_get_shot_view (SightInspector *self)
+{
+  g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), NULL);
+  return GTK_WIDGET (self->shot_view);
+}

@@ -1,0 +1,745 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-direct-run"
+
+#include "config.h"
+
+#include "sight-direct-run.h"
+
+#include <string.h>
+
+#include "sight-direct-step.h"
+#include "sight-error.h"
+#include "sight-observation.h"
+#include "sight-params.h"
+
+#define RETRY_MS 100
+#define MAX_CALL_MS 10000
+
+/* The page action of a direct step, on the element a ref names. Runs after
+ * snapshot.js in the isolated world; events go to the shared DOM, so the
+ * page's own listeners see them. */
+static const char action_js[] =
+  "const el = __sight.snapshot.resolve (args.ref);\n"
+  "if (!el) return { ok: false, error: 'the element is gone' };\n"
+  "const disabled = (el.matches && el.matches (':disabled')) || el.getAttribute ('aria-disabled') === 'true';\n"
+  "const fire = (type, init) => {\n"
+  "  const r = el.getBoundingClientRect ();\n"
+  "  const o = Object.assign ({ bubbles: true, cancelable: true, composed: true, view: window,\n"
+  "                             clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 }, init || {});\n"
+  "  const E = type.startsWith ('pointer') ? PointerEvent : MouseEvent;\n"
+  "  return el.dispatchEvent (new E (type, o));\n"
+  "};\n"
+  "const click = (detail) => {\n"
+  "  for (const t of ['pointerover', 'mouseover', 'pointerdown', 'mousedown']) fire (t, { detail });\n"
+  "  if (el.focus) el.focus ({ preventScroll: true });\n"
+  "  for (const t of ['pointerup', 'mouseup']) fire (t, { detail });\n"
+  "  if (el.click) el.click (); else fire ('click', { detail });\n"
+  "};\n"
+  "const setValue = (v) => {\n"
+  "  const proto = el.localName === 'textarea' ? HTMLTextAreaElement.prototype\n"
+  "              : el.localName === 'select' ? HTMLSelectElement.prototype : HTMLInputElement.prototype;\n"
+  "  const d = Object.getOwnPropertyDescriptor (proto, 'value');\n"
+  "  if (el.isContentEditable) el.textContent = v; else if (d && d.set) d.set.call (el, v); else el.value = v;\n"
+  "  el.dispatchEvent (new InputEvent ('input', { bubbles: true, composed: true, inputType: 'insertText' }));\n"
+  "  el.dispatchEvent (new Event ('change', { bubbles: true }));\n"
+  "};\n"
+  "if (el.scrollIntoView) el.scrollIntoView ({ block: 'nearest', inline: 'nearest' });\n"
+  "switch (args.action) {\n"
+  "case 'click': case 'dblclick':\n"
+  "  if (disabled) return { ok: false, error: 'it is disabled' };\n"
+  "  click (1);\n"
+  "  if (args.action === 'dblclick') { click (2); fire ('dblclick', { detail: 2 }); }\n"
+  "  return { ok: true };\n"
+  "case 'hover':\n"
+  "  for (const t of ['pointerover', 'pointerenter', 'mouseover', 'mouseenter', 'mousemove']) fire (t);\n"
+  "  return { ok: true };\n"
+  "case 'fill':\n"
+  "  if (disabled || el.readOnly) return { ok: false, error: 'it is not editable' };\n"
+  "  if (!('value' in el) && !el.isContentEditable) return { ok: false, error: 'it is not a text field' };\n"
+  "  if (el.focus) el.focus ();\n"
+  "  setValue (String (args.value));\n"
+  "  return { ok: true };\n"
+  "case 'press': {\n"
+  "  const parts = String (args.value).split ('+');\n"
+  "  const key = parts.pop () || '+';\n"
+  "  const mods = new Set (parts);\n"
+  "  const init = { key: key === 'Space' ? ' ' : key, bubbles: true, cancelable: true, composed: true,\n"
+  "                 ctrlKey: mods.has ('Control'), shiftKey: mods.has ('Shift'), altKey: mods.has ('Alt'),\n"
+  "                 metaKey: mods.has ('Meta') };\n"
+  "  if (el.focus) el.focus ();\n"
+  "  const go = el.dispatchEvent (new KeyboardEvent ('keydown', init));\n"
+  "  el.dispatchEvent (new KeyboardEvent ('keyup', init));\n"
+  "  if (go && key === 'Enter' && el.form && el.localName === 'input') el.form.requestSubmit ();\n"
+  "  else if (go && (key === 'Enter' || key === 'Space') && (el.localName === 'button' || el.localName === 'a')) el.click ();\n"
+  "  return { ok: true };\n"
+  "}\n"
+  "case 'select': {\n"
+  "  if (el.localName !== 'select') return { ok: false, error: 'it is not a select' };\n"
+  "  const want = String (args.value).trim ().toLowerCase ();\n"
+  "  const o = Array.from (el.options).find (o => o.label.trim ().toLowerCase () === want)\n"
+  "         || Array.from (el.options).find (o => o.value.toLowerCase () === want);\n"
+  "  if (!o) return { ok: false, error: 'it has no option ' + JSON.stringify (args.value) };\n"
+  "  setValue (o.value);\n"
+  "  return { ok: true };\n"
+  "}\n"
+  "case 'check': case 'uncheck': {\n"
+  "  const want = args.action === 'check';\n"
+  "  const is = () => 'checked' in el ? el.checked : el.getAttribute ('aria-checked') === 'true';\n"
+  "  if (disabled) return { ok: false, error: 'it is disabled' };\n"
+  "  if (is () !== want) click (1);\n"
+  "  if (is () !== want) return { ok: false, error: 'it did not change' };\n"
+  "  return { ok: true };\n"
+  "}\n"
+  "case 'scroll':\n"
+  "  el.scrollIntoView ({ block: 'center' });\n"
+  "  return { ok: true };\n"
+  "}\n"
+  "return { ok: false, error: 'unknown action' };\n";
+
+static const char text_js[] =
+  "return document.body ? document.body.innerText : '';";
+
+typedef struct {
+  SightWebPage    *page;
+  SightDirectStep *step;
+  JsonNode        *params;
+  SightSecrets    *secrets;
+  gint64           deadline;      /* monotonic µs */
+  char            *value;         /* the value to type, select or expect */
+  gboolean         value_secret;
+  char            *last_miss;     /* why the last attempt did not pass */
+  char            *before_uri;
+} Run;
+
+static void
+run_free (Run *run)
+{
+  g_clear_object (&run->page);
+  g_clear_pointer (&run->step, sight_direct_step_free);
+  g_clear_pointer (&run->params, json_node_unref);
+  g_clear_pointer (&run->secrets, sight_secrets_unref);
+  if (run->value != NULL)
+    memset (run->value, 0, strlen (run->value));
+  g_free (run->value);
+  g_free (run->last_miss);
+  g_free (run->before_uri);
+  g_free (run);
+}
+
+static void attempt (GTask *task);
+
+static guint
+remaining_ms (Run *run)
+{
+  gint64 left = (run->deadline - g_get_monotonic_time ()) / 1000;
+
+  return left > 0 ? (guint) MIN (left, (gint64) MAX_CALL_MS) : 1;
+}
+
+/* The task's one reference travels along the chain of attempts. */
+static gboolean
+retry_cb (gpointer data)
+{
+  attempt (G_TASK (data));
+  return G_SOURCE_REMOVE;
+}
+
+/* Tries again shortly, or fails with @code and the last reason once the
+ * deadline has passed. */
+static void
+retry_or_fail (GTask          *task,
+               SightErrorCode  code,
+               char           *why)
+{
+  Run *run = g_task_get_task_data (task);
+
+  g_free (run->last_miss);
+  run->last_miss = why;
+  if (g_task_return_error_if_cancelled (task))
+    {
+      g_object_unref (task);
+      return;
+    }
+  if (g_get_monotonic_time () + RETRY_MS * 1000 >= run->deadline)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, code, "%s", run->last_miss);
+      g_object_unref (task);
+      return;
+    }
+  g_timeout_add (RETRY_MS, retry_cb, task);
+}
+
+static void
+succeed (GTask      *task,
+         const char *summary)
+{
+  g_task_return_pointer (task, g_strdup (summary), g_free);
+  g_object_unref (task);
+}
+
+static gboolean
+is_element_expectation (SightExpectKind kind)
+{
+  return kind == SIGHT_EXPECT_VISIBLE || kind == SIGHT_EXPECT_HIDDEN ||
+         kind == SIGHT_EXPECT_CHECKED || kind == SIGHT_EXPECT_UNCHECKED ||
+         kind == SIGHT_EXPECT_ENABLED || kind == SIGHT_EXPECT_DISABLED ||
+         kind == SIGHT_EXPECT_VALUE || kind == SIGHT_EXPECT_HAS_TEXT;
+}
+
+static char *
+node_text (const SightNodeView *node)
+{
+  return g_strdup_printf ("%s %s \"%s\"", node->ref, node->role,
+                          node->name != NULL ? node->name : "");
+}
+
+/* An element expectation on the resolved node (or on its absence). */
+static gboolean
+check_element (Run                  *run,
+               const SightNodeView  *node,
+               char                **why)
+{
+  g_autofree char *what = sight_target_describe (&run->step->target);
+  g_autofree char *seen = node != NULL ? node_text (node) : NULL;
+  const char *value = run->value != NULL ? run->value : "";
+
+  switch (run->step->expect)
+    {
+    case SIGHT_EXPECT_HIDDEN:
+      if (node == NULL)
+        return TRUE;
+      *why = g_strdup_printf ("%s is visible (%s)", what, seen);
+      return FALSE;
+    case SIGHT_EXPECT_VISIBLE:
+      return TRUE;
+    case SIGHT_EXPECT_CHECKED:
+    case SIGHT_EXPECT_UNCHECKED:
+      {
+        gboolean checked = (node->states & SIGHT_NODE_CHECKED) != 0;
+        gboolean want = run->step->expect == SIGHT_EXPECT_CHECKED;
+
+        if (checked == want)
+          return TRUE;
+        *why = g_strdup_printf ("%s is %s", seen, checked ? "checked" : "not checked");
+        return FALSE;
+      }
+    case SIGHT_EXPECT_ENABLED:
+    case SIGHT_EXPECT_DISABLED:
+      {
+        gboolean disabled = (node->states & SIGHT_NODE_DISABLED) != 0;
+
+        if (disabled == (run->step->expect == SIGHT_EXPECT_DISABLED))
+          return TRUE;
+        *why = g_strdup_printf ("%s is %s", seen, disabled ? "disabled" : "enabled");
+        return FALSE;
+      }
+    case SIGHT_EXPECT_VALUE:
+      if (g_strcmp0 (node->value != NULL ? node->value : "", value) == 0)
+        return TRUE;
+      if (run->value_secret)
+        *why = g_strdup_printf ("%s does not hold the expected value", seen);
+      else
+        *why = g_strdup_printf ("%s has value \"%s\", not \"%s\"", seen,
+                                node->value != NULL ? node->value : "", value);
+      return FALSE;
+    case SIGHT_EXPECT_HAS_TEXT:
+      if (node->text != NULL && strstr (node->text, value) != NULL)
+        return TRUE;
+      *why = g_strdup_printf ("%s does not contain \"%s\"", seen, value);
+      return FALSE;
+    case SIGHT_EXPECT_NONE:
+    case SIGHT_EXPECT_TEXT:
+    case SIGHT_EXPECT_NO_TEXT:
+    case SIGHT_EXPECT_URL_CONTAINS:
+    case SIGHT_EXPECT_URL_EQUALS:
+    default:
+      return FALSE;
+    }
+}
+
+static const char *
+action_of (SightDirectVerb verb)
+{
+  switch (verb)
+    {
+    case SIGHT_DIRECT_CLICK: return "click";
+    case SIGHT_DIRECT_DOUBLE_CLICK: return "dblclick";
+    case SIGHT_DIRECT_HOVER: return "hover";
+    case SIGHT_DIRECT_FILL: return "fill";
+    case SIGHT_DIRECT_PRESS: return "press";
+    case SIGHT_DIRECT_SELECT: return "select";
+    case SIGHT_DIRECT_CHECK: return "check";
+    case SIGHT_DIRECT_UNCHECK: return "uncheck";
+    case SIGHT_DIRECT_SCROLL: return "scroll";
+    case SIGHT_DIRECT_UPLOAD:
+    case SIGHT_DIRECT_GOTO:
+    case SIGHT_DIRECT_BACK:
+    case SIGHT_DIRECT_FORWARD:
+    case SIGHT_DIRECT_RELOAD:
+    case SIGHT_DIRECT_WAIT_FOR_TEXT:
+    case SIGHT_DIRECT_WAIT_TIME:
+    case SIGHT_DIRECT_EXPECT:
+    default:
+      return NULL;
+    }
+}
+
+typedef struct {
+  GTask *task;
+  char  *seen;
+} ActionCall;
+
+static void
+action_cb (GObject      *source,
+           GAsyncResult *result,
+           gpointer      data)
+{
+  ActionCall *call = data;
+  GTask *task = call->task;
+  Run *run = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) reply = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
+  g_autofree char *seen = g_steal_pointer (&call->seen);
+
+  g_free (call);
+  if (reply == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      g_object_unref (task);
+      return;
+    }
+  if (JSON_NODE_HOLDS_OBJECT (reply) &&
+      json_object_get_boolean_member_with_default (json_node_get_object (reply), "ok", FALSE))
+    {
+      g_autofree char *summary = NULL;
+
+      if (run->step->verb == SIGHT_DIRECT_FILL && run->value_secret)
+        summary = g_strdup_printf ("filled %s with the secret {%s}", seen, run->step->param);
+      else if (run->step->verb == SIGHT_DIRECT_FILL || run->step->verb == SIGHT_DIRECT_SELECT ||
+               run->step->verb == SIGHT_DIRECT_PRESS)
+        summary = g_strdup_printf ("%s \"%s\" on %s", action_of (run->step->verb), run->value,
+                                   seen);
+      else
+        summary = g_strdup_printf ("%s %s", action_of (run->step->verb), seen);
+      succeed (task, summary);
+      return;
+    }
+  retry_or_fail (task, SIGHT_ERROR_ACTION_FAILED,
+                 g_strdup_printf ("could not %s %s: %s", action_of (run->step->verb), seen,
+                                  JSON_NODE_HOLDS_OBJECT (reply)
+                                    ? json_object_get_string_member_with_default (
+                                        json_node_get_object (reply), "error", "unknown")
+                                    : "no reply"));
+}
+
+static void
+observed_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      data)
+{
+  GTask *task = data;
+  Run *run = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightObservation) obs = sight_observation_capture_finish (result, &error);
+  g_autoptr(SightNodeList) list = NULL;
+  const SightNodeView *nodes;
+  guint n, index;
+  gboolean expectation = run->step->verb == SIGHT_DIRECT_EXPECT;
+
+  if (obs == NULL)
+    {
+      retry_or_fail (task, expectation ? SIGHT_ERROR_ASSERTION_FAILED : SIGHT_ERROR_ACTION_FAILED,
+                     g_strdup (error->message));
+      return;
+    }
+  list = sight_node_list_new (obs);
+  nodes = sight_node_list_get (list, &n);
+  if (!sight_direct_step_resolve (run->step, nodes, n, &index, &error))
+    {
+      /* an ambiguous target stays ambiguous: say so now, never guess */
+      if (strstr (error->message, "ambiguous") != NULL)
+        {
+          g_task_return_error (task, g_steal_pointer (&error));
+          g_object_unref (task);
+          return;
+        }
+      if (expectation && run->step->expect == SIGHT_EXPECT_HIDDEN)
+        {
+          g_autofree char *what = sight_target_describe (&run->step->target);
+          g_autofree char *summary = g_strdup_printf ("%s is not on the page", what);
+
+          succeed (task, summary);
+          return;
+        }
+      retry_or_fail (task, expectation ? SIGHT_ERROR_ASSERTION_FAILED : SIGHT_ERROR_ACTION_FAILED,
+                     g_strdup (error->message));
+      return;
+    }
+
+  if (expectation)
+    {
+      g_autofree char *why = NULL;
+
+      if (check_element (run, &nodes[index], &why))
+        {
+          g_autofree char *seen = node_text (&nodes[index]);
+          g_autofree char *summary = g_strdup_printf ("%s: %s", seen,
+                                                      sight_expect_kind_to_string (run->step->expect));
+
+          succeed (task, summary);
+        }
+      else
+        retry_or_fail (task, SIGHT_ERROR_ASSERTION_FAILED, g_steal_pointer (&why));
+      return;
+    }
+
+  {
+    g_autoptr(JsonBuilder) b = json_builder_new ();
+    g_autoptr(JsonNode) args = NULL;
+    g_autofree char *body = g_strconcat (sight_observation_get_script (), "\n", action_js, NULL);
+    ActionCall *call = g_new0 (ActionCall, 1);
+
+    json_builder_begin_object (b);
+    json_builder_set_member_name (b, "ref");
+    json_builder_add_string_value (b, nodes[index].ref);
+    json_builder_set_member_name (b, "action");
+    json_builder_add_string_value (b, action_of (run->step->verb));
+    json_builder_set_member_name (b, "value");
+    json_builder_add_string_value (b, run->value != NULL ? run->value : "");
+    json_builder_end_object (b);
+    args = json_builder_get_root (b);
+    call->task = task;
+    call->seen = node_text (&nodes[index]);
+    sight_web_page_evaluate_async (run->page, body, args, remaining_ms (run),
+                                   g_task_get_cancellable (task), action_cb, call);
+  }
+}
+
+static void
+text_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      data)
+{
+  GTask *task = data;
+  Run *run = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) reply = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
+  const char *text = reply != NULL && JSON_NODE_HOLDS_VALUE (reply) ? json_node_get_string (reply) : NULL;
+  gboolean present = text != NULL && strstr (text, run->step->value) != NULL;
+  gboolean want = run->step->expect == SIGHT_EXPECT_TEXT;
+  SightErrorCode code = run->step->verb == SIGHT_DIRECT_WAIT_FOR_TEXT ? SIGHT_ERROR_STEP_TIMEOUT
+                                                                      : SIGHT_ERROR_ASSERTION_FAILED;
+
+  if (present == want)
+    {
+      g_autofree char *summary = g_strdup_printf ("the text \"%s\" is %son the page",
+                                                  run->step->value, want ? "" : "not ");
+
+      succeed (task, summary);
+      return;
+    }
+  retry_or_fail (task, code,
+                 g_strdup_printf ("the text \"%s\" is %son the page", run->step->value,
+                                  present ? "" : "not "));
+}
+
+static gboolean
+navigation_done_cb (gpointer data)
+{
+  GTask *task = data;
+  Run *run = g_task_get_task_data (task);
+  WebKitWebView *view = sight_web_page_get_web_view (run->page);
+
+  if (!webkit_web_view_is_loading (view) &&
+      (run->step->verb == SIGHT_DIRECT_RELOAD ||
+       g_strcmp0 (webkit_web_view_get_uri (view), run->before_uri) != 0))
+    {
+      g_autofree char *summary = g_strdup_printf ("now on %s", webkit_web_view_get_uri (view));
+
+      succeed (task, summary);
+      return G_SOURCE_REMOVE;
+    }
+  if (g_get_monotonic_time () >= run->deadline)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
+                               "the page did not finish going %s in time",
+                               run->step->verb == SIGHT_DIRECT_BACK ? "back" : "forward");
+      g_object_unref (task);
+      return G_SOURCE_REMOVE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+load_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      data)
+{
+  GTask *task = data;
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      g_object_unref (task);
+      return;
+    }
+  {
+    g_autofree char *summary = g_strdup_printf ("went to %s",
+                                                sight_web_page_get_uri (SIGHT_WEB_PAGE (source)));
+
+    succeed (task, summary);
+  }
+}
+
+static void
+scrolled_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      data)
+{
+  GTask *task = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) reply = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
+
+  if (reply == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      g_object_unref (task);
+      return;
+    }
+  succeed (task, "scrolled the page");
+}
+
+static gboolean
+waited_cb (gpointer data)
+{
+  GTask *task = data;
+  Run *run = g_task_get_task_data (task);
+  g_autofree char *summary = g_strdup_printf ("waited %s ms", run->step->value);
+
+  succeed (task, summary);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+attempt (GTask *task)
+{
+  Run *run = g_task_get_task_data (task);
+  SightDirectStep *step = run->step;
+
+  if (step->verb == SIGHT_DIRECT_EXPECT && !is_element_expectation (step->expect))
+    {
+      if (step->expect == SIGHT_EXPECT_URL_CONTAINS || step->expect == SIGHT_EXPECT_URL_EQUALS)
+        {
+          const char *uri = sight_web_page_get_uri (run->page);
+          gboolean ok = uri != NULL &&
+                        (step->expect == SIGHT_EXPECT_URL_EQUALS ? g_str_equal (uri, step->value)
+                                                                 : strstr (uri, step->value) != NULL);
+
+          if (ok)
+            {
+              g_autofree char *summary = g_strdup_printf ("the URL is %s", uri);
+
+              succeed (task, summary);
+            }
+          else
+            retry_or_fail (task, SIGHT_ERROR_ASSERTION_FAILED,
+                           g_strdup_printf ("the URL is %s, which %s \"%s\"", uri != NULL ? uri : "",
+                                            step->expect == SIGHT_EXPECT_URL_EQUALS ? "is not"
+                                                                                   : "does not contain",
+                                            step->value));
+          return;
+        }
+      sight_web_page_evaluate_async (run->page, text_js, NULL, remaining_ms (run),
+                                     g_task_get_cancellable (task), text_cb, task);
+      return;
+    }
+  if (step->verb == SIGHT_DIRECT_WAIT_FOR_TEXT)
+    {
+      sight_web_page_evaluate_async (run->page, text_js, NULL, remaining_ms (run),
+                                     g_task_get_cancellable (task), text_cb, task);
+      return;
+    }
+  sight_observation_capture_async (run->page, SIGHT_OBSERVE_DEFAULT, remaining_ms (run),
+                                   g_task_get_cancellable (task), observed_cb, task);
+}
+
+/* The value of a {param}: a string or a number as text; a Secret resolved
+ * for the page's origin. */
+static gboolean
+resolve_param (Run     *run,
+               GError **error)
+{
+  JsonNode *value = NULL;
+  const char *secret = NULL;
+
+  if (run->step->param == NULL)
+    {
+      run->value = g_strdup (run->step->value);
+      return TRUE;
+    }
+  if (run->params != NULL && JSON_NODE_HOLDS_OBJECT (run->params))
+    value = json_object_get_member (json_node_get_object (run->params), run->step->param);
+  if (value == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "the step uses {%s}, which its params do not define", run->step->param);
+      return FALSE;
+    }
+  if (sight_params_is_secret (value, &secret))
+    {
+      const char *resolved;
+
+      if (run->secrets == NULL)
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
+                       "no credentials are configured for the secret \"%s\"", secret);
+          return FALSE;
+        }
+      resolved = sight_secrets_resolve_for_origin (run->secrets, secret,
+                                                   sight_web_page_get_uri (run->page), error);
+      if (resolved == NULL)
+        return FALSE;
+      run->value = g_strdup (resolved);
+      run->value_secret = TRUE;
+      return TRUE;
+    }
+  if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING)
+    run->value = g_strdup (json_node_get_string (value));
+  else if (JSON_NODE_HOLDS_VALUE (value))
+    run->value = json_to_string (value, FALSE);
+  else
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "{%s} must be a string, a number or a secret", run->step->param);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+sight_direct_step_run_async (SightWebPage        *page,
+                             const char          *text,
+                             JsonNode            *params,
+                             SightSecrets        *secrets,
+                             guint                timeout_ms,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  GTask *task;
+  Run *run;
+  GError *error = NULL;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
+  g_return_if_fail (text != NULL);
+
+  task = g_task_new (page, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_direct_step_run_async);
+  run = g_new0 (Run, 1);
+  run->page = g_object_ref (page);
+  run->params = params != NULL ? json_node_ref (params) : NULL;
+  run->secrets = secrets != NULL ? sight_secrets_ref (secrets) : NULL;
+  run->deadline = g_get_monotonic_time () + (gint64) MAX (timeout_ms, 1u) * 1000;
+  g_task_set_task_data (task, run, (GDestroyNotify) run_free);
+
+  run->step = sight_direct_step_parse (text, &error);
+  if (run->step == NULL || !resolve_param (run, &error))
+    {
+      g_task_return_error (task, error);
+      g_object_unref (task);
+      return;
+    }
+
+  switch (run->step->verb)
+    {
+    case SIGHT_DIRECT_GOTO:
+      {
+        const char *current = sight_web_page_get_uri (page);
+        g_autoptr(GUri) base = current != NULL ? g_uri_parse (current, G_URI_FLAGS_NONE, NULL) : NULL;
+        g_autoptr(GUri) joined = NULL;
+        g_autofree char *uri = NULL;
+
+        if (base != NULL && !g_str_has_prefix (run->value, "http"))
+          joined = g_uri_parse_relative (base, run->value, G_URI_FLAGS_NONE, NULL);
+        uri = joined != NULL ? g_uri_to_string (joined) : g_strdup (run->value);
+        sight_web_page_load_async (page, uri, SIGHT_WAIT_UNTIL_LOAD, timeout_ms, cancellable,
+                                   load_cb, task);
+      }
+      return;
+    case SIGHT_DIRECT_BACK:
+    case SIGHT_DIRECT_FORWARD:
+    case SIGHT_DIRECT_RELOAD:
+      {
+        WebKitWebView *view = sight_web_page_get_web_view (page);
+
+        run->before_uri = g_strdup (webkit_web_view_get_uri (view));
+        if (run->step->verb == SIGHT_DIRECT_BACK)
+          webkit_web_view_go_back (view);
+        else if (run->step->verb == SIGHT_DIRECT_FORWARD)
+          webkit_web_view_go_forward (view);
+        else
+          webkit_web_view_reload (view);
+        g_timeout_add (RETRY_MS, navigation_done_cb, task);
+      }
+      return;
+    case SIGHT_DIRECT_WAIT_TIME:
+      g_timeout_add ((guint) MIN (g_ascii_strtoull (run->step->value, NULL, 10), (guint64) timeout_ms),
+                     waited_cb, task);
+      return;
+    case SIGHT_DIRECT_UPLOAD:
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_UNSUPPORTED_CAPABILITY,
+                               "upload needs the engine's file chooser, which is not there yet");
+      g_object_unref (task);
+      return;
+    case SIGHT_DIRECT_SCROLL:
+      if (run->step->scroll != SIGHT_SCROLL_TO_TARGET)
+        {
+          g_autofree char *by = run->step->amount > 0 ? g_strdup_printf ("%d", run->step->amount)
+                                                      : g_strdup ("innerHeight * 0.8");
+          g_autofree char *js = g_strdup_printf (
+            "window.scrollTo (0, %s%s); return true;",
+            run->step->scroll == SIGHT_SCROLL_TOP ? "0"
+            : run->step->scroll == SIGHT_SCROLL_BOTTOM ? "document.documentElement.scrollHeight"
+            : run->step->scroll == SIGHT_SCROLL_UP ? "scrollY - " : "scrollY + ",
+            run->step->scroll == SIGHT_SCROLL_UP || run->step->scroll == SIGHT_SCROLL_DOWN ? by : "");
+
+          sight_web_page_evaluate_async (page, js, NULL, timeout_ms, cancellable, scrolled_cb, task);
+          return;
+        }
+      break;
+    case SIGHT_DIRECT_CLICK:
+    case SIGHT_DIRECT_DOUBLE_CLICK:
+    case SIGHT_DIRECT_HOVER:
+    case SIGHT_DIRECT_FILL:
+    case SIGHT_DIRECT_PRESS:
+    case SIGHT_DIRECT_SELECT:
+    case SIGHT_DIRECT_CHECK:
+    case SIGHT_DIRECT_UNCHECK:
+    case SIGHT_DIRECT_WAIT_FOR_TEXT:
+    case SIGHT_DIRECT_EXPECT:
+    default:
+      break;
+    }
+
+  if (!run->step->has_target && run->step->verb != SIGHT_DIRECT_EXPECT &&
+      run->step->verb != SIGHT_DIRECT_WAIT_FOR_TEXT)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_UNSUPPORTED_CAPABILITY,
+                               "\"%s\" needs a target to run without the engine's keyboard; "
+                               "name the field, for example: press Enter in the Search field",
+                               text);
+      g_object_unref (task);
+      return;
+    }
+  attempt (task);
+}
+
+char *
+sight_direct_step_run_finish (SightWebPage  *page,
+                              GAsyncResult  *result,
+                              GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, page), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

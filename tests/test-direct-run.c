@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#include "config.h"
+
+#include <gtk/gtk.h>
+#include <libsoup/soup.h>
+#include <string.h>
+
+#include "sight-direct-run.h"
+#include "sight-error.h"
+#include "sight-web-page.h"
+
+/* Direct steps run on a real page of the fixture site, with no model. */
+
+static SoupServer *server;
+static guint port;
+
+static void
+serve_cb (SoupServer        *srv,
+          SoupServerMessage *msg,
+          const char        *path,
+          GHashTable        *query,
+          gpointer           user_data)
+{
+  const char *page = g_str_equal (path, "/dashboard") ? "dashboard.html"
+                   : g_str_equal (path, "/login") ? "login.html" : NULL;
+  g_autofree char *file = NULL;
+  char *body = NULL;
+  gsize len = 0;
+
+  if (page == NULL)
+    {
+      soup_server_message_set_status (msg, 404, NULL);
+      return;
+    }
+  file = g_test_build_filename (G_TEST_DIST, "fixtures", "export", "site", page, NULL);
+  g_assert_true (g_file_get_contents (file, &body, &len, NULL));
+  soup_server_message_set_status (msg, 200, NULL);
+  soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_TAKE, body, len);
+}
+
+static void
+done_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+/* Runs one step; returns the summary, or NULL with @error. */
+static char *
+run (SightWebPage  *page,
+     const char    *text,
+     JsonNode      *params,
+     SightSecrets  *secrets,
+     guint          timeout_ms,
+     GError       **error)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  char *summary;
+
+  sight_direct_step_run_async (page, text, params, secrets, timeout_ms, NULL, done_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  summary = sight_direct_step_run_finish (page, result, error);
+  g_test_message ("%s -> %s", text, summary != NULL ? summary : (*error)->message);
+  return summary;
+}
+
+static void
+must_pass (SightWebPage *page,
+           const char   *text,
+           JsonNode     *params,
+           SightSecrets *secrets)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = run (page, text, params, secrets, 10000, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (summary);
+}
+
+static void
+must_fail (SightWebPage   *page,
+           const char     *text,
+           guint           timeout_ms,
+           SightErrorCode  code,
+           const char     *message)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = run (page, text, NULL, NULL, timeout_ms, &error);
+
+  g_assert_null (summary);
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == SIGHT_ERROR);
+  g_assert_cmpint (error->code, ==, (int) code);
+  if (strstr (error->message, message) == NULL)
+    g_error ("\"%s\": \"%s\" lacks \"%s\"", text, error->message, message);
+}
+
+static void
+test_flow (void)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(SightSecrets) secrets = sight_secrets_new ();
+  g_autoptr(JsonNode) params = json_from_string ("{ \"password\": { \"secret\": \"member.password\" } }",
+                                                 NULL);
+  g_autofree char *origin = g_strdup_printf ("http://127.0.0.1:%u", port);
+  g_autofree char *login = g_strdup_printf ("go to %s/login", origin);
+  char *origins[] = { origin, NULL };
+  SightCredential cred = {
+    .name = (char *) "member.password",
+    .purpose = (char *) "password",
+    .allowed_origins = origins,
+    .source = SIGHT_CREDENTIAL_SOURCE_VALUE,
+    .source_arg = (char *) "correct horse",
+  };
+  gint64 start;
+
+  sight_secrets_add (secrets, &cred);
+  sight_web_page_set_viewport (page, 1024, 768, 1.0);
+
+  must_pass (page, login, NULL, NULL);
+  must_pass (page, "expect the \"Sign in\" heading visible", NULL, NULL);
+  must_pass (page, "type \"member@example.test\" into Email", NULL, NULL);
+  must_pass (page, "expect Email has value \"member@example.test\"", NULL, NULL);
+  {
+    g_autoptr(GError) error = NULL;
+    g_autofree char *summary = run (page, "type {password} into the Password field", params,
+                                    secrets, 10000, &error);
+
+    g_assert_no_error (error);
+    g_assert_null (strstr (summary, "correct horse"));
+    g_assert_nonnull (strstr (summary, "{password}"));
+  }
+  must_fail (page, "expect the Remember me checkbox checked", 300, SIGHT_ERROR_ASSERTION_FAILED,
+             "not checked");
+  must_pass (page, "check Remember me", NULL, NULL);
+  must_pass (page, "expect the Remember me checkbox checked", NULL, NULL);
+  must_pass (page, "select \"Pro\" in the Plan dropdown", NULL, NULL);
+  must_pass (page, "click the \"Sign in\" button", NULL, NULL);
+
+  /* the next page: found by waiting for it, within the deadline */
+  must_pass (page, "wait for text \"Welcome\"", NULL, NULL);
+  must_pass (page, "expect URL contains /dashboard", NULL, NULL);
+  must_pass (page, "expect text \"Plan: Pro\"", NULL, NULL);
+  must_fail (page, "click \"Add to cart\"", 5000, SIGHT_ERROR_ACTION_FAILED, "ambiguous");
+  must_pass (page, "click the 2nd \"Add to cart\" button", NULL, NULL);
+  must_pass (page, "expect text \"Cart: Coffee\"", NULL, NULL);
+  must_pass (page, "type tea into the Search field", NULL, NULL);
+  must_pass (page, "press Enter in the Search field", NULL, NULL);
+  must_pass (page, "expect text \"Searched: tea\"", NULL, NULL);
+  must_pass (page, "expect the \"Save\" button disabled", NULL, NULL);
+  must_pass (page, "expect no text \"Invalid password\"", NULL, NULL);
+  must_pass (page, "expect the Checkout button hidden", NULL, NULL);
+  must_pass (page, "scroll to the bottom", NULL, NULL);
+
+  /* failures say why, within their deadline */
+  start = g_get_monotonic_time ();
+  must_fail (page, "expect text \"Order shipped\"", 400, SIGHT_ERROR_ASSERTION_FAILED,
+             "\"Order shipped\" is not on the page");
+  g_assert_cmpint ((g_get_monotonic_time () - start) / 1000, <, 3000);
+  must_fail (page, "wait for text \"Never\"", 300, SIGHT_ERROR_STEP_TIMEOUT, "not on the page");
+  must_fail (page, "click Checkout", 300, SIGHT_ERROR_ACTION_FAILED, "nothing on the page matches");
+  must_fail (page, "expect the \"Save\" button enabled", 300, SIGHT_ERROR_ASSERTION_FAILED,
+             "disabled");
+  must_fail (page, "expect URL contains /settings", 300, SIGHT_ERROR_ASSERTION_FAILED,
+             "/dashboard");
+  must_fail (page, "smash the button", 300, SIGHT_ERROR_INVALID_ARGUMENT, "verb");
+  {
+    g_autoptr(GError) error = NULL;
+    g_autofree char *summary = run (page, "type {password} into Search", params, NULL, 300,
+                                    &error);
+
+    g_assert_null (summary);
+    g_assert_true (g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE));
+  }
+
+  must_pass (page, "go back", NULL, NULL);
+  must_pass (page, "expect URL contains /login", NULL, NULL);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  GSList *uris;
+
+  gtk_test_init (&argc, &argv, NULL);
+  server = soup_server_new (NULL, NULL);
+  soup_server_add_handler (server, NULL, serve_cb, NULL, NULL);
+  if (!soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error))
+    g_error ("%s", error->message);
+  uris = soup_server_get_uris (server);
+  port = g_uri_get_port (uris->data);
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+
+  g_test_add_func ("/direct-run/flow", test_flow);
+  return g_test_run ();
+}

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "test-window"
+
+#include "config.h"
+
+#include <adwaita.h>
+
+#include "sight-inspector.h"
+#include "sight-shot-view.h"
+#include "sight-window.h"
+
+#define DEADLINE_US (90 * G_USEC_PER_SEC)
+
+typedef struct {
+  SightWindow *window;
+  guint        observations;
+} Fixture;
+
+static void
+observation_changed_cb (SightWindow *window,
+                        Fixture     *fixture)
+{
+  fixture->observations++;
+}
+
+static gboolean
+wait_for_observation (Fixture *fixture,
+                      guint    count)
+{
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+
+  while (fixture->observations < count && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  return fixture->observations >= count;
+}
+
+static void
+spin (guint ms)
+{
+  gint64 until = g_get_monotonic_time () + ms * 1000;
+
+  while (g_get_monotonic_time () < until)
+    g_main_context_iteration (NULL, FALSE), g_usleep (2000);
+}
+
+static void
+store_result_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+static JsonNode *
+evaluate (SightWebPage *page,
+          const char   *body)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autofree char *script = g_strconcat (sight_observation_get_script (), "\n", body, NULL);
+  g_autoptr(GError) error = NULL;
+  JsonNode *value;
+
+  sight_web_page_evaluate_async (page, script, NULL, 10000, NULL,
+                                 store_result_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  value = sight_web_page_evaluate_finish (page, result, &error);
+  g_assert_no_error (error);
+  return value;
+}
+
+/* One window for the whole program: a web process and the demo site start
+ * once, which keeps the test fast on a loaded machine. Each test starts from
+ * whatever the previous one left, so each waits for what it needs. */
+static Fixture shared;
+
+static void
+fixture_set_up (Fixture       *fixture,
+                gconstpointer  data)
+{
+  if (shared.window == NULL)
+    {
+      shared.window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
+      g_signal_connect (shared.window, "observation-changed",
+                        G_CALLBACK (observation_changed_cb), &shared);
+      gtk_window_present (GTK_WINDOW (shared.window));
+    }
+}
+
+#define fixture (&shared)
+
+/* The first ref in the observation's tree with @role and @name. */
+static const char *
+find_ref (JsonNode   *node,
+          const char *role,
+          const char *name)
+{
+  JsonObject *object = json_node_get_object (node);
+
+  if (g_strcmp0 (json_object_get_string_member_with_default (object, "role", ""), role) == 0 &&
+      g_strcmp0 (json_object_get_string_member_with_default (object, "name", ""), name) == 0)
+    return json_object_get_string_member (object, "ref");
+  if (json_object_has_member (object, "children"))
+    {
+      JsonArray *children = json_object_get_array_member (object, "children");
+
+      for (guint i = 0; i < json_array_get_length (children); i++)
+        {
+          const char *ref = find_ref (json_array_get_element (children, i), role, name);
+
+          if (ref != NULL)
+            return ref;
+        }
+    }
+  return NULL;
+}
+
+static guint
+count_nodes (JsonNode *node)
+{
+  JsonObject *object = json_node_get_object (node);
+  guint n = 1;
+
+  if (json_object_has_member (object, "children"))
+    {
+      JsonArray *children = json_object_get_array_member (object, "children");
+
+      for (guint i = 0; i < json_array_get_length (children); i++)
+        n += count_nodes (json_array_get_element (children, i));
+    }
+  return n;
+}
+
+static void
+test_window_opens_demo_site (Fixture       *unused,
+                             gconstpointer  data)
+{
+  SightInspector *inspector = sight_window_get_inspector (fixture->window);
+  SightObservation *observation;
+  const SightScreenshot *shot;
+
+  g_assert_true (wait_for_observation (fixture, 1));
+  observation = sight_window_get_observation (fixture->window);
+  g_assert_nonnull (observation);
+  g_assert_nonnull (sight_window_get_demo_url (fixture->window));
+  g_assert_true (g_str_has_prefix (sight_observation_get_url (observation),
+                                   sight_window_get_demo_url (fixture->window)));
+  /* The whole tree is listed, expanded: the document and its nodes. */
+  g_assert_cmpuint (sight_inspector_get_n_rows (inspector), ==,
+                    count_nodes (sight_observation_get_tree (observation)));
+  g_assert_cmpuint (sight_inspector_get_n_rows (inspector), >, 10);
+  shot = sight_observation_get_screenshot (observation);
+  g_assert_nonnull (shot);
+  /* The password field is masked before anyone sees the pixels. */
+  g_assert_true (sight_observation_masking_proven (observation));
+}
+
+static void
+test_window_selection_sync (Fixture       *unused,
+                            gconstpointer  data)
+{
+  SightInspector *inspector = sight_window_get_inspector (fixture->window);
+  SightShotView *shot_view = SIGHT_SHOT_VIEW (sight_inspector_get_shot_view (inspector));
+  SightWebPage *page = sight_window_get_page (fixture->window);
+  SightObservation *observation;
+  const char *email_ref, *sign_in_ref;
+  JsonObject *email;
+  JsonArray *box;
+  double x = 0, y = 0;
+  gint64 deadline;
+  gboolean outlined = FALSE;
+
+  g_assert_true (wait_for_observation (fixture, 1));
+  observation = sight_window_get_observation (fixture->window);
+  email_ref = find_ref (sight_observation_get_tree (observation), "textbox", "Email");
+  sign_in_ref = find_ref (sight_observation_get_tree (observation), "button", "Sign in");
+  g_assert_nonnull (email_ref);
+  g_assert_nonnull (sign_in_ref);
+
+  /* Tree → screenshot: selecting a row selects its box. */
+  g_assert_true (sight_inspector_select_ref (inspector, sign_in_ref));
+  g_assert_cmpstr (sight_inspector_get_selected_ref (inspector), ==, sign_in_ref);
+  g_assert_cmpstr (sight_shot_view_get_selected_ref (shot_view), ==, sign_in_ref);
+  g_assert_false (sight_inspector_select_ref (inspector, "e99999"));
+
+  /* Screenshot → tree: a click on the Email field's box selects its row. */
+  email = sight_observation_lookup (observation, email_ref);
+  box = json_object_get_array_member (email, "box");
+  deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (gtk_widget_get_width (GTK_WIDGET (shot_view)) == 0 && g_get_monotonic_time () < deadline)
+    spin (50);
+  g_assert_true (sight_shot_view_from_css (shot_view,
+                                           json_array_get_double_element (box, 0) +
+                                           json_array_get_double_element (box, 2) / 2,
+                                           json_array_get_double_element (box, 1) +
+                                           json_array_get_double_element (box, 3) / 2,
+                                           &x, &y));
+  sight_shot_view_click (shot_view, x, y);
+  g_assert_cmpstr (sight_inspector_get_selected_ref (inspector), ==, email_ref);
+
+  /* … and the live page outlines it, from Sightline's isolated world. */
+  deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (!outlined && g_get_monotonic_time () < deadline)
+    {
+      g_autoptr(JsonNode) value = NULL;
+      g_autofree char *body = g_strdup_printf (
+        "const o = document.getElementById ('__sightline-highlight');\n"
+        "const e = __sight.snapshot.resolve ('%s');\n"
+        "if (!o || !e) return false;\n"
+        "const a = o.getBoundingClientRect (), b = e.getBoundingClientRect ();\n"
+        "return Math.abs (a.left - b.left) < 2 && Math.abs (a.top - b.top) < 2 &&\n"
+        "       Math.abs (a.width - b.width) < 2;", email_ref);
+
+      spin (100);
+      value = evaluate (page, body);
+      outlined = json_node_get_boolean (value);
+    }
+  g_assert_true (outlined);
+
+  /* Type-to-search finds nodes by name and says when nothing matches. */
+  g_assert_true (sight_inspector_search (inspector, "pricing"));
+  g_assert_cmpstr (sight_inspector_get_selected_ref (inspector), ==,
+                   find_ref (sight_observation_get_tree (observation), "link", "Pricing"));
+  g_assert_false (sight_inspector_search (inspector, "no node is called this"));
+}
+
+static void
+test_window_navigation_refreshes (Fixture       *unused,
+                                  gconstpointer  data)
+{
+  g_autofree char *pricing = NULL;
+  SightObservation *observation;
+  guint before;
+
+  g_assert_true (wait_for_observation (fixture, 1));
+  before = fixture->observations;
+  pricing = g_strconcat (sight_window_get_demo_url (fixture->window), "pricing", NULL);
+  sight_window_open_uri (fixture->window, pricing);
+  g_assert_true (wait_for_observation (fixture, before + 1));
+  observation = sight_window_get_observation (fixture->window);
+  g_assert_cmpstr (sight_observation_get_url (observation), ==, pricing);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (sight_window_get_inspector (fixture->window))));
+
+  /* The inspector toggle hides and shows the inspector. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.show-inspector",
+                                             NULL));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (sight_window_get_inspector (fixture->window))));
+  /* Refresh observation takes a new one on request. */
+  before = fixture->observations;
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window),
+                                             "win.refresh-observation", NULL));
+  g_assert_true (wait_for_observation (fixture, before + 1));
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  int status;
+
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+
+  g_test_add ("/window/opens-demo-site", Fixture, NULL,
+              fixture_set_up, test_window_opens_demo_site, NULL);
+  g_test_add ("/window/selection-sync", Fixture, NULL,
+              fixture_set_up, test_window_selection_sync, NULL);
+  g_test_add ("/window/navigation-refreshes", Fixture, NULL,
+              fixture_set_up, test_window_navigation_refreshes, NULL);
+  status = g_test_run ();
+  if (shared.window != NULL)
+    gtk_window_destroy (GTK_WINDOW (shared.window));
+  g_clear_object (&shared.window);
+  return status;
+}
