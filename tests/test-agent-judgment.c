@@ -575,6 +575,31 @@ test_progress_signals (void)
   fixture_tear_down (&f);
 }
 
+static void
+test_usage_accounting (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) result = NULL;
+  g_autoptr(JsonNode) json = NULL;
+
+  fixture_set_up (&f, NULL);
+  fixture_load (&f, "/form");
+  /* One call without provider counts: the step's sum is an upper bound. */
+  sight_scripted_model_push (f.model, "{\"usage\": false, \"json\": {\"verdict\": 3}}");
+  sight_scripted_model_push (f.model, "{\"usage\": {\"input\": 100, \"output\": 20}, \"json\": "
+                             "{\"verdict\": true, \"explanation\": \"ok\", \"injection\": null}}");
+  result = run_step (&f, SIGHT_STEP_ASSERT, "x", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (result->usage.model_calls, ==, 2);
+  g_assert_cmpint (result->usage.token_accounting, ==, SIGHT_TOKEN_ACCOUNTING_ADAPTER_UPPER_BOUND);
+  g_assert_cmpuint (result->usage.input_tokens, >, 100);
+  json = sight_step_result_to_json (result);
+  g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (json_node_get_object (json), "usage"),
+                                                  "tokenAccounting"), ==, "adapter-upper-bound");
+  fixture_tear_down (&f);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -601,6 +626,7 @@ main (int    argc,
   g_test_add_func ("/agent/vision", test_vision);
   g_test_add_func ("/agent/injection-reported", test_injection_reported);
   g_test_add_func ("/agent/progress-signals", test_progress_signals);
+  g_test_add_func ("/agent/usage-accounting", test_usage_accounting);
   {
     int status = g_test_run ();
 
