@@ -9,6 +9,7 @@
 #include <string.h>
 #include <webkit/webkit.h>
 
+#include "sight-composer.h"
 #include "sight-demo-site.h"
 #include "sight-error.h"
 
@@ -26,6 +27,7 @@ struct _SightWindow
   GtkEntry        *address_entry;
   GtkBox          *page_box;
   GtkPaned        *main_paned;
+  SightComposer   *composer;
   SightInspector  *inspector;
 
   /* owned */
@@ -218,6 +220,32 @@ node_selected_cb (SightInspector *inspector,
                   SightWindow    *self)
 {
   highlight_ref (self, ref);
+}
+
+static void
+step_finished_cb (SightComposer *composer,
+                  JsonNode      *result,
+                  SightWindow   *self)
+{
+  /* The inspector shows the page as the step left it. */
+  schedule_refresh (self);
+}
+
+static void
+run_action (GtkWidget  *widget,
+            const char *action_name,
+            GVariant   *parameter)
+{
+  gtk_widget_activate_action (GTK_WIDGET (SIGHT_WINDOW (widget)->composer), "composer.run", NULL);
+}
+
+static void
+stop_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  gtk_widget_activate_action (GTK_WIDGET (SIGHT_WINDOW (widget)->composer), "composer.stop",
+                              NULL);
 }
 
 /* Navigation ------------------------------------------------------------- */
@@ -556,6 +584,7 @@ sight_window_class_init (SightWindowClass *klass)
                                                G_TYPE_NONE, 0);
 
   g_type_ensure (SIGHT_TYPE_INSPECTOR);
+  g_type_ensure (SIGHT_TYPE_COMPOSER);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/dev/sightline/Sightline/sight-window.ui");
   gtk_widget_class_bind_template_child (widget_class, SightWindow, toast_overlay);
@@ -563,6 +592,10 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SightWindow, page_box);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, main_paned);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, inspector);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, composer);
+  gtk_widget_class_bind_template_callback (widget_class, step_finished_cb);
+  gtk_widget_class_install_action (widget_class, "win.run", NULL, run_action);
+  gtk_widget_class_install_action (widget_class, "win.stop", NULL, stop_action);
   gtk_widget_class_bind_template_callback (widget_class, address_activate_cb);
   gtk_widget_class_bind_template_callback (widget_class, node_selected_cb);
 
@@ -633,6 +666,8 @@ sight_window_init (SightWindow *self)
                     G_CALLBACK (progress_changed_cb), self);
   g_signal_connect (view, "notify::title", G_CALLBACK (title_changed_cb), self);
   update_navigation_actions (self);
+  sight_composer_set_page (self->composer, self->page);
+  sight_composer_set_cancellable (self->composer, self->cancellable);
 
   self->settings = app_settings ();
   if (self->settings != NULL)
@@ -673,6 +708,13 @@ sight_window_get_inspector (SightWindow *self)
 {
   g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
   return self->inspector;
+}
+
+SightComposer *
+sight_window_get_composer (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->composer;
 }
 
 SightObservation *

@@ -4,6 +4,7 @@
 #include <adwaita.h>
 
 #include "sight-application.h"
+#include "sight-composer.h"
 #include "sight-inspector.h"
 #include "sight-observation.h"
 #include "sight-web-page.h"
@@ -24,6 +25,7 @@ const char       *sight_window_get_demo_url    (SightWindow      *self);
 
 SightWebPage     *sight_window_get_page        (SightWindow      *self);
 SightInspector   *sight_window_get_inspector   (SightWindow      *self);
+SightComposer    *sight_window_get_composer    (SightWindow      *self);
 /* The observation the inspector shows (borrowed), or NULL. */
 SightObservation *sight_window_get_observation (SightWindow      *self);
 /* Cancelled when the window closes; every long operation of the window

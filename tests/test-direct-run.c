@@ -7,6 +7,8 @@
 
 #include "sight-direct-run.h"
 #include "sight-error.h"
+#include "sight-observation.h"
+#include "sight-trace-cache.h"
 #include "sight-web-page.h"
 
 /* Direct steps run on a real page of the fixture site, with no model. */
@@ -34,6 +36,16 @@ serve_cb (SoupServer        *srv,
     }
   file = g_test_build_filename (G_TEST_DIST, "fixtures", "export", "site", page, NULL);
   g_assert_true (g_file_get_contents (file, &body, &len, NULL));
+  if (query != NULL && g_hash_table_contains (query, "redesign"))
+    {
+      /* the same page after a redesign: the button is renamed */
+      g_autoptr(GString) changed = g_string_new_len (body, len);
+
+      g_free (body);
+      g_string_replace (changed, "Sign in</button>", "Log in</button>", 0);
+      len = changed->len;
+      body = g_string_free (g_steal_pointer (&changed), FALSE);
+    }
   soup_server_message_set_status (msg, 200, NULL);
   soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_TAKE, body, len);
 }
@@ -179,6 +191,166 @@ test_flow (void)
   must_pass (page, "expect URL contains /login", NULL, NULL);
 }
 
+static SightObservation *
+observe (SightWebPage *page)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  SightObservation *obs;
+
+  sight_observation_capture_async (page, SIGHT_OBSERVE_DEFAULT, 10000, NULL, done_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  obs = sight_observation_capture_finish (result, &error);
+  g_assert_no_error (error);
+  return obs;
+}
+
+static JsonNode *
+replay (SightTrace   *trace,
+        SightWebPage *page,
+        JsonNode     *params,
+        SightSecrets *secrets)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonNode *info;
+
+  sight_trace_replay_async (trace, page, params, secrets, 15000, NULL, done_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  info = sight_trace_replay_finish (trace, result, &error);
+  g_assert_no_error (error);
+  {
+    g_autofree char *text = json_to_string (info, FALSE);
+
+    g_test_message ("replay: %s", text);
+  }
+  return info;
+}
+
+static void
+add (SightTrace *trace,
+     const char *tool,
+     const char *args,
+     const char *descriptor)
+{
+  g_autoptr(JsonNode) a = args != NULL ? json_from_string (args, NULL) : NULL;
+  g_autoptr(JsonNode) d = descriptor != NULL ? json_from_string (descriptor, NULL) : NULL;
+  const char *secrets[] = { "correct horse", NULL };
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (sight_trace_add_action (trace, tool, a, d, secrets, &error));
+  g_assert_no_error (error);
+}
+
+/* A sign-in recorded as act's committed actions, replayed with no model. */
+static void
+test_trace_replay (void)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(SightSecrets) secrets = sight_secrets_new ();
+  g_autoptr(SightSecrets) wrong = sight_secrets_new ();
+  g_autoptr(JsonNode) params = json_from_string ("{ \"password\": { \"secret\": \"member.password\" } }",
+                                                 NULL);
+  g_autofree char *origin = g_strdup_printf ("http://127.0.0.1:%u", port);
+  g_autofree char *login = g_strdup_printf ("go to %s/login", origin);
+  g_autofree char *redesigned = g_strdup_printf ("go to %s/login?redesign=1", origin);
+  char *origins[] = { origin, NULL };
+  SightCredential cred = {
+    .name = (char *) "member.password", .purpose = (char *) "password",
+    .allowed_origins = origins, .source = SIGHT_CREDENTIAL_SOURCE_VALUE,
+    .source_arg = (char *) "correct horse",
+  };
+  SightCredential bad = cred;
+  g_autoptr(SightTrace) trace = NULL;
+  g_autoptr(SightObservation) end = NULL;
+  gint64 t0, t_direct, t_replay;
+
+  bad.source_arg = (char *) "wrong horse";
+  sight_secrets_add (secrets, &cred);
+  sight_secrets_add (wrong, &bad);
+  sight_web_page_set_viewport (page, 1024, 768, 1.0);
+
+  /* the flow once as direct steps: the baseline, and the end state */
+  must_pass (page, login, NULL, NULL);
+  t0 = g_get_monotonic_time ();
+  must_pass (page, "type \"member@example.test\" into Email", NULL, NULL);
+  must_pass (page, "type {password} into the Password field", params, secrets);
+  must_pass (page, "check Remember me", NULL, NULL);
+  must_pass (page, "select \"Pro\" in the Plan dropdown", NULL, NULL);
+  must_pass (page, "click the \"Sign in\" button", NULL, NULL);
+  must_pass (page, "wait for text \"Welcome\"", NULL, NULL);
+  t_direct = g_get_monotonic_time () - t0;
+
+  trace = sight_trace_new ("default", "Sign in", params, origin, 1024, 768);
+  add (trace, "fill", "{ \"ref\": \"e2\", \"value\": \"member@example.test\" }",
+       "{ \"role\": \"textbox\", \"name\": \"Email\", \"nth\": 0 }");
+  add (trace, "fill", "{ \"ref\": \"e3\", \"param\": \"password\" }",
+       "{ \"role\": \"textbox\", \"name\": \"Password\", \"nth\": 0 }");
+  add (trace, "check", "{ \"ref\": \"e4\", \"checked\": true }",
+       "{ \"role\": \"checkbox\", \"name\": \"Remember me\", \"nth\": 0 }");
+  add (trace, "select", "{ \"ref\": \"e5\", \"option\": \"Pro\" }",
+       "{ \"role\": \"combobox\", \"name\": \"Plan\", \"nth\": 0 }");
+  add (trace, "click", "{ \"ref\": \"e8\" }",
+       "{ \"role\": \"button\", \"name\": \"Sign in\", \"nth\": 0 }");
+  end = observe (page);
+  sight_trace_set_end_state (trace, end);
+
+  /* self-finalized: every node re-found, the end state came back */
+  must_pass (page, login, NULL, NULL);
+  t0 = g_get_monotonic_time ();
+  {
+    g_autoptr(JsonNode) info = replay (trace, page, params, secrets);
+
+    t_replay = g_get_monotonic_time () - t0;
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (info), "status"), ==,
+                     "self-finalized");
+    must_pass (page, "expect text \"Plan: Pro\"", NULL, NULL);
+    g_test_message ("5 actions: direct steps %.0f ms, replay %.0f ms (%.2fx)", t_direct / 1000.0,
+                    t_replay / 1000.0, (double) t_replay / MAX (t_direct, 1));
+  }
+
+  /* unconfirmed: the actions ran, the end state did not come back (a model
+   * judgment decides: agent-concluded) */
+  must_pass (page, login, NULL, NULL);
+  {
+    g_autoptr(JsonNode) info = replay (trace, page, params, wrong);
+    JsonObject *o = json_node_get_object (info);
+
+    g_assert_cmpstr (json_object_get_string_member (o, "status"), ==, "unconfirmed");
+    g_assert_nonnull (strstr (json_object_get_string_member (o, "reason"), "/dashboard"));
+  }
+
+  /* missed: the DOM changed */
+  must_pass (page, redesigned, NULL, NULL);
+  {
+    g_autoptr(JsonNode) info = replay (trace, page, params, secrets);
+    JsonObject *o = json_node_get_object (info);
+
+    g_assert_cmpstr (json_object_get_string_member (o, "status"), ==, "missed");
+    g_assert_nonnull (strstr (json_object_get_string_member (o, "reason"),
+                              "no button \"Sign in\""));
+    g_assert_cmpint (json_object_get_int_member (o, "action"), ==, 5);
+  }
+
+  /* missed: a bare point recorded on another viewport size */
+  {
+    g_autoptr(SightTrace) tap = sight_trace_new ("default", "tap the corner", NULL, origin, 1024, 768);
+
+    add (tap, "tap_at", "{ \"x\": 10, \"y\": 10 }",
+         "{ \"point\": { \"x\": 10, \"y\": 10 }, \"viewport\": { \"width\": 1280, \"height\": 720 } }");
+    must_pass (page, login, NULL, NULL);
+    {
+      g_autoptr(JsonNode) info = replay (tap, page, NULL, NULL);
+      JsonObject *o = json_node_get_object (info);
+
+      g_assert_cmpstr (json_object_get_string_member (o, "status"), ==, "missed");
+      g_assert_nonnull (strstr (json_object_get_string_member (o, "reason"), "1280x720"));
+    }
+  }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -196,5 +368,6 @@ main (int    argc,
   g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
 
   g_test_add_func ("/direct-run/flow", test_flow);
+  g_test_add_func ("/direct-run/trace-replay", test_trace_replay);
   return g_test_run ();
 }

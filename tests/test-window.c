@@ -236,8 +236,15 @@ test_window_navigation_refreshes (Fixture       *unused,
   before = fixture->observations;
   pricing = g_strconcat (sight_window_get_demo_url (fixture->window), "pricing", NULL);
   sight_window_open_uri (fixture->window, pricing);
-  g_assert_true (wait_for_observation (fixture, before + 1));
-  observation = sight_window_get_observation (fixture->window);
+  /* An observation scheduled by an earlier step may come first: wait for the
+   * one of the new page. */
+  do
+    {
+      g_assert_true (wait_for_observation (fixture, before + 1));
+      before = fixture->observations;
+      observation = sight_window_get_observation (fixture->window);
+    }
+  while (g_strcmp0 (sight_observation_get_url (observation), pricing) != 0);
   g_assert_cmpstr (sight_observation_get_url (observation), ==, pricing);
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (sight_window_get_inspector (fixture->window))));
 
@@ -252,12 +259,85 @@ test_window_navigation_refreshes (Fixture       *unused,
   g_assert_true (wait_for_observation (fixture, before + 1));
 }
 
+static gboolean
+wait_until_idle (SightComposer *composer,
+                 gint64        *elapsed_while_running)
+{
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+
+  while (sight_composer_get_running (composer) && g_get_monotonic_time () < deadline)
+    {
+      g_main_context_iteration (NULL, TRUE);
+      if (elapsed_while_running != NULL && sight_composer_get_running (composer))
+        sight_composer_get_meters (composer, NULL, NULL, elapsed_while_running);
+    }
+  return !sight_composer_get_running (composer);
+}
+
+static void
+test_window_model_step_without_model (Fixture       *unused,
+                                      gconstpointer  data)
+{
+  SightComposer *composer = sight_window_get_composer (fixture->window);
+  guint rows;
+
+  g_assert_true (wait_for_observation (fixture, 1));
+  rows = sight_composer_get_n_timeline (composer);
+  sight_composer_set_kind (composer, "assert");
+  g_assert_true (sight_composer_get_no_model_shown (composer));
+  sight_composer_set_instruction (composer, "the page offers a sign-in form");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.run", NULL));
+  g_assert_true (wait_until_idle (composer, NULL));
+  /* Never a crash: the step is blocked with MODEL_UNAVAILABLE, in the timeline. */
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "blocked");
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, rows + 1);
+  sight_composer_set_kind (composer, "do");
+  g_assert_false (sight_composer_get_no_model_shown (composer));
+}
+
+static void
+test_window_direct_step (Fixture       *unused,
+                         gconstpointer  data)
+{
+  SightComposer *composer = sight_window_get_composer (fixture->window);
+  SightWebPage *page = sight_window_get_page (fixture->window);
+  g_autoptr(JsonNode) value = NULL;
+  gint64 elapsed_running = 0;
+  guint rows;
+
+  g_assert_true (wait_for_observation (fixture, 1));
+  sight_window_open_demo_site (fixture->window);
+  g_assert_true (wait_for_observation (fixture, fixture->observations + 1));
+  rows = sight_composer_get_n_timeline (composer);
+  sight_composer_set_kind (composer, "do");
+  sight_composer_set_instruction (composer, "type \"member@example.test\" into Email");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.run", NULL));
+  g_assert_true (sight_composer_get_running (composer));
+  g_assert_true (wait_until_idle (composer, NULL));
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "pass");
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, rows + 1);
+  value = evaluate (page, "return document.querySelector ('input[type=email]').value;");
+  g_assert_cmpstr (json_node_get_string (value), ==, "member@example.test");
+
+  /* A failing expectation: the time meter moves while the step runs. */
+  sight_composer_set_instruction (composer, "expect text \"Nobody wrote this\"");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.run", NULL));
+  g_assert_true (wait_until_idle (composer, &elapsed_running));
+  g_assert_cmpint (elapsed_running, >, 0);
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "fail");
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, rows + 2);
+}
+
 int
 main (int    argc,
       char **argv)
 {
   int status;
 
+  /* The tests see "no model configured", whatever the shell has. */
+  g_unsetenv ("SIGHTLINE_MODEL");
+  g_unsetenv ("OPENAI_API_KEY");
+  g_unsetenv ("ANTHROPIC_API_KEY");
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 
@@ -265,6 +345,10 @@ main (int    argc,
               fixture_set_up, test_window_opens_demo_site, NULL);
   g_test_add ("/window/selection-sync", Fixture, NULL,
               fixture_set_up, test_window_selection_sync, NULL);
+  g_test_add ("/window/model-step-without-model", Fixture, NULL,
+              fixture_set_up, test_window_model_step_without_model, NULL);
+  g_test_add ("/window/direct-step", Fixture, NULL,
+              fixture_set_up, test_window_direct_step, NULL);
   g_test_add ("/window/navigation-refreshes", Fixture, NULL,
               fixture_set_up, test_window_navigation_refreshes, NULL);
   status = g_test_run ();

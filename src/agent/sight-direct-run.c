@@ -19,13 +19,15 @@
  * snapshot.js in the isolated world; events go to the shared DOM, so the
  * page's own listeners see them. */
 static const char action_js[] =
-  "const el = __sight.snapshot.resolve (args.ref);\n"
-  "if (!el) return { ok: false, error: 'the element is gone' };\n"
+  "const el = args.point ? document.elementFromPoint (args.point.x, args.point.y)\n"
+  "         : args.ref ? __sight.snapshot.resolve (args.ref) : (document.activeElement || document.body);\n"
+  "if (!el) return { ok: false, error: args.point ? 'nothing is at that point' : 'the element is gone' };\n"
   "const disabled = (el.matches && el.matches (':disabled')) || el.getAttribute ('aria-disabled') === 'true';\n"
   "const fire = (type, init) => {\n"
   "  const r = el.getBoundingClientRect ();\n"
+  "  const at = args.point || { x: r.left + r.width / 2, y: r.top + r.height / 2 };\n"
   "  const o = Object.assign ({ bubbles: true, cancelable: true, composed: true, view: window,\n"
-  "                             clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 }, init || {});\n"
+  "                             clientX: at.x, clientY: at.y }, init || {});\n"
   "  const E = type.startsWith ('pointer') ? PointerEvent : MouseEvent;\n"
   "  return el.dispatchEvent (new E (type, o));\n"
   "};\n"
@@ -43,7 +45,7 @@ static const char action_js[] =
   "  el.dispatchEvent (new InputEvent ('input', { bubbles: true, composed: true, inputType: 'insertText' }));\n"
   "  el.dispatchEvent (new Event ('change', { bubbles: true }));\n"
   "};\n"
-  "if (el.scrollIntoView) el.scrollIntoView ({ block: 'nearest', inline: 'nearest' });\n"
+  "if (el.scrollIntoView && !args.point) el.scrollIntoView ({ block: 'nearest', inline: 'nearest' });\n"
   "switch (args.action) {\n"
   "case 'click': case 'dblclick':\n"
   "  if (disabled) return { ok: false, error: 'it is disabled' };\n"
@@ -742,4 +744,79 @@ sight_direct_step_run_finish (SightWebPage  *page,
 {
   g_return_val_if_fail (g_task_is_valid (result, page), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+perform_cb (GObject      *source,
+            GAsyncResult *result,
+            gpointer      data)
+{
+  GTask *task = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) reply = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
+
+  if (reply == NULL)
+    g_task_return_error (task, g_steal_pointer (&error));
+  else if (JSON_NODE_HOLDS_OBJECT (reply) &&
+           json_object_get_boolean_member_with_default (json_node_get_object (reply), "ok", FALSE))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED, "%s",
+                             JSON_NODE_HOLDS_OBJECT (reply)
+                               ? json_object_get_string_member_with_default (json_node_get_object (reply),
+                                                                             "error", "it failed")
+                               : "no reply");
+  g_object_unref (task);
+}
+
+void
+_sight_direct_perform_async (SightWebPage        *page,
+                             const char          *ref,
+                             gboolean             at_point,
+                             double               x,
+                             double               y,
+                             const char          *action,
+                             const char          *value,
+                             guint                timeout_ms,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  GTask *task = g_task_new (page, cancellable, callback, user_data);
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(JsonNode) args = NULL;
+  g_autofree char *body = g_strconcat (sight_observation_get_script (), "\n", action_js, NULL);
+
+  g_task_set_source_tag (task, _sight_direct_perform_async);
+  json_builder_begin_object (b);
+  if (ref != NULL)
+    {
+      json_builder_set_member_name (b, "ref");
+      json_builder_add_string_value (b, ref);
+    }
+  if (at_point)
+    {
+      json_builder_set_member_name (b, "point");
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "x");
+      json_builder_add_double_value (b, x);
+      json_builder_set_member_name (b, "y");
+      json_builder_add_double_value (b, y);
+      json_builder_end_object (b);
+    }
+  json_builder_set_member_name (b, "action");
+  json_builder_add_string_value (b, action);
+  json_builder_set_member_name (b, "value");
+  json_builder_add_string_value (b, value != NULL ? value : "");
+  json_builder_end_object (b);
+  args = json_builder_get_root (b);
+  sight_web_page_evaluate_async (page, body, args, timeout_ms, cancellable, perform_cb, task);
+}
+
+gboolean
+_sight_direct_perform_finish (SightWebPage  *page,
+                              GAsyncResult  *result,
+                              GError       **error)
+{
+  return g_task_propagate_boolean (G_TASK (result), error);
 }

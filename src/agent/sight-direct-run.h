@@ -30,4 +30,23 @@ char  *sight_direct_step_run_finish (SightWebPage        *page,
                                      GAsyncResult        *result,
                                      GError             **error);
 
+/* One page action ("click", "dblclick", "hover", "fill", "press", "select",
+ * "check", "uncheck", "scroll") on the element @ref names, on the element
+ * at (@x, @y) when @at_point, or on the focused element when neither.
+ * Used by direct steps and the trace cache's replay. */
+void     _sight_direct_perform_async  (SightWebPage        *page,
+                                       const char          *ref,
+                                       gboolean             at_point,
+                                       double               x,
+                                       double               y,
+                                       const char          *action,
+                                       const char          *value,
+                                       guint                timeout_ms,
+                                       GCancellable        *cancellable,
+                                       GAsyncReadyCallback  callback,
+                                       gpointer             user_data);
+gboolean _sight_direct_perform_finish (SightWebPage        *page,
+                                       GAsyncResult        *result,
+                                       GError             **error);
+
 G_END_DECLS

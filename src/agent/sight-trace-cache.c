@@ -8,8 +8,10 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "sight-direct-run.h"
 #include "sight-direct-step.h"
 #include "sight-error.h"
+#include "sight-params.h"
 
 #define TRACE_VERSION 1
 #define MAX_LANDMARKS 20
@@ -744,4 +746,378 @@ sight_trace_cache_forget (SightTraceCache *cache,
   g_autofree char *path = trace_path (cache, key);
 
   return path != NULL && g_unlink (path) == 0;
+}
+
+/* Replay */
+
+#define SETTLE_MS 150
+#define END_STATE_POLL_MS 100
+/* how long the recorded end state may take to come back after the last action */
+#define END_STATE_WAIT_MS 3000
+
+typedef struct {
+  SightTrace   *trace;
+  SightWebPage *page;
+  JsonNode     *params;
+  SightSecrets *secrets;
+  gint64        deadline;
+  guint         index;
+  gint64        end_deadline;
+  char         *before_uri;
+} Replay;
+
+static void
+replay_free (Replay *replay)
+{
+  sight_trace_unref (replay->trace);
+  g_object_unref (replay->page);
+  g_clear_pointer (&replay->params, json_node_unref);
+  g_clear_pointer (&replay->secrets, sight_secrets_unref);
+  g_free (replay->before_uri);
+  g_free (replay);
+}
+
+static void replay_next (GTask *task);
+
+static guint
+replay_remaining (Replay *replay)
+{
+  gint64 left = (replay->deadline - g_get_monotonic_time ()) / 1000;
+
+  return left > 0 ? (guint) MIN (left, (gint64) 10000) : 1;
+}
+
+static void
+replay_outcome (GTask            *task,
+                const char       *status,
+                const char       *reason,
+                int               action)
+{
+  g_autoptr(JsonObject) info = json_object_new ();
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+
+  json_object_set_string_member (info, "status", status);
+  if (reason != NULL)
+    {
+      g_autofree char *clean = sight_text_sanitize (reason, 500);
+
+      json_object_set_string_member (info, "reason", clean);
+    }
+  if (action >= 0)
+    json_object_set_int_member (info, "action", action + 1);
+  json_node_set_object (node, info);
+  g_task_return_pointer (task, node, (GDestroyNotify) json_node_unref);
+  g_object_unref (task);
+}
+
+static gboolean
+replay_next_cb (gpointer data)
+{
+  replay_next (G_TASK (data));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+replay_advance (GTask *task)
+{
+  Replay *replay = g_task_get_task_data (task);
+
+  replay->index++;
+  g_timeout_add (SETTLE_MS, replay_next_cb, task);
+}
+
+static void
+performed_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      data)
+{
+  GTask *task = data;
+  Replay *replay = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+
+  if (!_sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error))
+    {
+      JsonObject *action = sight_trace_get_action (replay->trace, replay->index);
+      g_autofree char *why = g_strdup_printf ("the recorded %s failed: %s",
+                                              json_object_get_string_member (action, "tool"),
+                                              error->message);
+
+      replay_outcome (task, "missed", why, replay->index);
+      return;
+    }
+  replay_advance (task);
+}
+
+/* The value a recorded fill types: its value, or its param's. */
+static gboolean
+replay_value (Replay      *replay,
+              JsonObject  *args,
+              char       **out,
+              char       **why)
+{
+  const char *param = json_object_get_string_member_with_default (args, "param", NULL);
+  JsonNode *value;
+  const char *secret = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (param == NULL)
+    {
+      *out = g_strdup (json_object_get_string_member_with_default (args, "value",
+                        json_object_get_string_member_with_default (args, "option", "")));
+      return TRUE;
+    }
+  value = replay->params != NULL && JSON_NODE_HOLDS_OBJECT (replay->params)
+            ? json_object_get_member (json_node_get_object (replay->params), param) : NULL;
+  if (value == NULL)
+    {
+      *why = g_strdup_printf ("the trace types {%s}, which this step's params do not have", param);
+      return FALSE;
+    }
+  if (sight_params_is_secret (value, &secret))
+    {
+      const char *resolved = replay->secrets != NULL
+        ? sight_secrets_resolve_for_origin (replay->secrets, secret,
+                                            sight_web_page_get_uri (replay->page), &error)
+        : NULL;
+
+      if (resolved == NULL)
+        {
+          *why = g_strdup_printf ("the secret {%s} is not available here", param);
+          return FALSE;
+        }
+      *out = g_strdup (resolved);
+      return TRUE;
+    }
+  *out = JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING
+           ? g_strdup (json_node_get_string (value)) : json_to_string (value, FALSE);
+  return TRUE;
+}
+
+static void
+replay_observed_cb (GObject      *source,
+                    GAsyncResult *result,
+                    gpointer      data)
+{
+  GTask *task = data;
+  Replay *replay = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightObservation) obs = sight_observation_capture_finish (result, &error);
+  JsonObject *action = sight_trace_get_action (replay->trace, replay->index);
+  const char *tool = json_object_get_string_member (action, "tool");
+  JsonObject *args = object_member (action, "args");
+  g_autofree char *ref = NULL;
+  g_autofree char *why = NULL;
+  g_autofree char *value = NULL;
+  const char *verb = tool;
+  double x = 0, y = 0;
+
+  if (obs == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      g_object_unref (task);
+      return;
+    }
+  if (!sight_trace_refind (replay->trace, replay->index, obs, &ref, &x, &y, &why))
+    {
+      replay_outcome (task, "missed", why, replay->index);
+      return;
+    }
+  if (g_str_equal (tool, "tap") || g_str_equal (tool, "tap_at"))
+    verb = "click";
+  else if (g_str_equal (tool, "check"))
+    verb = args != NULL && !json_object_get_boolean_member_with_default (args, "checked", TRUE)
+             ? "uncheck" : "check";
+  if (g_str_equal (verb, "fill") || g_str_equal (verb, "select"))
+    {
+      if (!replay_value (replay, args, &value, &why))
+        {
+          replay_outcome (task, "missed", why, replay->index);
+          return;
+        }
+    }
+  else if (g_str_equal (verb, "press"))
+    value = g_strdup (args != NULL ? json_object_get_string_member_with_default (args, "key", "Enter")
+                                   : "Enter");
+  _sight_direct_perform_async (replay->page, ref, ref == NULL && (x != 0 || y != 0), x, y, verb,
+                               value, replay_remaining (replay), g_task_get_cancellable (task),
+                               performed_cb, task);
+  if (value != NULL)
+    memset (value, 0, strlen (value));
+}
+
+static void
+replay_loaded_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      data)
+{
+  GTask *task = data;
+  Replay *replay = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+    {
+      replay_outcome (task, "missed", error->message, replay->index);
+      return;
+    }
+  replay_advance (task);
+}
+
+static void
+end_state_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      data)
+{
+  GTask *task = data;
+  Replay *replay = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightObservation) obs = sight_observation_capture_finish (result, &error);
+  g_autofree char *why = NULL;
+
+  if (obs != NULL && sight_trace_end_state_returned (replay->trace, obs, &why))
+    {
+      replay_outcome (task, "self-finalized", NULL, -1);
+      return;
+    }
+  if (g_get_monotonic_time () + END_STATE_POLL_MS * 1000 >= MIN (replay->deadline, replay->end_deadline))
+    {
+      replay_outcome (task, "unconfirmed", why != NULL ? why : error->message, -1);
+      return;
+    }
+  g_timeout_add (END_STATE_POLL_MS, replay_next_cb, task);
+}
+
+static gboolean
+replay_back_cb (gpointer data)
+{
+  GTask *task = data;
+  Replay *replay = g_task_get_task_data (task);
+  WebKitWebView *view = sight_web_page_get_web_view (replay->page);
+
+  if (!webkit_web_view_is_loading (view) &&
+      g_strcmp0 (webkit_web_view_get_uri (view), replay->before_uri) != 0)
+    {
+      replay_advance (task);
+      return G_SOURCE_REMOVE;
+    }
+  if (g_get_monotonic_time () >= replay->deadline)
+    {
+      replay_outcome (task, "missed", "going back did not finish in time", replay->index);
+      return G_SOURCE_REMOVE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+replay_next (GTask *task)
+{
+  Replay *replay = g_task_get_task_data (task);
+  JsonObject *action, *args;
+  const char *tool;
+
+  if (g_task_return_error_if_cancelled (task))
+    {
+      g_object_unref (task);
+      return;
+    }
+  if (replay->index >= sight_trace_get_n_actions (replay->trace))
+    {
+      if (replay->end_deadline == 0)
+        replay->end_deadline = g_get_monotonic_time () + END_STATE_WAIT_MS * 1000;
+      sight_observation_capture_async (replay->page, SIGHT_OBSERVE_DEFAULT,
+                                       replay_remaining (replay), g_task_get_cancellable (task),
+                                       end_state_cb, task);
+      return;
+    }
+  if (g_get_monotonic_time () >= replay->deadline)
+    {
+      replay_outcome (task, "missed", "the step's deadline passed during the replay",
+                      replay->index);
+      return;
+    }
+
+  action = sight_trace_get_action (replay->trace, replay->index);
+  tool = json_object_get_string_member_with_default (action, "tool", "");
+  args = object_member (action, "args");
+
+  if (g_str_equal (tool, "navigate"))
+    {
+      const char *url = args != NULL ? json_object_get_string_member_with_default (args, "url", "") : "";
+      g_autoptr(GUri) base = g_uri_parse (sight_web_page_get_uri (replay->page), G_URI_FLAGS_NONE, NULL);
+      g_autoptr(GUri) joined = base != NULL ? g_uri_parse_relative (base, url, G_URI_FLAGS_NONE, NULL)
+                                            : NULL;
+      g_autofree char *uri = joined != NULL ? g_uri_to_string (joined) : g_strdup (url);
+
+      sight_web_page_load_async (replay->page, uri, SIGHT_WAIT_UNTIL_LOAD, replay_remaining (replay),
+                                 g_task_get_cancellable (task), replay_loaded_cb, task);
+      return;
+    }
+  if (g_str_equal (tool, "back"))
+    {
+      WebKitWebView *view = sight_web_page_get_web_view (replay->page);
+
+      g_free (replay->before_uri);
+      replay->before_uri = g_strdup (webkit_web_view_get_uri (view));
+      webkit_web_view_go_back (view);
+      g_timeout_add (END_STATE_POLL_MS, replay_back_cb, task);
+      return;
+    }
+  if (g_str_equal (tool, "wait"))
+    {
+      replay->index++;
+      g_timeout_add ((guint) MIN (json_object_get_int_member_with_default (args, "ms", 0),
+                                  (gint64) replay_remaining (replay)),
+                     replay_next_cb, task);
+      return;
+    }
+  if (g_str_equal (tool, "screenshot"))
+    {
+      replay->index++;
+      replay_next (task);
+      return;
+    }
+  if (object_member (action, "descriptor") == NULL)
+    {
+      /* an action on the page or the focused element: a key, a page scroll */
+      const char *verb = g_str_equal (tool, "press") ? "press" : "scroll";
+      const char *value = args != NULL ? json_object_get_string_member_with_default (args, "key", "Enter")
+                                       : "Enter";
+
+      _sight_direct_perform_async (replay->page, NULL, FALSE, 0, 0, verb, value,
+                                   replay_remaining (replay), g_task_get_cancellable (task),
+                                   performed_cb, task);
+      return;
+    }
+  sight_observation_capture_async (replay->page, SIGHT_OBSERVE_DEFAULT, replay_remaining (replay),
+                                   g_task_get_cancellable (task), replay_observed_cb, task);
+}
+
+void
+sight_trace_replay_async (SightTrace          *trace,
+                          SightWebPage        *page,
+                          JsonNode            *params,
+                          SightSecrets        *secrets,
+                          guint                timeout_ms,
+                          GCancellable        *cancellable,
+                          GAsyncReadyCallback  callback,
+                          gpointer             user_data)
+{
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  Replay *replay = g_new0 (Replay, 1);
+
+  g_task_set_source_tag (task, sight_trace_replay_async);
+  replay->trace = sight_trace_ref (trace);
+  replay->page = g_object_ref (page);
+  replay->params = params != NULL ? json_node_ref (params) : NULL;
+  replay->secrets = secrets != NULL ? sight_secrets_ref (secrets) : NULL;
+  replay->deadline = g_get_monotonic_time () + (gint64) MAX (timeout_ms, 1u) * 1000;
+  g_task_set_task_data (task, replay, (GDestroyNotify) replay_free);
+  replay_next (task);
+}
+
+JsonNode *
+sight_trace_replay_finish (SightTrace    *trace,
+                           GAsyncResult  *result,
+                           GError       **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
 }

@@ -4,6 +4,7 @@
 #include <json-glib/json-glib.h>
 
 #include "sight-observation.h"
+#include "sight-secrets.h"
 
 G_BEGIN_DECLS
 
@@ -100,6 +101,28 @@ gboolean    sight_trace_refind           (SightTrace       *trace,
 JsonNode   *sight_trace_to_json          (SightTrace       *trace);
 SightTrace *sight_trace_new_from_json    (JsonNode         *node,
                                           GError          **error);
+
+/* Replays @trace on @page with no model call: each action's node re-found by
+ * its descriptor in a fresh observation, then acted on; {param}s filled from
+ * @params (Secrets through @secrets, host-side). Finishes with a `cache`
+ * object: { "status": "self-finalized" } when the recorded end state came
+ * back; { "status": "missed", "reason", "action" } when a node could not be
+ * re-found, the viewport differs for a bare point, or an action failed (the
+ * step goes to the model); { "status": "unconfirmed", "reason" } when every
+ * action ran but the end state did not come back within the deadline (one
+ * model judgment then decides: agent-concluded). Errors only for a page that
+ * is gone or a cancelled step. */
+void        sight_trace_replay_async     (SightTrace          *trace,
+                                          SightWebPage        *page,
+                                          JsonNode            *params,
+                                          SightSecrets        *secrets,
+                                          guint                timeout_ms,
+                                          GCancellable        *cancellable,
+                                          GAsyncReadyCallback  callback,
+                                          gpointer             user_data);
+JsonNode   *sight_trace_replay_finish    (SightTrace          *trace,
+                                          GAsyncResult        *result,
+                                          GError             **error);
 
 typedef struct _SightTraceCache SightTraceCache;
 

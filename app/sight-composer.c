@@ -1,0 +1,798 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-composer"
+
+#include "config.h"
+
+#include "sight-composer.h"
+
+#include <glib/gi18n.h>
+
+#include "sight-agent.h"
+#include "sight-direct-run.h"
+#include "sight-error.h"
+#include "sight-model-config.h"
+#include "sight-project.h"
+#include "sight-step-request.h"
+#include "sight-step-result.h"
+
+
+#define DIRECT_STEP_TIMEOUT_MS 15000
+#define TICK_MS 100
+
+static const char * const kinds[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+
+struct _SightComposer
+{
+  AdwBin parent_instance;
+
+  /* template widgets */
+  GtkDropDown    *kind_dropdown;
+  GtkEntry       *instruction_entry;
+  GtkTextView    *params_view;
+  GtkWidget      *schema_expander;
+  GtkTextView    *schema_view;
+  GtkDropDown    *vision_dropdown;
+  GtkSpinButton  *timeout_spin;
+  GtkSpinButton  *max_steps_spin;
+  GtkSpinButton  *max_calls_spin;
+  GtkEntry       *agent_entry;
+  GtkWidget      *vision_row;
+  GtkWidget      *max_steps_row;
+  GtkWidget      *max_calls_row;
+  GtkRevealer    *no_model_revealer;
+  GtkLabel       *no_model_label;
+  GtkWidget      *result_box;
+  GtkLabel       *verdict_label;
+  GtkLabel       *code_label;
+  GtkLabel       *summary_label;
+  GtkLevelBar    *calls_bar;
+  GtkLabel       *calls_label;
+  GtkLevelBar    *actions_bar;
+  GtkLabel       *actions_label;
+  GtkLevelBar    *time_bar;
+  GtkLabel       *time_label;
+  GtkLabel       *tokens_label;
+  GtkLabel       *cost_label;
+  GtkLabel       *totals_label;
+  GtkListBox     *timeline;
+  GtkStack       *timeline_stack;
+
+  /* owned */
+  SightProject   *project;
+  SightWebPage   *page;
+  SightAgent     *agent;
+  GCancellable   *cancellable;      /* the window's */
+  GCancellable   *run_cancellable;
+  char           *verdict;
+  gint64          started_us;
+  gint64          finished_us;
+  gint64          timeout_ms;
+  guint           max_calls;
+  guint           max_actions;
+  guint           model_calls;
+  guint           actions;
+  guint           tick_source;
+  guint           n_timeline;
+  /* run totals */
+  guint           total_steps;
+  guint           total_calls;
+  guint64         total_tokens;
+  guint64         total_cost_micro_usd;
+  gboolean        running;
+};
+
+G_DEFINE_FINAL_TYPE (SightComposer, sight_composer, ADW_TYPE_BIN)
+
+enum { STEP_FINISHED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+const char *
+sight_composer_get_kind (SightComposer *self)
+{
+  guint selected;
+
+  g_return_val_if_fail (SIGHT_IS_COMPOSER (self), NULL);
+
+  selected = gtk_drop_down_get_selected (self->kind_dropdown);
+  return selected < G_N_ELEMENTS (kinds) - 1 ? kinds[selected] : "do";
+}
+
+/* Meters ----------------------------------------------------------------- */
+
+static void
+set_meter (GtkLevelBar *bar,
+           GtkLabel    *label,
+           double       used,
+           double       limit,
+           const char  *text)
+{
+  gtk_level_bar_set_max_value (bar, limit > 0 ? limit : 1);
+  gtk_level_bar_set_value (bar, limit > 0 ? MIN (used, limit) : 0);
+  gtk_label_set_text (label, text);
+}
+
+static gint64
+elapsed_ms_of (SightComposer *self)
+{
+  if (self->started_us <= 0)
+    return 0;
+  return ((self->running ? g_get_monotonic_time () : self->finished_us) - self->started_us) / 1000;
+}
+
+static void
+update_meters (SightComposer *self)
+{
+  gint64 elapsed_ms = elapsed_ms_of (self);
+  g_autofree char *calls = NULL;
+  g_autofree char *actions = NULL;
+  g_autofree char *time = NULL;
+
+  /* Translators: a meter: used / limit */
+  calls = self->max_calls > 0 ? g_strdup_printf (_("%u / %u"), self->model_calls, self->max_calls)
+                              : g_strdup_printf ("%u", self->model_calls);
+  actions = self->max_actions > 0 ? g_strdup_printf (_("%u / %u"), self->actions, self->max_actions)
+                                  : g_strdup_printf ("%u", self->actions);
+  /* Translators: a time meter in seconds: used / timeout */
+  time = g_strdup_printf (_("%.1f s / %.0f s"), elapsed_ms / 1000.0, self->timeout_ms / 1000.0);
+  set_meter (self->calls_bar, self->calls_label, self->model_calls, self->max_calls, calls);
+  set_meter (self->actions_bar, self->actions_label, self->actions, self->max_actions, actions);
+  set_meter (self->time_bar, self->time_label, elapsed_ms, self->timeout_ms, time);
+}
+
+static gboolean
+tick_cb (gpointer user_data)
+{
+  update_meters (SIGHT_COMPOSER (user_data));
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+budget_changed_cb (SightAgent    *agent,
+                   guint          model_calls,
+                   guint          actions,
+                   gint64         remaining_ms,
+                   SightComposer *self)
+{
+  self->model_calls = model_calls;
+  self->actions = actions;
+  update_meters (self);
+}
+
+static void
+model_call_started_cb (SightAgent    *agent,
+                       guint          n,
+                       SightComposer *self)
+{
+  self->model_calls = MAX (self->model_calls, n);
+  update_meters (self);
+}
+
+/* Model notice ----------------------------------------------------------- */
+
+static gboolean
+model_configured (SightComposer *self,
+                  char         **hint)
+{
+  g_autoptr(SightModelProvider) provider = NULL;
+  g_autoptr(GError) error = NULL;
+  const SightAgentConfig *config;
+  const char *agent = gtk_editable_get_text (GTK_EDITABLE (self->agent_entry));
+
+  config = sight_project_resolve_agent (self->project, *agent ? agent : NULL, &error);
+  if (config != NULL)
+    provider = sight_model_provider_new_for_agent_config (config, &error);
+  if (provider != NULL)
+    return TRUE;
+  if (hint != NULL)
+    *hint = g_strdup (error != NULL ? error->message : "");
+  return FALSE;
+}
+
+static void
+update_kind (SightComposer *self)
+{
+  const char *kind = sight_composer_get_kind (self);
+  gboolean direct = g_str_equal (kind, "do");
+  g_autofree char *hint = NULL;
+  gboolean no_model = !direct && !model_configured (self, &hint);
+
+  gtk_widget_set_visible (self->schema_expander, g_str_equal (kind, "extract"));
+  gtk_widget_set_visible (self->vision_row, !direct && !g_str_equal (kind, "act"));
+  gtk_widget_set_visible (self->max_steps_row, g_str_equal (kind, "act"));
+  gtk_widget_set_visible (self->max_calls_row,
+                          g_str_equal (kind, "act") || g_str_equal (kind, "waitFor"));
+  gtk_entry_set_placeholder_text (self->instruction_entry,
+                                  direct ? _("click the “Sign in” button")
+                                  : g_str_equal (kind, "act") ? _("Sign in as the member")
+                                  : g_str_equal (kind, "assert") ? _("the dashboard shows a trial badge")
+                                  : g_str_equal (kind, "waitFor") ? _("the upload has finished")
+                                  : _("the workspace name and plan"));
+  if (no_model)
+    {
+      g_autofree char *text = g_strdup_printf (
+        _("Steps that need a model fail until one is set. Set SIGHTLINE_MODEL (for example "
+          "“openai:gpt-4.1-mini”) and its API key, or add an agent to sightline.json. %s"),
+        hint != NULL ? hint : "");
+
+      gtk_label_set_text (self->no_model_label, text);
+    }
+  gtk_revealer_set_reveal_child (self->no_model_revealer, no_model);
+}
+
+static void
+kind_changed_cb (GtkDropDown   *dropdown,
+                 GParamSpec    *pspec,
+                 SightComposer *self)
+{
+  update_kind (self);
+}
+
+/* Running ---------------------------------------------------------------- */
+
+static void
+set_running (SightComposer *self,
+             gboolean       running)
+{
+  self->running = running;
+  if (!running)
+    self->finished_us = g_get_monotonic_time ();
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.run", !running);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.stop", running);
+  g_clear_handle_id (&self->tick_source, g_source_remove);
+  if (running)
+    self->tick_source = g_timeout_add (TICK_MS, tick_cb, self);
+}
+
+static void
+add_timeline_row (SightComposer *self,
+                  const char    *kind,
+                  const char    *instruction,
+                  const char    *verdict,
+                  const char    *detail)
+{
+  GtkWidget *row = adw_action_row_new ();
+  GtkWidget *icon;
+  g_autofree char *title = g_markup_printf_escaped ("%s  %s", kind, instruction);
+  g_autofree char *subtitle = g_markup_escape_text (detail != NULL ? detail : "", -1);
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+  adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (row), 2);
+  icon = gtk_image_new_from_icon_name (g_str_equal (verdict, "pass") ? "emblem-ok-symbolic"
+                                       : g_str_equal (verdict, "blocked")
+                                       ? "action-unavailable-symbolic"
+                                       : "dialog-error-symbolic");
+  gtk_widget_add_css_class (icon, g_str_equal (verdict, "pass") ? "success"
+                            : g_str_equal (verdict, "blocked") ? "warning" : "error");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (icon), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  verdict, -1);
+  adw_action_row_add_prefix (ADW_ACTION_ROW (row), icon);
+  gtk_list_box_prepend (self->timeline, row);
+  self->n_timeline++;
+  gtk_stack_set_visible_child_name (self->timeline_stack, "list");
+}
+
+static void
+show_result (SightComposer *self,
+             const char    *kind,
+             const char    *instruction,
+             const char    *verdict,
+             const char    *code,
+             const char    *text)
+{
+  const char *classes[] = { "success", "error", "warning" };
+
+  g_free (self->verdict);
+  self->verdict = g_strdup (verdict);
+  for (guint i = 0; i < G_N_ELEMENTS (classes); i++)
+    gtk_widget_remove_css_class (GTK_WIDGET (self->verdict_label), classes[i]);
+  gtk_widget_add_css_class (GTK_WIDGET (self->verdict_label),
+                            g_str_equal (verdict, "pass") ? "success"
+                            : g_str_equal (verdict, "blocked") ? "warning" : "error");
+  gtk_label_set_text (self->verdict_label,
+                      g_str_equal (verdict, "pass") ? _("Passed")
+                      : g_str_equal (verdict, "blocked") ? _("Blocked") : _("Failed"));
+  gtk_label_set_text (self->code_label, code != NULL ? code : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->code_label), code != NULL);
+  gtk_label_set_text (self->summary_label, text != NULL ? text : "");
+  gtk_widget_set_visible (self->result_box, TRUE);
+  add_timeline_row (self, kind, instruction, verdict, code != NULL && text != NULL
+                    ? text : text);
+}
+
+static void
+update_totals (SightComposer *self)
+{
+  g_autofree char *totals = NULL;
+
+  totals = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "Run: %u step, %u model calls",
+                                         "Run: %u steps, %u model calls", self->total_steps),
+                            self->total_steps, self->total_calls);
+  gtk_label_set_text (self->totals_label, totals);
+}
+
+static void
+emit_finished (SightComposer *self,
+               JsonNode      *json)
+{
+  self->total_steps++;
+  update_totals (self);
+  update_meters (self);
+  g_signal_emit (self, signals[STEP_FINISHED], 0, json);
+}
+
+static void
+agent_run_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(SightComposer) self = user_data;
+  g_autoptr(SightStepResult) step = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) json = NULL;
+  g_autofree char *tokens = NULL;
+  const char *code = NULL;
+  const char *text;
+
+  step = sight_agent_run_finish (SIGHT_AGENT (source), result, &error);
+  set_running (self, FALSE);
+  if (step == NULL)
+    return;   /* cancelled: the window is closing or Stop was pressed */
+
+  self->model_calls = step->model_calls;
+  self->actions = step->actions;
+  if (step->error != NULL && step->error->domain == SIGHT_ERROR)
+    code = sight_error_code_to_string (step->error->code);
+  text = step->error != NULL ? step->error->message : step->summary;
+  if (step->value != NULL && step->error == NULL)
+    {
+      g_autofree char *value = json_to_string (step->value, TRUE);
+
+      show_result (self, sight_step_kind_to_string (step->kind), step->instruction,
+                   sight_step_verdict_to_string (step->verdict), code, value);
+    }
+  else
+    show_result (self, sight_step_kind_to_string (step->kind), step->instruction,
+                 sight_step_verdict_to_string (step->verdict), code, text);
+
+  self->total_calls += step->model_calls;
+  self->total_tokens += step->usage.input_tokens + step->usage.output_tokens;
+  if (step->usage.has_cost)
+    self->total_cost_micro_usd += step->usage.cost_micro_usd;
+  /* Translators: tokens of one step: in / out */
+  tokens = g_strdup_printf (_("%" G_GUINT64_FORMAT " in / %" G_GUINT64_FORMAT " out"),
+                            step->usage.input_tokens, step->usage.output_tokens);
+  gtk_label_set_text (self->tokens_label, tokens);
+  if (step->usage.has_cost)
+    {
+      g_autofree char *cost = g_strdup_printf ("$%.4f", step->usage.cost_micro_usd / 1e6);
+
+      gtk_label_set_text (self->cost_label, cost);
+    }
+  else
+    gtk_label_set_text (self->cost_label, _("unknown"));
+
+  json = sight_step_result_to_json (step);
+  emit_finished (self, json);
+}
+
+static void
+direct_run_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(SightComposer) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = NULL;
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) json = NULL;
+  const char *instruction = g_object_get_data (G_OBJECT (self), "direct-instruction");
+  const char *verdict, *code = NULL;
+
+  summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result, &error);
+  set_running (self, FALSE);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  if (error != NULL && error->domain == SIGHT_ERROR)
+    code = sight_error_code_to_string (error->code);
+  verdict = error == NULL ? "pass"
+            : error->domain == SIGHT_ERROR && sight_error_code_is_blocked (error->code)
+            ? "blocked" : "fail";
+  if (error == NULL)
+    self->actions++;
+  show_result (self, "do", instruction, verdict, code,
+               error != NULL ? error->message : summary);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "kind");
+  json_builder_add_string_value (builder, "do");
+  json_builder_set_member_name (builder, "instruction");
+  json_builder_add_string_value (builder, instruction);
+  json_builder_set_member_name (builder, "verdict");
+  json_builder_add_string_value (builder, verdict);
+  if (code != NULL)
+    {
+      json_builder_set_member_name (builder, "code");
+      json_builder_add_string_value (builder, code);
+    }
+  json_builder_set_member_name (builder, error != NULL ? "explanation" : "summary");
+  json_builder_add_string_value (builder, error != NULL ? error->message : summary);
+  json_builder_end_object (builder);
+  json = json_builder_get_root (builder);
+  emit_finished (self, json);
+}
+
+static JsonNode *
+parse_json_view (GtkTextView  *view,
+                 const char   *what,
+                 GError      **error)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (view);
+  GtkTextIter start, end;
+  g_autofree char *text = NULL;
+  g_autoptr(GError) local_error = NULL;
+  JsonNode *node;
+
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  text = g_strstrip (gtk_text_buffer_get_text (buffer, &start, &end, FALSE));
+  if (*text == '\0')
+    return NULL;
+  node = json_from_string (text, &local_error);
+  if (node == NULL)
+    g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                 _("%s is not valid JSON: %s"), what, local_error->message);
+  return node;
+}
+
+static void
+fail_before_start (SightComposer *self,
+                   const char    *kind,
+                   const char    *instruction,
+                   GError        *error)
+{
+  const char *code = error->domain == SIGHT_ERROR
+                     ? sight_error_code_to_string (error->code) : NULL;
+
+  show_result (self, kind, instruction,
+               error->domain == SIGHT_ERROR && sight_error_code_is_blocked (error->code)
+               ? "blocked" : "fail", code, error->message);
+}
+
+static void
+start_run (SightComposer *self)
+{
+  const char *kind = sight_composer_get_kind (self);
+  const char *instruction = gtk_editable_get_text (GTK_EDITABLE (self->instruction_entry));
+  g_autoptr(JsonNode) params = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (self->running || self->page == NULL)
+    return;
+  if (*instruction == '\0')
+    {
+      gtk_widget_grab_focus (GTK_WIDGET (self->instruction_entry));
+      gtk_widget_error_bell (GTK_WIDGET (self));
+      return;
+    }
+
+  g_clear_object (&self->run_cancellable);
+  self->run_cancellable = g_cancellable_new ();
+  if (self->cancellable != NULL)
+    g_signal_connect_object (self->cancellable, "cancelled",
+                             G_CALLBACK (g_cancellable_cancel), self->run_cancellable,
+                             G_CONNECT_SWAPPED);
+  self->model_calls = 0;
+  self->actions = 0;
+  self->started_us = g_get_monotonic_time ();
+
+  params = parse_json_view (self->params_view, _("Params"), &error);
+  if (error != NULL)
+    {
+      fail_before_start (self, kind, instruction, error);
+      return;
+    }
+
+  if (g_str_equal (kind, "do"))
+    {
+      guint timeout = gtk_spin_button_get_value_as_int (self->timeout_spin);
+
+      self->timeout_ms = timeout > 0 ? timeout : DIRECT_STEP_TIMEOUT_MS;
+      self->max_calls = 0;
+      self->max_actions = 1;
+      g_object_set_data_full (G_OBJECT (self), "direct-instruction", g_strdup (instruction),
+                              g_free);
+      set_running (self, TRUE);
+      update_meters (self);
+      sight_direct_step_run_async (self->page, instruction, params,
+                                   sight_project_get_secrets (self->project),
+                                   self->timeout_ms, self->run_cancellable,
+                                   direct_run_cb, g_object_ref (self));
+      return;
+    }
+  else
+    {
+      g_autoptr(JsonObject) options = json_object_new ();
+      g_autoptr(JsonNode) schema = NULL;
+      g_autoptr(SightStepRequest) request = NULL;
+      g_autoptr(SightModelProvider) provider = NULL;
+      SightStepKind step_kind = SIGHT_STEP_ACT;
+      guint vision = gtk_drop_down_get_selected (self->vision_dropdown);
+      const char *agent = gtk_editable_get_text (GTK_EDITABLE (self->agent_entry));
+
+      sight_step_kind_from_string (kind, &step_kind);
+      if (params != NULL)
+        json_object_set_member (options, "params", g_steal_pointer (&params));
+      if (step_kind == SIGHT_STEP_EXTRACT)
+        {
+          schema = parse_json_view (self->schema_view, _("The schema"), &error);
+          if (error != NULL)
+            {
+              fail_before_start (self, kind, instruction, error);
+              return;
+            }
+          if (schema != NULL)
+            json_object_set_member (options, "schema", g_steal_pointer (&schema));
+        }
+      if (vision == 1 || vision == 2)
+        json_object_set_boolean_member (options, "vision", vision == 2);
+      else if (vision == 3)
+        json_object_set_string_member (options, "vision", "only");
+      if (gtk_spin_button_get_value_as_int (self->timeout_spin) > 0)
+        json_object_set_int_member (options, "timeout",
+                                    gtk_spin_button_get_value_as_int (self->timeout_spin));
+      if (step_kind == SIGHT_STEP_ACT && gtk_spin_button_get_value_as_int (self->max_steps_spin) > 0)
+        json_object_set_int_member (options, "maxSteps",
+                                    gtk_spin_button_get_value_as_int (self->max_steps_spin));
+      if ((step_kind == SIGHT_STEP_ACT || step_kind == SIGHT_STEP_WAIT_FOR) &&
+          gtk_spin_button_get_value_as_int (self->max_calls_spin) > 0)
+        json_object_set_int_member (options, "maxModelCalls",
+                                    gtk_spin_button_get_value_as_int (self->max_calls_spin));
+      if (*agent != '\0')
+        json_object_set_string_member (options, "agent", agent);
+
+      request = sight_step_request_new (self->project, step_kind, instruction, options, NULL,
+                                        -1, &error);
+      if (request == NULL)
+        {
+          fail_before_start (self, kind, instruction, error);
+          return;
+        }
+      /* No model: the step is blocked before it opens, with what to set. */
+      {
+        g_autofree char *hint = NULL;
+
+        if (!model_configured (self, &hint))
+          {
+            error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE, "%s",
+                                 hint != NULL && *hint ? hint : _("No model configured"));
+            fail_before_start (self, kind, instruction, error);
+            update_kind (self);
+            return;
+          }
+      }
+      self->timeout_ms = request->limits.timeout_ms;
+      self->max_calls = request->limits.max_model_calls;
+      self->max_actions = step_kind == SIGHT_STEP_ACT ? request->limits.max_actions : 0;
+
+      g_clear_object (&self->agent);
+      self->agent = sight_agent_new (self->project, self->page);
+      g_signal_connect_object (self->agent, "budget-changed",
+                               G_CALLBACK (budget_changed_cb), self, 0);
+      g_signal_connect_object (self->agent, "model-call-started",
+                               G_CALLBACK (model_call_started_cb), self, 0);
+      set_running (self, TRUE);
+      update_meters (self);
+      sight_agent_run_async (self->agent, g_steal_pointer (&request), self->run_cancellable,
+                             agent_run_cb, g_object_ref (self));
+    }
+}
+
+static void
+run_action (GtkWidget  *widget,
+            const char *action_name,
+            GVariant   *parameter)
+{
+  start_run (SIGHT_COMPOSER (widget));
+}
+
+static void
+stop_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  SightComposer *self = SIGHT_COMPOSER (widget);
+
+  if (self->run_cancellable != NULL)
+    g_cancellable_cancel (self->run_cancellable);
+}
+
+static void
+instruction_activate_cb (GtkEntry      *entry,
+                         SightComposer *self)
+{
+  start_run (self);
+}
+
+static void
+sight_composer_dispose (GObject *object)
+{
+  SightComposer *self = SIGHT_COMPOSER (object);
+
+  if (self->run_cancellable != NULL)
+    g_cancellable_cancel (self->run_cancellable);
+  g_clear_handle_id (&self->tick_source, g_source_remove);
+  g_clear_object (&self->run_cancellable);
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->agent);
+  g_clear_object (&self->page);
+  g_clear_pointer (&self->project, sight_project_unref);
+  G_OBJECT_CLASS (sight_composer_parent_class)->dispose (object);
+}
+
+static void
+sight_composer_finalize (GObject *object)
+{
+  SightComposer *self = SIGHT_COMPOSER (object);
+
+  g_free (self->verdict);
+  G_OBJECT_CLASS (sight_composer_parent_class)->finalize (object);
+}
+
+static void
+sight_composer_class_init (SightComposerClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = sight_composer_dispose;
+  object_class->finalize = sight_composer_finalize;
+
+  /**
+   * SightComposer::step-finished:
+   * @result: the step's result as JSON
+   */
+  signals[STEP_FINISHED] = g_signal_new ("step-finished", G_TYPE_FROM_CLASS (klass),
+                                         G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                         G_TYPE_NONE, 1, JSON_TYPE_NODE);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/dev/sightline/Sightline/sight-composer.ui");
+#define BIND(name) gtk_widget_class_bind_template_child (widget_class, SightComposer, name)
+  BIND (kind_dropdown);
+  BIND (instruction_entry);
+  BIND (params_view);
+  BIND (schema_expander);
+  BIND (schema_view);
+  BIND (vision_dropdown);
+  BIND (timeout_spin);
+  BIND (max_steps_spin);
+  BIND (max_calls_spin);
+  BIND (agent_entry);
+  BIND (vision_row);
+  BIND (max_steps_row);
+  BIND (max_calls_row);
+  BIND (no_model_revealer);
+  BIND (no_model_label);
+  BIND (result_box);
+  BIND (verdict_label);
+  BIND (code_label);
+  BIND (summary_label);
+  BIND (calls_bar);
+  BIND (calls_label);
+  BIND (actions_bar);
+  BIND (actions_label);
+  BIND (time_bar);
+  BIND (time_label);
+  BIND (tokens_label);
+  BIND (cost_label);
+  BIND (totals_label);
+  BIND (timeline);
+  BIND (timeline_stack);
+#undef BIND
+  gtk_widget_class_bind_template_callback (widget_class, kind_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, instruction_activate_cb);
+
+  gtk_widget_class_install_action (widget_class, "composer.run", NULL, run_action);
+  gtk_widget_class_install_action (widget_class, "composer.stop", NULL, stop_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Return, GDK_CONTROL_MASK,
+                                       "composer.run", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0,
+                                       "composer.stop", NULL);
+}
+
+static void
+sight_composer_init (SightComposer *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->project = sight_project_new_default ();
+  self->timeout_ms = DIRECT_STEP_TIMEOUT_MS;
+  set_running (self, FALSE);
+  update_kind (self);
+  update_meters (self);
+  update_totals (self);
+}
+
+GtkWidget *
+sight_composer_new (void)
+{
+  return g_object_new (SIGHT_TYPE_COMPOSER, NULL);
+}
+
+void
+sight_composer_set_page (SightComposer *self,
+                         SightWebPage  *page)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+  g_set_object (&self->page, page);
+}
+
+void
+sight_composer_set_cancellable (SightComposer *self,
+                                GCancellable  *cancellable)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+  g_set_object (&self->cancellable, cancellable);
+}
+
+void
+sight_composer_set_kind (SightComposer *self,
+                         const char    *kind)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+
+  for (guint i = 0; kinds[i] != NULL; i++)
+    if (g_str_equal (kinds[i], kind))
+      gtk_drop_down_set_selected (self->kind_dropdown, i);
+}
+
+void
+sight_composer_set_instruction (SightComposer *self,
+                                const char    *instruction)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->instruction_entry), instruction);
+}
+
+gboolean
+sight_composer_get_running (SightComposer *self)
+{
+  g_return_val_if_fail (SIGHT_IS_COMPOSER (self), FALSE);
+  return self->running;
+}
+
+const char *
+sight_composer_get_verdict (SightComposer *self)
+{
+  g_return_val_if_fail (SIGHT_IS_COMPOSER (self), NULL);
+  return self->verdict;
+}
+
+guint
+sight_composer_get_n_timeline (SightComposer *self)
+{
+  g_return_val_if_fail (SIGHT_IS_COMPOSER (self), 0);
+  return self->n_timeline;
+}
+
+void
+sight_composer_get_meters (SightComposer *self,
+                           guint         *model_calls,
+                           guint         *actions,
+                           gint64        *elapsed_ms)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+
+  if (model_calls != NULL)
+    *model_calls = self->model_calls;
+  if (actions != NULL)
+    *actions = self->actions;
+  if (elapsed_ms != NULL)
+    *elapsed_ms = elapsed_ms_of (self);
+}
+
+gboolean
+sight_composer_get_no_model_shown (SightComposer *self)
+{
+  g_return_val_if_fail (SIGHT_IS_COMPOSER (self), FALSE);
+  return gtk_revealer_get_reveal_child (self->no_model_revealer);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <adwaita.h>
+
+#include "sight-web-page.h"
+
+G_BEGIN_DECLS
+
+#define SIGHT_TYPE_COMPOSER (sight_composer_get_type ())
+G_DECLARE_FINAL_TYPE (SightComposer, sight_composer, SIGHT, COMPOSER, AdwBin)
+
+/* The step composer: a direct step ("do") or act / assert / waitFor /
+ * extract, its instruction, params, schema and options, run live against
+ * the page. The verdict, summary or explanation and code show inline; the
+ * budget meters move from the agent's progress signals while the step runs;
+ * every step run lands in the timeline.
+ *
+ * Actions: composer.run, composer.stop. Emits ::step-finished with the
+ * step's result as JSON (sight_step_result_to_json's shape; direct steps
+ * {"kind": "do", "instruction", "verdict", "code"?, "explanation"?,
+ * "summary"?}). */
+GtkWidget  *sight_composer_new             (void);
+void        sight_composer_set_page        (SightComposer *self,
+                                            SightWebPage  *page);
+/* Cancelled with the window: a running step stops. */
+void        sight_composer_set_cancellable (SightComposer *self,
+                                            GCancellable  *cancellable);
+/* "do", "act", "assert", "waitFor" or "extract". */
+void        sight_composer_set_kind        (SightComposer *self,
+                                            const char    *kind);
+const char *sight_composer_get_kind        (SightComposer *self);
+void        sight_composer_set_instruction (SightComposer *self,
+                                            const char    *instruction);
+gboolean    sight_composer_get_running     (SightComposer *self);
+/* "pass", "fail", "blocked", or NULL before the first step. */
+const char *sight_composer_get_verdict     (SightComposer *self);
+guint       sight_composer_get_n_timeline  (SightComposer *self);
+/* What the meters show: model calls and actions used, and the time used. */
+void        sight_composer_get_meters      (SightComposer *self,
+                                            guint         *model_calls,
+                                            guint         *actions,
+                                            gint64        *elapsed_ms);
+/* Whether the "No model configured" notice is up. */
+gboolean    sight_composer_get_no_model_shown (SightComposer *self);
+
+G_END_DECLS
