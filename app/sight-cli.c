@@ -27,6 +27,8 @@ static const SightCommand commands[] = {
   { "assert", N_("Judge once whether a page meets a condition"), sight_cmd_assert, TRUE },
   { "wait-for", N_("Observe a page until a condition holds"), sight_cmd_wait_for, TRUE },
   { "extract", N_("Read a value that follows a JSON Schema from a page"), sight_cmd_extract, TRUE },
+  { "runs", N_("List the stored runs"), sight_cmd_runs, FALSE },
+  { "report", N_("Write the report of a stored run: HTML, JSON or JUnit"), sight_cmd_report, FALSE },
 };
 
 const SightCommand *

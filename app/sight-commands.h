@@ -20,5 +20,7 @@ int sight_cmd_act (int argc, char **argv);
 int sight_cmd_assert (int argc, char **argv);
 int sight_cmd_wait_for (int argc, char **argv);
 int sight_cmd_extract (int argc, char **argv);
+int sight_cmd_runs (int argc, char **argv);
+int sight_cmd_report (int argc, char **argv);
 
 G_END_DECLS

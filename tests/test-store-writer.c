@@ -65,13 +65,13 @@ main (int    argc,
               !sight_store_add_observation (store, &obs, &error) ||
               !sight_store_add_log (store, &log, &error))
             return 1;
-          step.verdict = SIGHT_VERDICT_PASS;
+          step.verdict = SIGHT_RUN_VERDICT_PASS;
           step.actions = 1;
           if (!sight_store_finish_step (store, &step, &error))
             return 1;
         }
       run.id = id;
-      run.verdict = SIGHT_VERDICT_PASS;
+      run.verdict = SIGHT_RUN_VERDICT_PASS;
       if (!sight_store_finish_run (store, &run, &error) ||
           write (STDOUT_FILENO, "C", 1) != 1)
         return 1;

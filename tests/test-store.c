@@ -159,14 +159,14 @@ test_migrate_previous (Fixture       *f,
   run = sight_store_load_run (store, "run_old", &error);
   g_assert_no_error (error);
   g_assert_cmpstr (run->run->name, ==, "Old run");
-  g_assert_cmpint (run->run->verdict, ==, SIGHT_VERDICT_PASS);
+  g_assert_cmpint (run->run->verdict, ==, SIGHT_RUN_VERDICT_PASS);
   g_assert_cmpuint (run->steps->len, ==, 1);
   g_assert_false (((SightStepRecord *) run->steps->pdata[0])->has_target);
 
   /* The columns of migration 2 are usable. */
   finish.run_id = (char *) "run_old";
   finish.index = 0;
-  finish.verdict = SIGHT_VERDICT_PASS;
+  finish.verdict = SIGHT_RUN_VERDICT_PASS;
   finish.budget_json = (char *) "{\"maxModelCalls\":25}";
   finish.has_target = TRUE;
   finish.target_x = 10;
@@ -242,7 +242,7 @@ write_sample_run (SightStore *store,
       g_assert_no_error (error);
       g_assert_true (sight_store_add_observation (store, &obs, &error));
       g_assert_true (sight_store_add_model_call (store, &call, &error));
-      step.verdict = i == 2 ? SIGHT_VERDICT_FAIL : SIGHT_VERDICT_PASS;
+      step.verdict = i == 2 ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_PASS;
       step.code = i == 2 ? (char *) "ASSERTION_FAILED" : NULL;
       step.explanation = i == 2 ? (char *) "Expected text \"Welcome\" is not on the page" : NULL;
       step.model_calls = 1;
@@ -272,7 +272,7 @@ write_sample_run (SightStore *store,
     g_bytes_unref (art.data);
   }
   run.id = id;
-  run.verdict = SIGHT_VERDICT_FAIL;
+  run.verdict = SIGHT_RUN_VERDICT_FAIL;
   run.final_url = (char *) "http://127.0.0.1:8765/dashboard";
   run.notes = (char **) notes;
   run.finished_at = t0 + 7000000;
@@ -302,7 +302,7 @@ test_roundtrip (Fixture       *f,
   g_assert_no_error (error);
   g_assert_cmpstr (d->run->id, ==, id);
   g_assert_cmpstr (d->run->kind, ==, "smoke");
-  g_assert_cmpint (d->run->verdict, ==, SIGHT_VERDICT_FAIL);
+  g_assert_cmpint (d->run->verdict, ==, SIGHT_RUN_VERDICT_FAIL);
   g_assert_cmpstr (d->run->final_url, ==, "http://127.0.0.1:8765/dashboard");
   g_assert_cmpstr (d->run->notes[0], ==, "first note");
   g_assert_null (d->run->notes[1]);
@@ -439,12 +439,12 @@ test_async (Fixture       *f,
       SightStepRecord step = { .run_id = id, .index = i, .kind = (char *) "assert" };
       sight_store_add_step_async (store, &step, NULL, write_done_cb, &state);
       state.pending++;
-      step.verdict = SIGHT_VERDICT_PASS;
+      step.verdict = SIGHT_RUN_VERDICT_PASS;
       sight_store_finish_step_async (store, &step, NULL, write_done_cb, &state);
       state.pending++;
     }
   run.id = id;
-  run.verdict = SIGHT_VERDICT_PASS;
+  run.verdict = SIGHT_RUN_VERDICT_PASS;
   sight_store_finish_run_async (store, &run, NULL, write_done_cb, &state);
   state.pending++;
   g_main_loop_run (state.loop);
@@ -458,7 +458,7 @@ test_async (Fixture       *f,
 
   sight_store_load_run_async (store, id, NULL, load_done_cb, &state);
   g_main_loop_run (state.loop);
-  g_assert_cmpint (state.data->run->verdict, ==, SIGHT_VERDICT_PASS);
+  g_assert_cmpint (state.data->run->verdict, ==, SIGHT_RUN_VERDICT_PASS);
   sight_run_data_free (state.data);
   g_main_loop_unref (state.loop);
 }
@@ -623,7 +623,7 @@ test_secrets (Fixture       *f,
     SightObservationRecord bad_obs = obs;
 
     g_assert_true (sight_store_add_step (store, &step, &error));
-    step.verdict = SIGHT_VERDICT_FAIL;
+    step.verdict = SIGHT_RUN_VERDICT_FAIL;
     step.explanation = (char *) "typed " CANARY;
     g_assert_true (sight_store_finish_step (store, &step, &error));
     g_assert_true (sight_store_add_observation (store, &obs, &error));
@@ -644,7 +644,7 @@ test_secrets (Fixture       *f,
     g_clear_error (&error);
   }
   run.id = id;
-  run.verdict = SIGHT_VERDICT_FAIL;
+  run.verdict = SIGHT_RUN_VERDICT_FAIL;
   run.explanation = (char *) CANARY;
   g_assert_true (sight_store_finish_run (store, &run, &error));
 
@@ -731,7 +731,7 @@ test_kill (Fixture       *f,
         {
           SightRunRecord *r = runs->pdata[i];
 
-          if (r->verdict == SIGHT_VERDICT_INTERRUPTED)
+          if (r->verdict == SIGHT_RUN_VERDICT_INTERRUPTED)
             {
               g_assert_cmpuint (r->n_steps, <=, 5);
               g_assert_cmpint (r->finished_at, >=, r->started_at);
@@ -742,7 +742,7 @@ test_kill (Fixture       *f,
             {
               g_autofree char *expected = g_strdup_printf ("steps=%u", r->n_steps);
 
-              g_assert_cmpint (r->verdict, ==, SIGHT_VERDICT_PASS);
+              g_assert_cmpint (r->verdict, ==, SIGHT_RUN_VERDICT_PASS);
               g_assert_cmpstr (r->name, ==, expected);
               g_assert_cmpuint (r->n_steps_passed, ==, r->n_steps);
               g_assert_cmpint (r->finished_at, >=, r->started_at);

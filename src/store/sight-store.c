@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sight-error.h"
+#include "sight-secrets.h"
 #include "sight-store-private.h"
 
 #define BUSY_TIMEOUT_MS 5000
@@ -69,16 +70,16 @@ typedef struct {
 /* ---------------------------------------------------------------- verdicts */
 
 static const char * const verdict_names[] = {
-  [SIGHT_VERDICT_RUNNING] = "running",
-  [SIGHT_VERDICT_PASS] = "pass",
-  [SIGHT_VERDICT_FAIL] = "fail",
-  [SIGHT_VERDICT_ERROR] = "error",
-  [SIGHT_VERDICT_SKIPPED] = "skipped",
-  [SIGHT_VERDICT_INTERRUPTED] = "interrupted",
+  [SIGHT_RUN_VERDICT_RUNNING] = "running",
+  [SIGHT_RUN_VERDICT_PASS] = "pass",
+  [SIGHT_RUN_VERDICT_FAIL] = "fail",
+  [SIGHT_RUN_VERDICT_ERROR] = "error",
+  [SIGHT_RUN_VERDICT_SKIPPED] = "skipped",
+  [SIGHT_RUN_VERDICT_INTERRUPTED] = "interrupted",
 };
 
 const char *
-sight_verdict_to_string (SightVerdict verdict)
+sight_run_verdict_to_string (SightRunVerdict verdict)
 {
   if ((guint) verdict < G_N_ELEMENTS (verdict_names))
     return verdict_names[verdict];
@@ -86,8 +87,8 @@ sight_verdict_to_string (SightVerdict verdict)
 }
 
 gboolean
-sight_verdict_from_string (const char   *name,
-                           SightVerdict *out)
+sight_run_verdict_from_string (const char   *name,
+                           SightRunVerdict *out)
 {
   if (name == NULL)
     return FALSE;
@@ -101,12 +102,12 @@ sight_verdict_from_string (const char   *name,
   return FALSE;
 }
 
-static SightVerdict
+static SightRunVerdict
 verdict_parse (const char *name)
 {
-  SightVerdict v = SIGHT_VERDICT_ERROR;
+  SightRunVerdict v = SIGHT_RUN_VERDICT_ERROR;
 
-  sight_verdict_from_string (name, &v);
+  sight_run_verdict_from_string (name, &v);
   return v;
 }
 
@@ -618,16 +619,19 @@ json_escaped (const char *value)
   return g_strndup (quoted + 1, strlen (quoted) - 2);
 }
 
-/* Replaces every registered secret form in @text; returns a new string. */
+/* Replaces every secret the process knows (sight-secrets.h) and every form
+ * registered with this store in @text; returns a new string. */
 static char *
 redact (StoreCore  *core,
         const char *text)
 {
   g_autoptr(GString) s = NULL;
+  g_autofree char *known = NULL;
 
   if (text == NULL)
     return NULL;
-  s = g_string_new (text);
+  known = sight_secrets_redact (text);
+  s = g_string_new (known);
   g_mutex_lock (&core->secrets_lock);
   for (guint i = 0; i < core->secrets->len; i++)
     g_string_replace (s, g_ptr_array_index (core->secrets, i), SECRET_MARK, 0);
@@ -1575,7 +1579,7 @@ job_add_step (StoreCore  *core,
       bind_text_take (stmt, 4, redact (core, default_label (s)));
       bind_text_take (stmt, 5, redact (core, s->instruction));
       bind_text_take (stmt, 6, redact (core, s->options_json));
-      bind_text (stmt, 7, sight_verdict_to_string (s->verdict));
+      bind_text (stmt, 7, sight_run_verdict_to_string (s->verdict));
       bind_text_take (stmt, 8, redact (core, s->budget_json));
       sqlite3_bind_int64 (stmt, 9, s->started_at ? s->started_at : g_get_real_time ());
       ok = step_done (core->db, stmt, error);
@@ -1630,7 +1634,7 @@ job_finish_step (StoreCore  *core,
   ok = stmt != NULL;
   if (ok)
     {
-      bind_text (stmt, 1, sight_verdict_to_string (s->verdict));
+      bind_text (stmt, 1, sight_run_verdict_to_string (s->verdict));
       bind_text (stmt, 2, s->code);
       bind_text_take (stmt, 3, redact (core, s->explanation));
       bind_text_take (stmt, 4, redact (core, s->usage_json));
@@ -1995,7 +1999,7 @@ job_finish_run (StoreCore  *core,
     }
   if (ok)
     {
-      bind_text (stmt, 1, sight_verdict_to_string (r->verdict));
+      bind_text (stmt, 1, sight_run_verdict_to_string (r->verdict));
       bind_text (stmt, 2, r->code);
       bind_text_take (stmt, 3, redact (core, r->explanation));
       bind_text_take (stmt, 4, redact (core, r->final_url));
@@ -2107,8 +2111,10 @@ job_list_runs (StoreCore  *core,
   g_autofree char *sql = NULL;
   int rc;
 
+  /* rowid breaks ties: it is part of the started_at indexes, so the newest
+   * rows come straight off the index without sorting the table. */
   sql = g_strdup_printf ("WITH r AS (SELECT * FROM runs %s %s"
-                         "  ORDER BY started_at DESC, id DESC LIMIT ?1) "
+                         "  ORDER BY started_at DESC, rowid DESC LIMIT ?1) "
                          "SELECT " RUN_COLUMNS ", COUNT (s.idx),"
                          "  TOTAL (s.verdict = 'pass'), TOTAL (s.verdict IN ('fail', 'error')),"
                          "  TOTAL (s.verdict = 'skipped'), TOTAL (s.model_calls), TOTAL (s.actions) "
@@ -2269,11 +2275,11 @@ job_load_run (StoreCore  *core,
       s->finished_at = sqlite3_column_int64 (stmt, 19);
 
       d->run->n_steps++;
-      if (s->verdict == SIGHT_VERDICT_PASS)
+      if (s->verdict == SIGHT_RUN_VERDICT_PASS)
         d->run->n_steps_passed++;
-      else if (s->verdict == SIGHT_VERDICT_FAIL || s->verdict == SIGHT_VERDICT_ERROR)
+      else if (s->verdict == SIGHT_RUN_VERDICT_FAIL || s->verdict == SIGHT_RUN_VERDICT_ERROR)
         d->run->n_steps_failed++;
-      else if (s->verdict == SIGHT_VERDICT_SKIPPED)
+      else if (s->verdict == SIGHT_RUN_VERDICT_SKIPPED)
         d->run->n_steps_skipped++;
       step_calls += s->model_calls;
       d->run->actions += s->actions;

@@ -9,17 +9,17 @@ G_BEGIN_DECLS
  * or interrupted (its process died while it was open); a step may also be
  * skipped (a check nobody asked for). */
 typedef enum {
-  SIGHT_VERDICT_RUNNING,
-  SIGHT_VERDICT_PASS,
-  SIGHT_VERDICT_FAIL,
-  SIGHT_VERDICT_ERROR,
-  SIGHT_VERDICT_SKIPPED,
-  SIGHT_VERDICT_INTERRUPTED,
-} SightVerdict;
+  SIGHT_RUN_VERDICT_RUNNING,
+  SIGHT_RUN_VERDICT_PASS,
+  SIGHT_RUN_VERDICT_FAIL,
+  SIGHT_RUN_VERDICT_ERROR,
+  SIGHT_RUN_VERDICT_SKIPPED,
+  SIGHT_RUN_VERDICT_INTERRUPTED,
+} SightRunVerdict;
 
-const char *sight_verdict_to_string   (SightVerdict  verdict);
-gboolean    sight_verdict_from_string (const char   *name,
-                                       SightVerdict *out);
+const char *sight_run_verdict_to_string   (SightRunVerdict  verdict);
+gboolean    sight_run_verdict_from_string (const char   *name,
+                                       SightRunVerdict *out);
 
 /* Times are microseconds since the epoch (g_get_real_time ()); 0 means "not
  * yet". Every string may be NULL unless a comment says otherwise. JSON fields
@@ -40,7 +40,7 @@ typedef struct {
   char         *kind;      /* "smoke", "test", "task", … (required) */
   char         *name;      /* a test's name or a task's goal */
   char         *url;       /* the start URL */
-  SightVerdict  verdict;
+  SightRunVerdict  verdict;
   char         *code;      /* an error code name of sight-error.h */
   char         *explanation;
   char         *final_url;
@@ -68,7 +68,7 @@ typedef struct {
   char         *label;        /* short, e.g. "assert 1 condition"; derived when NULL */
   char         *instruction;  /* with secrets already projected by the caller */
   char         *options_json;
-  SightVerdict  verdict;
+  SightRunVerdict  verdict;
   char         *code;
   char         *explanation;
   char         *usage_json;   /* the step's usage accounting */
