@@ -186,8 +186,13 @@ load (SightWebPage   *page,
   g_autofree char *url = path[0] == '/' ? url_for (path) : g_strdup (path);
   g_autoptr(GAsyncResult) result = NULL;
 
+  gboolean ok;
+
   sight_web_page_load_async (page, url, wait_until, timeout_ms, NULL, store_result_cb, &result);
-  return sight_web_page_load_finish (page, wait_for_result (&result), error);
+  ok = sight_web_page_load_finish (page, wait_for_result (&result), error);
+  if (!ok)
+    g_test_message ("load %s: %s", url, (*error)->message);
+  return ok;
 }
 
 static JsonNode *
@@ -353,7 +358,10 @@ test_console_capture (void)
 
   g_assert_true (load (page, "/console", SIGHT_WAIT_UNTIL_LOAD, 10000, &error));
   g_assert_no_error (error);
-  spin (300);
+  /* The error is thrown from a timer after load: give it a moment. */
+  for (int i = 0; i < 100 && !(has_entry (page, SIGHT_LOG_PAGE_ERROR, NULL, "boom", 0) &&
+                               has_entry (page, SIGHT_LOG_PAGE_ERROR, NULL, "nope", 0)); i++)
+    spin (50);
   g_assert_true (has_entry (page, SIGHT_LOG_CONSOLE, "log", "hello {\"answer\":42}", 0));
   g_assert_true (has_entry (page, SIGHT_LOG_CONSOLE, "warning", "careful", 0));
   g_assert_true (has_entry (page, SIGHT_LOG_CONSOLE, "error", "bad thing", 0));

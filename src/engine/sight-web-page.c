@@ -11,6 +11,7 @@
 
 #include "sight-engine-resources.h"
 #include "sight-error.h"
+#include "sight-web-page-private.h"
 
 #define DEFAULT_WIDTH 1280
 #define DEFAULT_HEIGHT 720
@@ -47,16 +48,31 @@ struct _SightWebPage
   guint    hang_source;
   guint    generation;                    /* bumped when the web process goes away */
   char    *terminate_reason;              /* why we are terminating the web process */
+
+  guint         navigation_count;         /* main-frame loads started */
+  char        **pending_files;            /* the answer to the next file chooser */
+  gboolean      file_chooser_answered;
+  SightWebPage *opener;                   /* weak */
+  GPtrArray    *popups;                   /* SightWebPage this page opened */
 };
 
 G_DEFINE_FINAL_TYPE (SightWebPage, sight_web_page, G_TYPE_OBJECT)
 
 enum {
   WEB_PROCESS_LOST,
+  POPUP,
   N_SIGNALS
 };
 
 static guint signals[N_SIGNALS];
+
+enum {
+  PROP_0,
+  PROP_OPENER,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
 
 /* ----------------------------------------------------------------------- */
 /* Small public helpers                                                     */
@@ -544,9 +560,10 @@ load_timeout_cb (gpointer user_data)
   if (!op->committed)
     {
       /* Nothing of the new page runs yet (the server is slow, or a new web
-       * process is still starting), so there is no hang to look for. */
+       * process is still starting), so there is no hang to look for. The
+       * provisional load is left to the next navigation to replace: stopping
+       * it while a new web process starts wedged the next load. */
       page_op_complete (op, error, NULL, NULL);
-      webkit_web_view_stop_loading (self->view);
       return G_SOURCE_REMOVE;
     }
   page_op_timed_out (op, error);
@@ -638,6 +655,32 @@ sight_web_page_load_finish (SightWebPage  *self,
   return g_task_propagate_pointer (G_TASK (result), error) != NULL;
 }
 
+/* Waits for a navigation that something else (history, a click) starts. */
+void
+_sight_web_page_wait_for_navigation_async (SightWebPage        *self,
+                                           SightWaitUntil       wait_until,
+                                           guint                timeout_ms,
+                                           GCancellable        *cancellable,
+                                           GAsyncReadyCallback  callback,
+                                           gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  SightPageOp *op;
+
+  g_task_set_source_tag (task, sight_web_page_load_async);
+  if (self->load_op != NULL)
+    page_op_complete (self->load_op,
+                      g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
+                                           "The load was replaced by another navigation"),
+                      NULL, NULL);
+  op = page_op_new (self, task, timeout_ms, cancellable);
+  op->wait_until = wait_until;
+  op->wait_until_set = TRUE;
+  self->load_op = op;
+  if (timeout_ms > 0)
+    op->timeout_source = g_timeout_add (timeout_ms, load_timeout_cb, op);
+}
+
 static void
 load_changed_cb (WebKitWebView   *view,
                  WebKitLoadEvent  event,
@@ -645,6 +688,8 @@ load_changed_cb (WebKitWebView   *view,
 {
   SightPageOp *op = self->load_op;
 
+  if (event == WEBKIT_LOAD_STARTED)
+    self->navigation_count++;
   if (op == NULL)
     return;
   /* The load this op waits for begins with STARTED; a FINISHED before it
@@ -1064,6 +1109,10 @@ sight_web_page_set_headless (SightWebPage *self,
   if (self->headless == headless)
     return;
   self->headless = headless;
+  webkit_settings_set_hardware_acceleration_policy (webkit_web_view_get_settings (self->view),
+                                                    headless
+                                                      ? WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER
+                                                      : WEBKIT_HARDWARE_ACCELERATION_POLICY_ALWAYS);
   if (headless)
     {
       gtk_window_set_child (GTK_WINDOW (self->toplevel), GTK_WIDGET (self->view));
@@ -1307,6 +1356,90 @@ sight_web_page_screenshot_finish (SightWebPage  *self,
 }
 
 /* ----------------------------------------------------------------------- */
+/* File choosers and popups                                                 */
+
+guint
+_sight_web_page_get_navigation_count (SightWebPage *self)
+{
+  return self->navigation_count;
+}
+
+void
+_sight_web_page_set_pending_files (SightWebPage      *self,
+                                   const char * const *files)
+{
+  g_clear_pointer (&self->pending_files, g_strfreev);
+  self->pending_files = g_strdupv ((char **) files);
+  self->file_chooser_answered = FALSE;
+}
+
+gboolean
+_sight_web_page_take_file_chooser_answered (SightWebPage *self)
+{
+  gboolean answered = self->file_chooser_answered;
+
+  self->file_chooser_answered = FALSE;
+  return answered;
+}
+
+static gboolean
+run_file_chooser_cb (WebKitWebView            *view,
+                     WebKitFileChooserRequest *request,
+                     SightWebPage             *self)
+{
+  /* Headless pages never show a dialog: the chooser is answered with the
+   * files an action set, or cancelled. */
+  if (self->pending_files != NULL)
+    {
+      gboolean multiple = webkit_file_chooser_request_get_select_multiple (request);
+      guint n = g_strv_length (self->pending_files);
+
+      if (!multiple && n > 1)
+        n = 1;
+      {
+        g_autofree char **files = g_new0 (char *, n + 1);
+
+        for (guint i = 0; i < n; i++)
+          files[i] = self->pending_files[i];
+        webkit_file_chooser_request_select_files (request, (const char * const *) files);
+      }
+      self->file_chooser_answered = TRUE;
+      g_clear_pointer (&self->pending_files, g_strfreev);
+    }
+  else
+    webkit_file_chooser_request_cancel (request);
+  return TRUE;
+}
+
+GPtrArray *
+sight_web_page_get_popups (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), NULL);
+  return self->popups;
+}
+
+SightWebPage *
+sight_web_page_get_opener (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), NULL);
+  return self->opener;
+}
+
+static GtkWidget *
+create_cb (WebKitWebView          *view,
+           WebKitNavigationAction *action,
+           SightWebPage           *self)
+{
+  g_autoptr(SightWebPage) popup = g_object_new (SIGHT_TYPE_WEB_PAGE, "opener", self, NULL);
+
+  sight_web_page_set_viewport (popup, self->width, self->height, self->device_scale);
+  g_ptr_array_add (self->popups, g_object_ref (popup));
+  g_signal_emit (self, signals[POPUP], 0, popup);
+  /* WebKit loads the popup's first page into the returned view. */
+  return GTK_WIDGET (popup->view);
+}
+
+/* ----------------------------------------------------------------------- */
 /* Object                                                                   */
 
 WebKitWebView *
@@ -1351,6 +1484,9 @@ sight_web_page_dispose (GObject *object)
     }
   g_clear_object (&self->view);
   g_clear_object (&self->content);
+  g_clear_weak_pointer (&self->opener);
+  if (self->popups != NULL)
+    g_ptr_array_set_size (self->popups, 0);
   g_clear_object (&self->session);
   if (self->in_flight != NULL)
     g_hash_table_remove_all (self->in_flight);
@@ -1366,8 +1502,48 @@ sight_web_page_finalize (GObject *object)
   g_clear_pointer (&self->log, g_ptr_array_unref);
   g_clear_pointer (&self->in_flight, g_hash_table_unref);
   g_clear_pointer (&self->terminate_reason, g_free);
+  g_clear_pointer (&self->pending_files, g_strfreev);
+  g_clear_pointer (&self->popups, g_ptr_array_unref);
 
   G_OBJECT_CLASS (sight_web_page_parent_class)->finalize (object);
+}
+
+static void sight_web_page_constructed (GObject *object);
+
+static void
+sight_web_page_set_property (GObject      *object,
+                             guint         prop_id,
+                             const GValue *value,
+                             GParamSpec   *pspec)
+{
+  SightWebPage *self = SIGHT_WEB_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_OPENER:
+      g_set_weak_pointer (&self->opener, g_value_get_object (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+sight_web_page_get_property (GObject    *object,
+                             guint       prop_id,
+                             GValue     *value,
+                             GParamSpec *pspec)
+{
+  SightWebPage *self = SIGHT_WEB_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_OPENER:
+      g_value_set_object (value, self->opener);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
 }
 
 static void
@@ -1375,8 +1551,31 @@ sight_web_page_class_init (SightWebPageClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
+  object_class->constructed = sight_web_page_constructed;
   object_class->dispose = sight_web_page_dispose;
   object_class->finalize = sight_web_page_finalize;
+  object_class->set_property = sight_web_page_set_property;
+  object_class->get_property = sight_web_page_get_property;
+
+  /**
+   * SightWebPage:opener:
+   *
+   * The page whose script or link opened this one as a popup, or %NULL.
+   */
+  properties[PROP_OPENER] = g_param_spec_object ("opener", NULL, NULL, SIGHT_TYPE_WEB_PAGE,
+                                                 G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                                                 G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * SightWebPage::popup:
+   * @popup: the new page
+   *
+   * The page opened a popup (window.open, a target=_blank link); it is a new
+   * page of the same session, also listed by sight_web_page_get_popups().
+   */
+  signals[POPUP] = g_signal_new ("popup", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                 NULL, NULL, NULL, G_TYPE_NONE, 1, SIGHT_TYPE_WEB_PAGE);
 
   /**
    * SightWebPage::web-process-lost:
@@ -1391,23 +1590,22 @@ sight_web_page_class_init (SightWebPageClass *klass)
 }
 
 static void
-sight_web_page_init (SightWebPage *self)
+sight_web_page_constructed (GObject *object)
 {
+  SightWebPage *self = SIGHT_WEB_PAGE (object);
   g_autofree char *hooks = load_js_resource ("page-hooks.js");
   g_autofree char *world = load_js_resource ("page-world.js");
   g_autoptr(WebKitUserScript) hooks_script = NULL;
   g_autoptr(WebKitUserScript) world_script = NULL;
   WebKitSettings *settings;
 
-  self->log = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_log_entry_free);
-  self->in_flight = g_hash_table_new_full (NULL, NULL, g_object_unref, NULL);
-  self->width = DEFAULT_WIDTH;
-  self->height = DEFAULT_HEIGHT;
-  self->device_scale = 1.0;
-  self->hang_timeout_ms = DEFAULT_HANG_TIMEOUT_MS;
-  self->last_network_activity = g_get_monotonic_time ();
+  G_OBJECT_CLASS (sight_web_page_parent_class)->constructed (object);
 
-  self->session = webkit_network_session_new_ephemeral ();
+  /* A popup shares its opener's session (cookies, storage) and web process. */
+  if (self->opener != NULL)
+    self->session = g_object_ref (self->opener->session);
+  else
+    self->session = webkit_network_session_new_ephemeral ();
   self->content = webkit_user_content_manager_new ();
   hooks_script = webkit_user_script_new (hooks, WEBKIT_USER_CONTENT_INJECT_ALL_FRAMES,
                                          WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START, NULL, NULL);
@@ -1421,14 +1619,27 @@ sight_web_page_init (SightWebPage *self)
   g_signal_connect (self->content, "script-message-received::sightline",
                     G_CALLBACK (script_message_cb), self);
 
-  self->view = g_object_ref_sink (g_object_new (WEBKIT_TYPE_WEB_VIEW,
-                                                "web-context", get_web_context (),
-                                                "network-session", self->session,
-                                                "user-content-manager", self->content,
-                                                NULL));
+  if (self->opener != NULL)
+    self->view = g_object_ref_sink (g_object_new (WEBKIT_TYPE_WEB_VIEW,
+                                                  "related-view", self->opener->view,
+                                                  "user-content-manager", self->content,
+                                                  NULL));
+  else
+    self->view = g_object_ref_sink (g_object_new (WEBKIT_TYPE_WEB_VIEW,
+                                                  "web-context", get_web_context (),
+                                                  "network-session", self->session,
+                                                  "user-content-manager", self->content,
+                                                  NULL));
   settings = webkit_web_view_get_settings (self->view);
   webkit_settings_set_enable_write_console_messages_to_stdout (settings, FALSE);
   webkit_settings_set_javascript_can_open_windows_automatically (settings, TRUE);
+  /* Headless, GTK never draws the view, so composited frames are never
+   * acknowledged and the page stops producing frames after the first one:
+   * animation frames, CSS animations and stability checks stall. Without
+   * compositing the web process keeps its own frame pace (60 per second
+   * measured under Xvfb, against 1 composited). */
+  webkit_settings_set_hardware_acceleration_policy (settings,
+                                                    WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER);
 
   g_signal_connect (self->view, "load-changed", G_CALLBACK (load_changed_cb), self);
   g_signal_connect (self->view, "load-failed", G_CALLBACK (load_failed_cb), self);
@@ -1436,6 +1647,8 @@ sight_web_page_init (SightWebPage *self)
                     G_CALLBACK (resource_load_started_cb), self);
   g_signal_connect (self->view, "web-process-terminated",
                     G_CALLBACK (web_process_terminated_cb), self);
+  g_signal_connect (self->view, "run-file-chooser", G_CALLBACK (run_file_chooser_cb), self);
+  g_signal_connect (self->view, "create", G_CALLBACK (create_cb), self);
   g_signal_connect (self->view, "notify::is-web-process-responsive",
                     G_CALLBACK (responsive_changed_cb), self);
 
@@ -1447,6 +1660,19 @@ sight_web_page_init (SightWebPage *self)
   gtk_widget_realize (self->toplevel);
   self->headless = TRUE;
   apply_viewport (self);
+}
+
+static void
+sight_web_page_init (SightWebPage *self)
+{
+  self->log = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_log_entry_free);
+  self->in_flight = g_hash_table_new_full (NULL, NULL, g_object_unref, NULL);
+  self->popups = g_ptr_array_new_with_free_func (g_object_unref);
+  self->width = DEFAULT_WIDTH;
+  self->height = DEFAULT_HEIGHT;
+  self->device_scale = 1.0;
+  self->hang_timeout_ms = DEFAULT_HANG_TIMEOUT_MS;
+  self->last_network_activity = g_get_monotonic_time ();
 }
 
 SightWebPage *

@@ -160,6 +160,12 @@ void           sight_web_page_set_hang_timeout    (SightWebPage        *self,
 void           sight_web_page_terminate_web_process (SightWebPage      *self,
                                                      const char        *reason);
 
+/* Popups this page opened (SightWebPage, borrowed), oldest first; each is a
+ * page of the same session. See also the ::popup signal. */
+GPtrArray     *sight_web_page_get_popups          (SightWebPage        *self);
+/* The page that opened this one, or NULL. */
+SightWebPage  *sight_web_page_get_opener          (SightWebPage        *self);
+
 /* Encodes @pixbuf; @quality as in SightScreenshotOptions. */
 GBytes        *sight_encode_image                 (GdkPixbuf           *pixbuf,
                                                    SightImageFormat     format,

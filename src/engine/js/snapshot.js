@@ -127,8 +127,18 @@
         state.byRef.delete (r);
   }
 
+  /* Computed styles asked for during one observation: names computed from
+   * content visit elements the walk visits again, and in WebKit every
+   * getComputedStyle() call costs. Reset by observe(). */
+  let styles = new Map ();
+
   function cssOf (el) {
-    return el.ownerDocument.defaultView.getComputedStyle (el);
+    let cs = styles.get (el);
+    if (cs === undefined) {
+      cs = el.ownerDocument.defaultView.getComputedStyle (el);
+      styles.set (el, cs);
+    }
+    return cs;
   }
 
   function children (el) {
@@ -1129,6 +1139,7 @@
     args = args || {};
     const t0 = performance.now ();
     pseudoDocs = new WeakMap ();
+    styles = new Map ();
     pruneRefs ();
     const [root, ctx] = walk (args);
     const t1 = performance.now ();
@@ -1171,12 +1182,14 @@
       result.tree = root;
     }
     result.timing = { walk: Math.round (t1 - t0), serialize: Math.round (performance.now () - t1) };
+    styles = new Map ();
     return result;
   }
 
   function find (args) {
     const query = String ((args && args.query) || '').toLowerCase ();
     const limit = (args && args.limit) || 50;
+    styles = new Map ();
     const [root] = walk ({});
     const matches = [];
     const lines = [];

@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-actions"
+
+#include "config.h"
+
+#include "sight-actions.h"
+
+#include "sight-engine-resources.h"
+#include "sight-error.h"
+#include "sight-observation.h"
+#include "sight-web-page-private.h"
+
+#define GRACE_MS 40        /* for a navigation the action started to show up */
+#define QUIET_MS 100       /* DOM mutations quiet this long */
+#define POLL_MS 20
+
+static const char *
+actions_script (void)
+{
+  static char *script;
+
+  if (script == NULL)
+    {
+      g_autoptr(GBytes) bytes =
+        g_resource_lookup_data (sight_engine_get_resource (), "/dev/sightline/engine/js/actions.js",
+                                G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+
+      g_assert (bytes != NULL);
+      script = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+    }
+  return script;
+}
+
+/* snapshot.js (for refs), actions.js, then the call. */
+static char *
+build_call (const char *call,
+            gboolean    with_snapshot)
+{
+  return g_strconcat (with_snapshot ? sight_observation_get_script () : "", "\n",
+                      actions_script (), "\nreturn __sight.actions.", call, ";", NULL);
+}
+
+typedef struct {
+  SightWebPage *page;
+  char         *ref;
+  char         *type;
+  gboolean      set_files;
+  gint64        start;          /* monotonic µs */
+  gint64        deadline;
+  gint64        acted;
+  guint         nav_before;
+  guint         popups_before;
+  guint         poll_source;
+  gboolean      quiet_pending;
+  JsonObject   *result;
+} ActData;
+
+static void
+act_data_free (ActData *data)
+{
+  g_clear_handle_id (&data->poll_source, g_source_remove);
+  g_clear_object (&data->page);
+  g_free (data->ref);
+  g_free (data->type);
+  g_clear_pointer (&data->result, json_object_unref);
+  g_free (data);
+}
+
+static guint
+remaining_ms (ActData *data)
+{
+  gint64 left = data->deadline - g_get_monotonic_time ();
+
+  return left > 0 ? (guint) (left / 1000) : 0;
+}
+
+static void
+finish_settled (GTask   *task,
+                gboolean settled)
+{
+  ActData *data = g_task_get_task_data (task);
+  JsonObject *result = data->result;
+  GPtrArray *popups = sight_web_page_get_popups (data->page);
+  JsonArray *popup_list = json_array_new ();
+  gint64 now = g_get_monotonic_time ();
+  const char *uri = sight_web_page_get_uri (data->page);
+
+  g_clear_handle_id (&data->poll_source, g_source_remove);
+  for (guint i = data->popups_before; i < popups->len; i++)
+    {
+      JsonObject *popup = json_object_new ();
+      const char *popup_uri = sight_web_page_get_uri (g_ptr_array_index (popups, i));
+
+      json_object_set_int_member (popup, "index", i);
+      json_object_set_string_member (popup, "url", popup_uri != NULL ? popup_uri : "");
+      json_array_add_object_element (popup_list, popup);
+    }
+  json_object_set_array_member (result, "popups", popup_list);
+  json_object_set_boolean_member (result, "navigated",
+                                  _sight_web_page_get_navigation_count (data->page) !=
+                                  data->nav_before);
+  json_object_set_string_member (result, "url", uri != NULL ? uri : "");
+  json_object_set_boolean_member (result, "settled", settled);
+  json_object_set_int_member (result, "settleMs", (now - data->acted) / 1000);
+  json_object_set_int_member (result, "durationMs", (now - data->start) / 1000);
+  if (data->set_files)
+    {
+      json_object_set_boolean_member (result, "filesSelected",
+                                      _sight_web_page_take_file_chooser_answered (data->page));
+      _sight_web_page_set_pending_files (data->page, NULL);
+      data->set_files = FALSE;
+    }
+  g_task_return_pointer (task, json_object_ref (result), (GDestroyNotify) json_object_unref);
+}
+
+static gboolean settle_poll_cb (gpointer user_data);
+
+static void
+quiet_cb (GObject      *source,
+          GAsyncResult *res,
+          gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  ActData *data = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), res, &error);
+
+  data->quiet_pending = FALSE;
+  if (node == NULL && g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  /* A navigation may have begun while the DOM was watched: settle again. */
+  if (webkit_web_view_is_loading (sight_web_page_get_web_view (data->page)) &&
+      remaining_ms (data) > 0)
+    {
+      data->poll_source = g_timeout_add (POLL_MS, settle_poll_cb, g_object_ref (task));
+      return;
+    }
+  finish_settled (task, node != NULL && JSON_NODE_HOLDS_OBJECT (node) &&
+                        json_object_get_boolean_member_with_default (json_node_get_object (node),
+                                                                     "quiet", FALSE));
+}
+
+static gboolean
+settle_poll_cb (gpointer user_data)
+{
+  GTask *task = user_data;
+  ActData *data = g_task_get_task_data (task);
+  WebKitWebView *view = sight_web_page_get_web_view (data->page);
+  gint64 since = (g_get_monotonic_time () - data->acted) / 1000;
+  g_autoptr(JsonNode) args = NULL;
+  g_autofree char *body = NULL;
+
+  if (g_task_return_error_if_cancelled (task))
+    {
+      data->poll_source = 0;
+      g_object_unref (task);
+      return G_SOURCE_REMOVE;
+    }
+  if (remaining_ms (data) == 0)
+    {
+      data->poll_source = 0;
+      finish_settled (task, FALSE);
+      g_object_unref (task);
+      return G_SOURCE_REMOVE;
+    }
+  if (data->set_files)
+    {
+      /* The chooser request arrives after the click; the page's change
+       * handler runs once it is answered. */
+      if (_sight_web_page_take_file_chooser_answered (data->page))
+        json_object_set_boolean_member (data->result, "filesSelected", TRUE);
+      else if (since < 2000)
+        return G_SOURCE_CONTINUE;
+      else
+        json_object_set_boolean_member (data->result, "filesSelected", FALSE);
+      data->set_files = FALSE;
+    }
+  if (since < GRACE_MS || webkit_web_view_is_loading (view) ||
+      sight_web_page_get_requests_in_flight (data->page) > 0)
+    return G_SOURCE_CONTINUE;
+
+  data->poll_source = 0;
+  args = json_from_string ("{}", NULL);
+  json_object_set_int_member (json_node_get_object (args), "quietMs", QUIET_MS);
+  json_object_set_int_member (json_node_get_object (args), "timeout", remaining_ms (data));
+  body = build_call ("quiet (args)", FALSE);
+  data->quiet_pending = TRUE;
+  sight_web_page_evaluate_async (data->page, body, args, remaining_ms (data) + 500,
+                                 g_task_get_cancellable (task), quiet_cb, task);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+acted_cb (GObject      *source,
+          GAsyncResult *res,
+          gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  ActData *data = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), res, &error);
+  JsonObject *object;
+  SightErrorCode code = SIGHT_ERROR_ACTION_FAILED;
+
+  data->acted = g_get_monotonic_time ();
+  if (node == NULL)
+    {
+      /* A navigation can tear the document down under the script. */
+      if (g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED) &&
+          _sight_web_page_get_navigation_count (data->page) != data->nav_before)
+        {
+          data->result = json_object_new ();
+          json_object_set_boolean_member (data->result, "ok", TRUE);
+          json_object_set_string_member (data->result, "action", data->type);
+        }
+      else
+        {
+          g_task_return_error (task, g_steal_pointer (&error));
+          return;
+        }
+    }
+  else if (!JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INTERNAL,
+                               "The actions script returned no result");
+      return;
+    }
+  else
+    {
+      object = json_node_get_object (node);
+      if (!json_object_get_boolean_member_with_default (object, "ok", FALSE))
+        {
+          const char *name = json_object_get_string_member_with_default (object, "code",
+                                                                         "ACTION_FAILED");
+          g_autofree char *message =
+            sight_text_sanitize (json_object_get_string_member_with_default (object, "message",
+                                                                             "The action failed"),
+                                 500);
+
+          if (!sight_error_code_from_string (name, &code))
+            code = SIGHT_ERROR_ACTION_FAILED;
+          g_task_return_new_error (task, SIGHT_ERROR, code, "%s", message);
+          return;
+        }
+      data->result = json_object_ref (object);
+    }
+
+  if (data->ref != NULL)
+    json_object_set_string_member (data->result, "ref", data->ref);
+  json_object_set_string_member (data->result, "action", data->type);
+  json_object_set_string_member (data->result, "input",
+                                 g_strv_contains ((const char * const[]) { "fill", "type", NULL },
+                                                  data->type) ? "editor" : "synthetic");
+  data->poll_source = g_timeout_add (POLL_MS, settle_poll_cb, g_object_ref (task));
+}
+
+static GTask *
+act_task_new (SightWebPage        *self,
+              const char          *ref,
+              const char          *type,
+              guint                timeout_ms,
+              GCancellable        *cancellable,
+              GAsyncReadyCallback  callback,
+              gpointer             user_data,
+              gpointer             source_tag)
+{
+  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  ActData *data = g_new0 (ActData, 1);
+
+  g_task_set_source_tag (task, source_tag);
+  data->page = g_object_ref (self);
+  data->ref = g_strdup (ref);
+  data->type = g_strdup (type);
+  data->start = g_get_monotonic_time ();
+  data->deadline = data->start + (gint64) MAX (timeout_ms, 100) * 1000;
+  data->nav_before = _sight_web_page_get_navigation_count (self);
+  data->popups_before = sight_web_page_get_popups (self)->len;
+  g_task_set_task_data (task, data, (GDestroyNotify) act_data_free);
+  return task;
+}
+
+void
+sight_web_page_perform_async (SightWebPage        *self,
+                              const char          *ref,
+                              JsonObject          *action,
+                              guint                timeout_ms,
+                              GCancellable        *cancellable,
+                              GAsyncReadyCallback  callback,
+                              gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(JsonNode) args = NULL;
+  g_autofree char *body = NULL;
+  JsonObject *object;
+  const char *type;
+  ActData *data;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  g_return_if_fail (action != NULL);
+
+  type = json_object_get_string_member_with_default (action, "type", "");
+  task = act_task_new (self, ref, type, timeout_ms, cancellable, callback, user_data,
+                       sight_web_page_perform_async);
+  data = g_task_get_task_data (task);
+
+  if (ref == NULL && !g_str_equal (type, "scroll") && !g_str_equal (type, "press"))
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                               "The action “%s” needs a ref", type);
+      return;
+    }
+  if (g_str_equal (type, "setFiles"))
+    {
+      JsonArray *files = json_object_get_array_member (action, "files");
+      g_autoptr(GPtrArray) paths = g_ptr_array_new_with_free_func (g_free);
+
+      for (guint i = 0; files != NULL && i < json_array_get_length (files); i++)
+        {
+          const char *path = json_array_get_string_element (files, i);
+
+          if (path == NULL || !g_file_test (path, G_FILE_TEST_IS_REGULAR))
+            {
+              g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                                       "No such file: %s", path != NULL ? path : "(null)");
+              return;
+            }
+          g_ptr_array_add (paths, g_canonicalize_filename (path, NULL));
+        }
+      if (paths->len == 0)
+        {
+          g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                                   "setFiles needs at least one file");
+          return;
+        }
+      g_ptr_array_add (paths, NULL);
+      _sight_web_page_set_pending_files (self, (const char * const *) paths->pdata);
+      data->set_files = TRUE;
+    }
+
+  args = json_node_new (JSON_NODE_OBJECT);
+  object = json_object_new ();
+  json_node_take_object (args, object);
+  if (ref != NULL)
+    json_object_set_string_member (object, "ref", ref);
+  json_object_set_object_member (object, "action", json_object_ref (action));
+  json_object_set_int_member (object, "timeout", remaining_ms (data));
+  body = build_call ("perform (args)", TRUE);
+  sight_web_page_evaluate_async (self, body, args, remaining_ms (data) + 1000, cancellable,
+                                 acted_cb, g_steal_pointer (&task));
+}
+
+JsonObject *
+sight_web_page_perform_finish (SightWebPage  *self,
+                               GAsyncResult  *result,
+                               GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+void
+sight_web_page_tap_at_async (SightWebPage        *self,
+                             double               x,
+                             double               y,
+                             guint                timeout_ms,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(JsonNode) args = NULL;
+  g_autofree char *body = NULL;
+  JsonObject *object;
+  ActData *data;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  task = act_task_new (self, NULL, "tapAt", timeout_ms, cancellable, callback, user_data,
+                       sight_web_page_tap_at_async);
+  data = g_task_get_task_data (task);
+  args = json_node_new (JSON_NODE_OBJECT);
+  object = json_object_new ();
+  json_node_take_object (args, object);
+  json_object_set_double_member (object, "x", x);
+  json_object_set_double_member (object, "y", y);
+  json_object_set_int_member (object, "timeout", remaining_ms (data));
+  body = build_call ("tapAt (args)", TRUE);
+  sight_web_page_evaluate_async (self, body, args, remaining_ms (data) + 1000, cancellable,
+                                 acted_cb, g_steal_pointer (&task));
+}
+
+JsonObject *
+sight_web_page_tap_at_finish (SightWebPage  *self,
+                              GAsyncResult  *result,
+                              GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+history_loaded_cb (GObject      *source,
+                   GAsyncResult *res,
+                   gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  GError *error = NULL;
+
+  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), res, &error))
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+void
+sight_web_page_history_async (SightWebPage        *self,
+                              SightHistoryAction   action,
+                              guint                timeout_ms,
+                              GCancellable        *cancellable,
+                              GAsyncReadyCallback  callback,
+                              gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  WebKitWebView *view;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_history_async);
+  view = sight_web_page_get_web_view (self);
+  if ((action == SIGHT_HISTORY_BACK && !webkit_web_view_can_go_back (view)) ||
+      (action == SIGHT_HISTORY_FORWARD && !webkit_web_view_can_go_forward (view)))
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
+                               "There is no page to go %s to",
+                               action == SIGHT_HISTORY_BACK ? "back" : "forward");
+      return;
+    }
+  _sight_web_page_wait_for_navigation_async (self, SIGHT_WAIT_UNTIL_LOAD, timeout_ms, cancellable,
+                                             history_loaded_cb, g_steal_pointer (&task));
+  switch (action)
+    {
+    case SIGHT_HISTORY_BACK:
+      webkit_web_view_go_back (view);
+      break;
+    case SIGHT_HISTORY_FORWARD:
+      webkit_web_view_go_forward (view);
+      break;
+    case SIGHT_HISTORY_RELOAD:
+    default:
+      webkit_web_view_reload (view);
+      break;
+    }
+}
+
+gboolean
+sight_web_page_history_finish (SightWebPage  *self,
+                               GAsyncResult  *result,
+                               GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "sight-web-page.h"
+
+G_BEGIN_DECLS
+
+/* Acting on a page: the engine contract of spec/agent-api.txt (perform by
+ * node, tapAt by point). Each call checks actionability (attached, visible,
+ * stable across two animation frames, enabled, editable for fill, not covered
+ * by another element, which the error names) until @timeout_ms, acts, then
+ * settles: a navigation the action started has loaded, no request is in
+ * flight and the DOM was quiet for a short window, all bounded by the same
+ * deadline.
+ *
+ * @action is a JSON object with "type" and the type's fields:
+ *   click        button ("left", "middle", "right"), clickCount (1-3),
+ *                modifiers (["Shift", "Control", "Alt", "Meta"]), position {x, y}
+ *   hover        modifiers, position
+ *   fill         value (replaces the value)
+ *   type         text (key by key), delay (ms between keys)
+ *   press        keys: a key or chord ("Enter", "Control+A") or a list of them
+ *   select       values: option values or labels (or value)
+ *   check, uncheck, focus, scrollIntoView
+ *   scroll       dx, dy in CSS pixels (the ref's element, or the page with ref NULL)
+ *   setFiles     files: paths, answered through WebKit's file chooser request
+ *   drag         to: the ref to drop on
+ *
+ * The result object: { ok, action, ref, descriptor { ref, role, name, nth,
+ * text, tag, testId, css, frame[], box, viewport }, detail, navigated, url,
+ * settled, settleMs, durationMs, popups [{ url }], input }. "input" names the
+ * path the events took: "synthetic" (DOM events, isTrusted false) or "editor"
+ * (text through the editing commands: beforeinput/input are trusted). */
+void        sight_web_page_perform_async     (SightWebPage        *self,
+                                              const char          *ref,
+                                              JsonObject          *action,
+                                              guint                timeout_ms,
+                                              GCancellable        *cancellable,
+                                              GAsyncReadyCallback  callback,
+                                              gpointer             user_data);
+JsonObject *sight_web_page_perform_finish    (SightWebPage        *self,
+                                              GAsyncResult        *result,
+                                              GError             **error);
+
+/* Taps the point (@x, @y) in viewport CSS pixels: a listed control under it is
+ * tapped by its ref (result "tapped": "ref", with its descriptor and the
+ * offset inside its box); otherwise the bare point ("tapped": "point", with
+ * what sits under it). Settles as perform does. */
+void        sight_web_page_tap_at_async      (SightWebPage        *self,
+                                              double               x,
+                                              double               y,
+                                              guint                timeout_ms,
+                                              GCancellable        *cancellable,
+                                              GAsyncReadyCallback  callback,
+                                              gpointer             user_data);
+JsonObject *sight_web_page_tap_at_finish     (SightWebPage        *self,
+                                              GAsyncResult        *result,
+                                              GError             **error);
+
+typedef enum {
+  SIGHT_HISTORY_BACK,
+  SIGHT_HISTORY_FORWARD,
+  SIGHT_HISTORY_RELOAD,
+} SightHistoryAction;
+
+/* Back, forward or reload, waiting for the load (going to a URL is
+ * sight_web_page_load_async()). Fails with ACTION_FAILED when there is no
+ * page to go back or forward to. */
+void        sight_web_page_history_async     (SightWebPage        *self,
+                                              SightHistoryAction   action,
+                                              guint                timeout_ms,
+                                              GCancellable        *cancellable,
+                                              GAsyncReadyCallback  callback,
+                                              gpointer             user_data);
+gboolean    sight_web_page_history_finish    (SightWebPage        *self,
+                                              GAsyncResult        *result,
+                                              GError             **error);
+
+G_END_DECLS

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "sight-web-page.h"
+
+G_BEGIN_DECLS
+
+/* For the actions code of the engine. */
+
+/* Main-frame loads started over the page's life. */
+guint    _sight_web_page_get_navigation_count      (SightWebPage       *self);
+/* The next file chooser the page opens is answered with @files (paths);
+ * NULL makes it cancel. */
+void     _sight_web_page_set_pending_files         (SightWebPage       *self,
+                                                    const char * const *files);
+/* Whether a file chooser was answered since the files were set (once). */
+gboolean _sight_web_page_take_file_chooser_answered (SightWebPage      *self);
+
+/* Like sight_web_page_load_async() for a navigation started otherwise
+ * (finish with sight_web_page_load_finish()). */
+void     _sight_web_page_wait_for_navigation_async (SightWebPage       *self,
+                                                    SightWaitUntil      wait_until,
+                                                    guint               timeout_ms,
+                                                    GCancellable       *cancellable,
+                                                    GAsyncReadyCallback callback,
+                                                    gpointer            user_data);
+
+G_END_DECLS
