@@ -94,11 +94,12 @@ sight_cmd_crawl (int    argc,
                               json_object_get_string_member (page, "url"),
                               json_object_get_string_member (page, "title"));
     }
-  g_string_append_printf (text, _("%u pages, %" G_GINT64_FORMAT " skipped, %" G_GINT64_FORMAT
-                                  " pending; stopped by %s"),
+  /* Plain %d rather than G_GINT64_FORMAT, which xgettext cannot see through:
+   * the counts are bounded by maxPages and the crawl's own limits. */
+  g_string_append_printf (text, _("%u pages, %d skipped, %d pending; stopped by %s"),
                           json_array_get_length (pages),
-                          json_object_get_int_member (object, "skippedTotal"),
-                          json_object_get_int_member (object, "pending"),
+                          (int) json_object_get_int_member (object, "skippedTotal"),
+                          (int) json_object_get_int_member (object, "pending"),
                           json_object_get_string_member (object, "stoppedBy"));
   if (json_object_has_member (object, "cursor"))
     g_string_append_printf (text, "\n%s %s", _("Continue with --cursor"),

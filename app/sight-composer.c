@@ -258,11 +258,13 @@ add_timeline_row (SightComposer *self,
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
   adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (row), 2);
-  icon = gtk_image_new_from_icon_name (g_str_equal (verdict, "pass") ? "emblem-ok-symbolic"
+  icon = gtk_image_new_from_icon_name (g_str_equal (verdict, "recorded") ? "media-record-symbolic"
+                                       : g_str_equal (verdict, "pass") ? "emblem-ok-symbolic"
                                        : g_str_equal (verdict, "blocked")
                                        ? "action-unavailable-symbolic"
                                        : "dialog-error-symbolic");
-  gtk_widget_add_css_class (icon, g_str_equal (verdict, "pass") ? "success"
+  gtk_widget_add_css_class (icon, g_str_equal (verdict, "recorded") ? "accent"
+                            : g_str_equal (verdict, "pass") ? "success"
                             : g_str_equal (verdict, "blocked") ? "warning" : "error");
   gtk_accessible_update_property (GTK_ACCESSIBLE (icon), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   verdict, -1);
@@ -795,4 +797,25 @@ sight_composer_get_no_model_shown (SightComposer *self)
 {
   g_return_val_if_fail (SIGHT_IS_COMPOSER (self), FALSE);
   return gtk_revealer_get_reveal_child (self->no_model_revealer);
+}
+
+void
+sight_composer_add_recorded_step (SightComposer *self,
+                                  JsonNode      *step)
+{
+  static const char * const keys[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+  JsonObject *object;
+
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+
+  if (step == NULL || !JSON_NODE_HOLDS_OBJECT (step))
+    return;
+  object = json_node_get_object (step);
+  for (guint i = 0; keys[i] != NULL; i++)
+    if (json_object_has_member (object, keys[i]))
+      {
+        add_timeline_row (self, keys[i], json_object_get_string_member (object, keys[i]),
+                          "recorded", _("Recorded"));
+        return;
+      }
 }

@@ -41,6 +41,9 @@ void        sight_composer_get_meters      (SightComposer *self,
                                             guint         *model_calls,
                                             guint         *actions,
                                             gint64        *elapsed_ms);
+/* Adds a step the recorder made (a test-file step object) to the timeline. */
+void        sight_composer_add_recorded_step (SightComposer *self,
+                                              JsonNode      *step);
 /* Whether the "No model configured" notice is up. */
 gboolean    sight_composer_get_no_model_shown (SightComposer *self);
 

@@ -12,6 +12,7 @@
 #include "sight-composer.h"
 #include "sight-demo-site.h"
 #include "sight-error.h"
+#include "sight-recorder.h"
 
 #define LOAD_TIMEOUT_MS        30000
 #define OBSERVE_TIMEOUT_MS     15000
@@ -33,6 +34,7 @@ struct _SightWindow
   /* owned */
   SightWebPage    *page;
   SightDemoSite   *demo_site;
+  SightRecorder   *recorder;
   GCancellable    *cancellable;        /* fired when the window closes */
   GCancellable    *observe_cancellable;
   GSettings       *settings;
@@ -40,11 +42,12 @@ struct _SightWindow
   guint            startup_source;
   gboolean         uri_requested;
   gboolean         inspector_visible;
+  gboolean         recording;
 };
 
 G_DEFINE_FINAL_TYPE (SightWindow, sight_window, ADW_TYPE_APPLICATION_WINDOW)
 
-enum { PROP_0, PROP_INSPECTOR_VISIBLE, N_PROPS };
+enum { PROP_0, PROP_INSPECTOR_VISIBLE, PROP_RECORDING, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 enum { OBSERVATION_CHANGED, N_SIGNALS };
@@ -246,6 +249,36 @@ stop_action (GtkWidget  *widget,
 {
   gtk_widget_activate_action (GTK_WIDGET (SIGHT_WINDOW (widget)->composer), "composer.stop",
                               NULL);
+}
+
+/* Recording -------------------------------------------------------------- */
+
+static void
+step_recorded_cb (SightRecorder *recorder,
+                  JsonNode      *step,
+                  SightWindow   *self)
+{
+  sight_composer_add_recorded_step (self->composer, step);
+}
+
+static void
+set_recording (SightWindow *self,
+               gboolean     recording)
+{
+  if (self->recording == recording)
+    return;
+  self->recording = recording;
+  if (self->recorder == NULL)
+    {
+      self->recorder = sight_recorder_new (sight_web_page_get_web_view (self->page));
+      g_signal_connect_object (self->recorder, "step-added",
+                               G_CALLBACK (step_recorded_cb), self, 0);
+    }
+  if (recording)
+    sight_recorder_start (self->recorder);
+  else
+    sight_recorder_stop (self->recorder);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RECORDING]);
 }
 
 /* Navigation ------------------------------------------------------------- */
@@ -506,6 +539,9 @@ sight_window_get_property (GObject    *object,
     case PROP_INSPECTOR_VISIBLE:
       g_value_set_boolean (value, self->inspector_visible);
       break;
+    case PROP_RECORDING:
+      g_value_set_boolean (value, self->recording);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -529,6 +565,9 @@ sight_window_set_property (GObject      *object,
           g_object_notify_by_pspec (object, pspec);
         }
       break;
+    case PROP_RECORDING:
+      set_recording (self, g_value_get_boolean (value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -545,6 +584,9 @@ sight_window_dispose (GObject *object)
     g_cancellable_cancel (self->observe_cancellable);
   g_clear_handle_id (&self->refresh_source, g_source_remove);
   g_clear_handle_id (&self->startup_source, g_source_remove);
+  if (self->recorder != NULL)
+    sight_recorder_stop (self->recorder);
+  g_clear_object (&self->recorder);
   if (self->page != NULL)
     g_signal_handlers_disconnect_by_data (sight_web_page_get_web_view (self->page), self);
   g_clear_object (&self->page);
@@ -571,6 +613,9 @@ sight_window_class_init (SightWindowClass *klass)
 
   properties[PROP_INSPECTOR_VISIBLE] =
     g_param_spec_boolean ("inspector-visible", NULL, NULL, TRUE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_RECORDING] =
+    g_param_spec_boolean ("recording", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -610,6 +655,9 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.open-demo-site", NULL, open_demo_action);
   gtk_widget_class_install_property_action (widget_class, "win.show-inspector",
                                             "inspector-visible");
+  gtk_widget_class_install_property_action (widget_class, "win.record", "recording");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_r,
+                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.record", NULL);
 
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Left, GDK_ALT_MASK,
                                        "win.back", NULL);

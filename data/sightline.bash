@@ -25,7 +25,9 @@ _sightline_flags()
   local bin=$1 cmd=$2 key
   key=_sightline_cache_flags_${cmd//-/_}
   if [[ -z ${!key-} ]]; then
+    # “--[no-]flag” stands for both --flag and --no-flag.
     printf -v "$key" '%s' "$(_sightline_help "$bin" "$cmd" |
+      sed 's/--\[no-\]\([a-z0-9-]*\)/--\1 --no-\1/g' |
       grep -oE -- '(^|[[:space:],])--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+' |
       grep -v -e '^--help-' | sort -u)"
   fi
@@ -45,7 +47,7 @@ _sightline_values()
       esac ;;
     --content) echo html cleaned_html markdown readability ;;
     --paper) echo A4 Letter Legal ;;
-    --vision) echo off on only ;;
+    --vision) echo false true only ;;
     --to) echo playwright e2e ;;
     --wait-until) echo domcontentloaded load networkidle ;;
     --scope) echo host subdomains ;;

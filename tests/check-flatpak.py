@@ -61,6 +61,9 @@ check(len(dirs) == 1, 'the app module is built from a local directory (type dir)
 if dirs:
     checkout = os.path.normpath(os.path.join(os.path.dirname(path), dirs[0].get('path', '')))
     meson_build = os.path.join(checkout, 'meson.build')
+    skip = dirs[0].get('skip', [])
+    check('_build' in skip and '.flatpak-builder' in skip,
+          'the dir source skips the build folders (_build, .flatpak-builder)')
     check(os.path.isfile(meson_build) and
           "project('sightline'" in open(meson_build, encoding='utf-8').read(),
           'the dir source is this checkout (its meson.build declares sightline)')

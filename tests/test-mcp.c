@@ -603,7 +603,7 @@ test_batches (void)
                       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
                       "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"nope\"},"
                       "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"tools/call\","
-                      "\"params\":{\"name\":\"list_sessions\"}},"
+                      "\"params\":{\"name\":\"list_skills\"}},"
                       "17]";
   JsonArray *answers;
 
@@ -700,7 +700,7 @@ test_tools_call (void)
   g_clear_pointer (&answer, json_node_unref);
 
   /* A tool whose runner part is missing says so; it never fakes a result. */
-  answer = call_tool (session, "list_sessions", "{}");
+  answer = call_tool (session, "list_skills", "{}");
   result = result_of (answer);
   g_assert_cmpstr (error_code_in_result (result), ==, "unavailable");
   g_clear_pointer (&answer, json_node_unref);

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <adwaita.h>
+#include <webkit/webkit.h>
 
 #include "sight-inspector.h"
 #include "sight-shot-view.h"
@@ -328,6 +329,66 @@ test_window_direct_step (Fixture       *unused,
   g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, rows + 2);
 }
 
+static void
+page_js_cb (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(JSCValue) value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source),
+                                                                          result, NULL);
+  *(gboolean *) user_data = TRUE;
+}
+
+/* A person's interaction, scripted in the page's own world. */
+static void
+run_page_js (SightWebPage *page,
+             const char   *script)
+{
+  gboolean done = FALSE;
+
+  webkit_web_view_evaluate_javascript (sight_web_page_get_web_view (page), script, -1, NULL,
+                                       NULL, NULL, page_js_cb, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+static void
+test_window_records_steps (Fixture       *unused,
+                           gconstpointer  data)
+{
+  SightComposer *composer = sight_window_get_composer (fixture->window);
+  SightWebPage *page = sight_window_get_page (fixture->window);
+  gint64 deadline;
+  gboolean recording = FALSE;
+  guint rows;
+
+  g_assert_true (wait_for_observation (fixture, 1));
+  sight_window_open_demo_site (fixture->window);
+  g_assert_true (wait_for_observation (fixture, fixture->observations + 1));
+  rows = sight_composer_get_n_timeline (composer);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.record", NULL));
+  g_object_get (fixture->window, "recording", &recording, NULL);
+  g_assert_true (recording);
+  spin (500);
+  run_page_js (page,
+               "const el = document.querySelector ('input[type=email]'); el.focus ();"
+               "for (const ch of 'member@example.test') { el.value += ch;"
+               "  el.dispatchEvent (new InputEvent ('input', { bubbles: true, data: ch,"
+               "                                              inputType: 'insertText' })); }"
+               "const b = [...document.querySelectorAll ('button')]"
+               "  .find (x => x.textContent.trim () === 'Sign in');"
+               "b.dispatchEvent (new MouseEvent ('mousedown', { bubbles: true }));"
+               "b.click (); true;");
+  deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (sight_composer_get_n_timeline (composer) < rows + 2 &&
+         g_get_monotonic_time () < deadline)
+    spin (100);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.record", NULL));
+  spin (200);
+  /* The fill and the click, as steps in the timeline. */
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), >=, rows + 2);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -349,6 +410,8 @@ main (int    argc,
               fixture_set_up, test_window_model_step_without_model, NULL);
   g_test_add ("/window/direct-step", Fixture, NULL,
               fixture_set_up, test_window_direct_step, NULL);
+  g_test_add ("/window/records-steps", Fixture, NULL,
+              fixture_set_up, test_window_records_steps, NULL);
   g_test_add ("/window/navigation-refreshes", Fixture, NULL,
               fixture_set_up, test_window_navigation_refreshes, NULL);
   status = g_test_run ();

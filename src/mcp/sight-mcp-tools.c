@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "sight-mcp-resources.h"
+#include "sight-mcp-runner-tools.h"
 #include "sight-mcp-schema.h"
 
 static const char * const builtin_names[] = {
@@ -232,5 +233,6 @@ sight_mcp_registry_new_builtin (void)
     }
 
   g_assert (sight_mcp_registry_get_n_tools (registry) == g_strv_length ((char **) builtin_names));
+  sight_mcp_runner_tools_install (registry);
   return g_steal_pointer (&registry);
 }

@@ -10,8 +10,9 @@ G_BEGIN_DECLS
  * list_sessions, get_session, stop_session, scrape, screenshot, pdf, crawl,
  * list_skills, run_skill, get_skill_run) and the agent steps on an open
  * session (act, assert, wait_for, extract). Their schemas come from
- * sight-mcp-tools.json. A tool whose runner part is not built yet answers
- * [unavailable]; runner code replaces that handler with
+ * sight-mcp-tools.json. The tools whose runner part exists get their
+ * handlers from sight_mcp_runner_tools_install(); every other tool answers
+ * [unavailable] until its runner part lands and replaces that handler with
  * sight_mcp_registry_set_handler(). */
 SightMcpRegistry *sight_mcp_registry_new_builtin (void);
 

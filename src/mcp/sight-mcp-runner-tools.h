@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "sight-mcp-tool.h"
+
+G_BEGIN_DECLS
+
+/* Installs the handlers of the built-in tools whose runner part exists:
+ * create_session, list_sessions, get_session, stop_session (the runner's
+ * SightSessionRegistry), scrape, screenshot, pdf and crawl. They need
+ * WebKitGTK, so a display and gtk_init() in the process. */
+void sight_mcp_runner_tools_install (SightMcpRegistry *registry);
+
+G_END_DECLS

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "test-mcp-runner-tools"
+
+#include "config.h"
+
+#include <gtk/gtk.h>
+#include <string.h>
+
+#include "sight-demo-site.h"
+#include "sight-mcp-server.h"
+#include "sight-mcp-tools.h"
+
+/* The tools the runner backs, through the MCP protocol layer, on the
+ * bundled demo site over loopback with real WebKitGTK. */
+
+static SightDemoSite *site;
+static SightMcpServer *server;
+static SightMcpSession *session;
+
+typedef struct {
+  JsonNode *answer;
+  gboolean  done;
+} Exchange;
+
+static void
+done_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  Exchange *exchange = user_data;
+  g_autoptr(GError) error = NULL;
+
+  exchange->answer = sight_mcp_session_handle_finish (SIGHT_MCP_SESSION (object), result, &error);
+  g_assert_no_error (error);
+  exchange->done = TRUE;
+}
+
+static gboolean
+deadline_cb (gpointer data)
+{
+  g_error ("no answer in 45 s");
+  return G_SOURCE_REMOVE;
+}
+
+static JsonObject *
+call (const char *name,
+      const char *arguments_format,
+      ...) G_GNUC_PRINTF (2, 3);
+
+/* Calls @name and returns its result object. */
+static JsonObject *
+call (const char *name,
+      const char *arguments_format,
+      ...)
+{
+  g_autofree char *arguments = NULL;
+  g_autofree char *request = NULL;
+  Exchange exchange = { NULL, FALSE };
+  JsonObject *result;
+  guint deadline;
+  va_list args;
+
+  va_start (args, arguments_format);
+  arguments = g_strdup_vprintf (arguments_format, args);
+  va_end (args);
+  request = g_strdup_printf ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                             "\"params\":{\"name\":\"%s\",\"arguments\":%s}}", name, arguments);
+  deadline = g_timeout_add_seconds (45, deadline_cb, NULL);
+  sight_mcp_session_handle_text_async (session, request, -1, NULL, NULL, done_cb, &exchange);
+  while (!exchange.done)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (deadline);
+  result = json_object_ref (json_object_get_object_member (json_node_get_object (exchange.answer),
+                                                           "result"));
+  json_node_unref (exchange.answer);
+  return result;
+}
+
+static gboolean
+is_error (JsonObject *result)
+{
+  return json_object_get_boolean_member_with_default (result, "isError", FALSE);
+}
+
+static JsonObject *
+structured (JsonObject *result)
+{
+  return json_object_get_object_member (result, "structuredContent");
+}
+
+static const char *
+error_code (JsonObject *result)
+{
+  return json_object_get_string_member (json_object_get_object_member (structured (result),
+                                                                       "error"), "code");
+}
+
+static void
+test_sessions (void)
+{
+  const char *url = sight_demo_site_get_url (site);
+  g_autoptr(JsonObject) created = call ("create_session", "{\"startUrl\":\"%slogin\"}", url);
+  g_autoptr(JsonObject) listed = NULL;
+  g_autoptr(JsonObject) read = NULL;
+  g_autoptr(JsonObject) stopped = NULL;
+  g_autoptr(JsonObject) again = NULL;
+  g_autoptr(JsonObject) unknown = NULL;
+  g_autoptr(JsonObject) refused = NULL;
+  g_autofree char *id = NULL;
+  JsonArray *sessions;
+  gboolean found = FALSE;
+
+  g_assert_false (is_error (created));
+  id = g_strdup (json_object_get_string_member (structured (created), "id"));
+  g_assert_true (g_str_has_prefix (id, "sess_"));
+  g_assert_cmpstr (json_object_get_string_member (structured (created), "status"), ==, "live");
+
+  listed = call ("list_sessions", "{}");
+  sessions = json_object_get_array_member (structured (listed), "sessions");
+  for (guint i = 0; i < json_array_get_length (sessions); i++)
+    found |= g_str_equal (json_object_get_string_member (json_array_get_object_element (sessions,
+                                                                                        i),
+                                                         "id"), id);
+  g_assert_true (found);
+
+  /* The deprecated alias reads the same session. */
+  read = call ("get_session", "{\"id\":\"%s\"}", id);
+  g_assert_false (is_error (read));
+  g_assert_cmpstr (json_object_get_string_member (structured (read), "id"), ==, id);
+
+  stopped = call ("stop_session", "{\"sessionId\":\"%s\"}", id);
+  g_assert_true (json_object_get_boolean_member (structured (stopped), "deleted"));
+  g_assert_true (json_object_get_boolean_member (structured (stopped), "closed"));
+  again = call ("stop_session", "{\"sessionId\":\"%s\"}", id);
+  g_assert_true (json_object_get_boolean_member (structured (again), "deleted"));
+  g_assert_false (json_object_get_boolean_member (structured (again), "closed"));
+
+  unknown = call ("get_session", "{\"sessionId\":\"sess_doesnotexist\"}");
+  g_assert_true (is_error (unknown));
+  g_assert_cmpstr (error_code (unknown), ==, "not_found");
+
+  refused = call ("create_session", "{\"url\":\"%s\"}", url);
+  g_assert_true (is_error (refused));
+  g_assert_cmpstr (error_code (refused), ==, "invalid_input");
+}
+
+static void
+test_scrape (void)
+{
+  g_autoptr(JsonObject) result = call ("scrape", "{\"url\":\"%spricing\",\"format\":"
+                                                 "[\"markdown\",\"html\"]}",
+                                       sight_demo_site_get_url (site));
+  JsonObject *content;
+  const char *text;
+
+  g_assert_false (is_error (result));
+  content = json_object_get_object_member (structured (result), "content");
+  g_assert_nonnull (strstr (json_object_get_string_member (content, "html"), "<"));
+  g_assert_cmpuint (strlen (json_object_get_string_member (content, "markdown")), >, 20);
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (structured (result),
+                                                                              "metadata"),
+                                               "statusCode"), ==, 200);
+  /* The text content is the same data as JSON. */
+  text = json_object_get_string_member (
+    json_array_get_object_element (json_object_get_array_member (result, "content"), 0), "text");
+  g_assert_true (g_str_has_prefix (text, "{"));
+}
+
+static void
+test_screenshot (void)
+{
+  g_autoptr(JsonObject) result = call ("screenshot", "{\"url\":\"%s\",\"fullPage\":false,"
+                                                     "\"format\":\"jpeg\",\"quality\":70,"
+                                                     "\"viewport\":{\"width\":800,\"height\":600}}",
+                                       sight_demo_site_get_url (site));
+  JsonObject *image;
+  g_autofree guchar *bytes = NULL;
+  gsize size = 0;
+  g_autoptr(JsonObject) refused = NULL;
+
+  g_assert_false (is_error (result));
+  /* An image content item and no structuredContent, as the spec says. */
+  g_assert_false (json_object_has_member (result, "structuredContent"));
+  image = json_array_get_object_element (json_object_get_array_member (result, "content"), 0);
+  g_assert_cmpstr (json_object_get_string_member (image, "type"), ==, "image");
+  g_assert_cmpstr (json_object_get_string_member (image, "mimeType"), ==, "image/jpeg");
+  bytes = g_base64_decode (json_object_get_string_member (image, "data"), &size);
+  g_assert_cmpuint (size, >, 1000);
+  g_assert_cmpint (bytes[0], ==, 0xff);
+  g_assert_cmpint (bytes[1], ==, 0xd8);
+
+  refused = call ("screenshot", "{\"url\":\"%s\",\"format\":\"gif\"}",
+                  sight_demo_site_get_url (site));
+  g_assert_cmpstr (error_code (refused), ==, "invalid_input");
+}
+
+static void
+test_pdf (void)
+{
+  g_autoptr(JsonObject) result = call ("pdf", "{\"url\":\"%spricing\",\"paper\":\"Letter\"}",
+                                       sight_demo_site_get_url (site));
+  JsonObject *item, *resource;
+  g_autofree guchar *bytes = NULL;
+  gsize size = 0;
+
+  g_assert_false (is_error (result));
+  item = json_array_get_object_element (json_object_get_array_member (result, "content"), 0);
+  g_assert_cmpstr (json_object_get_string_member (item, "type"), ==, "resource");
+  resource = json_object_get_object_member (item, "resource");
+  g_assert_cmpstr (json_object_get_string_member (resource, "uri"), ==, "webagent://quick/pdf");
+  g_assert_cmpstr (json_object_get_string_member (resource, "mimeType"), ==, "application/pdf");
+  bytes = g_base64_decode (json_object_get_string_member (resource, "blob"), &size);
+  g_assert_cmpuint (size, >, 500);
+  g_assert_true (memcmp (bytes, "%PDF", 4) == 0);
+}
+
+static void
+test_crawl (void)
+{
+  g_autoptr(JsonObject) result = call ("crawl", "{\"url\":\"%s\",\"maxPages\":3,\"maxDepth\":1,"
+                                                "\"delayMs\":0}",
+                                       sight_demo_site_get_url (site));
+  JsonArray *pages;
+
+  g_assert_false (is_error (result));
+  pages = json_object_get_array_member (structured (result), "pages");
+  g_assert_cmpuint (json_array_get_length (pages), >=, 2);
+  g_assert_cmpuint (json_array_get_length (pages), <=, 3);
+  g_assert_nonnull (json_object_get_string_member (structured (result), "stoppedBy"));
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(SightMcpRegistry) registry = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *none = NULL;
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  gtk_init ();
+
+  site = sight_demo_site_new ();
+  sight_demo_site_start (site, 0, &error);
+  g_assert_no_error (error);
+  registry = sight_mcp_registry_new_builtin ();
+  server = sight_mcp_server_new (registry);
+  session = sight_mcp_server_create_session (server);
+  {
+    Exchange exchange = { NULL, FALSE };
+
+    sight_mcp_session_handle_text_async (session,
+                                         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
+                                         "\"params\":{\"protocolVersion\":\"2025-06-18\"}}",
+                                         -1, NULL, NULL, done_cb, &exchange);
+    while (!exchange.done)
+      g_main_context_iteration (NULL, TRUE);
+    json_node_unref (exchange.answer);
+  }
+
+  g_test_add_func ("/mcp-runner-tools/sessions", test_sessions);
+  g_test_add_func ("/mcp-runner-tools/scrape", test_scrape);
+  g_test_add_func ("/mcp-runner-tools/screenshot", test_screenshot);
+  g_test_add_func ("/mcp-runner-tools/pdf", test_pdf);
+  g_test_add_func ("/mcp-runner-tools/crawl", test_crawl);
+  status = g_test_run ();
+
+  sight_mcp_server_shutdown (server);
+  g_clear_object (&session);
+  g_clear_object (&server);
+  sight_demo_site_stop (site);
+  g_clear_object (&site);
+  return status;
+}
