@@ -239,6 +239,14 @@ sight_args_parse (const char         *command,
   return TRUE;
 }
 
+void
+sight_cli_result_cb (GObject      *source,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
 GAsyncResult *
 sight_cli_wait (GAsyncResult **result)
 {

@@ -45,8 +45,13 @@ gboolean  sight_args_parse (const char         *command,
                             SightArgs          *out,
                             int                *exit_status);
 
-/* Runs the main loop until @result is set by a callback. */
-GAsyncResult *sight_cli_wait (GAsyncResult **result);
+/* A GAsyncReadyCallback that keeps the result in the GAsyncResult * that
+ * @user_data points to; sight_cli_wait () then runs the main loop until it
+ * is set. */
+void          sight_cli_result_cb (GObject       *source,
+                                   GAsyncResult  *result,
+                                   gpointer       user_data);
+GAsyncResult *sight_cli_wait      (GAsyncResult **result);
 
 /* Writes @bytes to @path through a temporary name and a rename. */
 gboolean  sight_cli_write_file (const char  *path,

@@ -26,14 +26,6 @@ static const SightArgSpec crawl_specs[] = {
   { NULL }
 };
 
-static void
-done_cb (GObject      *source,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
 int
 sight_cmd_crawl (int    argc,
                  char **argv)
@@ -66,7 +58,7 @@ sight_cmd_crawl (int    argc,
       json_object_set_array_member (args.args, "scope", array);
     }
 
-  sight_crawl_async (args.args, NULL, done_cb, &result);
+  sight_crawl_async (args.args, NULL, sight_cli_result_cb, &result);
   crawled = sight_crawl_finish (sight_cli_wait (&result), &error);
   if (crawled == NULL)
     return sight_cli_report_error (error);

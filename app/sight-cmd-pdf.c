@@ -20,14 +20,6 @@ static const SightArgSpec pdf_specs[] = {
   { NULL }
 };
 
-static void
-done_cb (GObject      *source,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
 int
 sight_cmd_pdf (int    argc,
                char **argv)
@@ -46,7 +38,7 @@ sight_cmd_pdf (int    argc,
     return sight_cli_usage_error ("pdf", _("--output FILE is required"));
   json_object_set_string_member (args.args, "url", args.positional[0]);
 
-  sight_pdf_async (args.args, NULL, done_cb, &result);
+  sight_pdf_async (args.args, NULL, sight_cli_result_cb, &result);
   pdf = sight_pdf_finish (sight_cli_wait (&result), &error);
   if (pdf == NULL || !sight_cli_write_file (args.output, pdf, &error))
     return sight_cli_report_error (error);

@@ -20,14 +20,6 @@ static const SightArgSpec scrape_specs[] = {
   { NULL }
 };
 
-static void
-done_cb (GObject      *source,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
 int
 sight_cmd_scrape (int    argc,
                   char **argv)
@@ -46,7 +38,7 @@ sight_cmd_scrape (int    argc,
     return sight_cli_usage_error ("scrape", _("give exactly one URL"));
   json_object_set_string_member (args.args, "url", args.positional[0]);
 
-  sight_scrape_async (args.args, NULL, done_cb, &result);
+  sight_scrape_async (args.args, NULL, sight_cli_result_cb, &result);
   scraped = sight_scrape_finish (sight_cli_wait (&result), &error);
   if (scraped == NULL)
     return sight_cli_report_error (error);

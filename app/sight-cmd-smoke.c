@@ -23,14 +23,6 @@ static const SightArgSpec smoke_specs[] = {
   { NULL }
 };
 
-static void
-done_cb (GObject      *source,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
 int
 sight_cmd_smoke (int    argc,
                  char **argv)
@@ -54,7 +46,7 @@ sight_cmd_smoke (int    argc,
   if (store == NULL)
     return sight_cli_report_error (error);
 
-  sight_smoke_test_async (store, args.args, NULL, done_cb, &result);
+  sight_smoke_test_async (store, args.args, NULL, sight_cli_result_cb, &result);
   outcome = sight_smoke_test_finish (sight_cli_wait (&result), &error);
   if (outcome == NULL)
     return sight_cli_report_error (error);
