@@ -11,6 +11,7 @@
 #include "sight-error.h"
 #include "sight-page-scripts.h"
 #include "sight-robots.h"
+#include "sight-scrape.h"
 #include "sight-tool-args.h"
 #include "sight-web-page.h"
 
@@ -236,9 +237,7 @@ consider (Crawl      *crawl,
 static guint
 remaining_ms (Crawl *crawl)
 {
-  gint64 left = crawl->deadline - g_get_monotonic_time ();
-
-  return left <= 1000 ? 1 : (guint) (left / 1000);
+  return sight_deadline_remaining_ms (crawl->deadline);
 }
 
 static char *
@@ -402,17 +401,11 @@ page_scraped_cb (GObject      *source,
   g_autoptr(JsonNode) scraped = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result,
                                                                 &error);
   JsonObject *entry = json_object_new ();
-  WebKitWebResource *resource;
-  WebKitURIResponse *response;
   Target *target = g_steal_pointer (&crawl->current);
-
-  resource = webkit_web_view_get_main_resource (sight_web_page_get_web_view (crawl->page));
-  response = resource ? webkit_web_resource_get_response (resource) : NULL;
 
   json_object_set_string_member (entry, "url", target->url);
   json_object_set_int_member (entry, "depth", target->depth);
-  json_object_set_int_member (entry, "status",
-                              response ? webkit_uri_response_get_status_code (response) : 0);
+  json_object_set_int_member (entry, "status", sight_page_status_code (crawl->page));
   if (scraped != NULL && JSON_NODE_HOLDS_OBJECT (scraped))
     {
       JsonObject *object = json_node_get_object (scraped);
@@ -448,17 +441,6 @@ page_scraped_cb (GObject      *source,
   if (g_task_return_error_if_cancelled (task))
     return;
   crawl_next (g_steal_pointer (&task));
-}
-
-static char *
-crawl_script (void)
-{
-  return g_strconcat (sight_page_script ("turndown.js"), "\n",
-                      "const turndownPluginGfm = (() => { const exports = {};\n",
-                      sight_page_script ("turndown-plugin-gfm.js"),
-                      "\nreturn exports; })();\n",
-                      sight_page_script ("readability.js"), "\n",
-                      sight_page_script ("scrape.js"), NULL);
 }
 
 static void
@@ -507,7 +489,7 @@ page_loaded_cb (GObject      *source,
   json_builder_end_array (b);
   json_builder_end_object (b);
   args = json_builder_get_root (b);
-  script = crawl_script ();
+  script = sight_scrape_script ();
   cancellable = g_task_get_cancellable (task);
   sight_web_page_evaluate_async (crawl->page, script, args, remaining_ms (crawl),
                                  cancellable, page_scraped_cb,

@@ -57,14 +57,6 @@ pdf_state_free (PdfState *state)
   g_free (state);
 }
 
-static guint
-remaining_ms (gint64 deadline)
-{
-  gint64 left = deadline - g_get_monotonic_time ();
-
-  return left <= 1000 ? 1 : (guint) (left / 1000);
-}
-
 static void
 print_failed_cb (WebKitPrintOperation *print,
                  GError               *error,
@@ -164,7 +156,7 @@ pdf_print (GTask *task)
                                          G_CALLBACK (print_finished_cb), task);
   state->failed_id = g_signal_connect (state->print, "failed",
                                        G_CALLBACK (print_failed_cb), task);
-  state->timeout_id = g_timeout_add (remaining_ms (state->deadline), print_timeout_cb, task);
+  state->timeout_id = g_timeout_add (sight_deadline_remaining_ms (state->deadline), print_timeout_cb, task);
   webkit_print_operation_print (state->print);
 }
 
@@ -247,7 +239,7 @@ sight_pdf_async (JsonObject          *args,
   state->page = sight_web_page_new ();
   webkit_settings_set_print_backgrounds (
     webkit_web_view_get_settings (sight_web_page_get_web_view (state->page)), print_background);
-  sight_web_page_load_async (state->page, url, wait_until, remaining_ms (state->deadline),
+  sight_web_page_load_async (state->page, url, wait_until, sight_deadline_remaining_ms (state->deadline),
                              cancellable, pdf_load_cb, g_steal_pointer (&task));
 }
 

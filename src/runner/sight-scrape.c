@@ -42,8 +42,8 @@ scrape_state_free (ScrapeState *state)
   g_free (state);
 }
 
-static guint
-remaining_ms (gint64 deadline)
+guint
+sight_deadline_remaining_ms (gint64 deadline)
 {
   gint64 left = deadline - g_get_monotonic_time ();
 
@@ -134,7 +134,7 @@ wait_poll (GTask *task)
   sight_web_page_evaluate_async (g_task_get_source_object (task),
                                  "return !!document.body && "
                                  "(document.body.innerText || '').includes (args.text);",
-                                 args, remaining_ms (state->deadline),
+                                 args, sight_deadline_remaining_ms (state->deadline),
                                  g_task_get_cancellable (task), wait_evaluate_cb, task);
 }
 
@@ -166,8 +166,8 @@ sight_page_wait_for_text_finish (SightWebPage  *page,
 
 /* scrape */
 
-static char *
-scrape_script (void)
+char *
+sight_scrape_script (void)
 {
   /* The libraries are plain scripts; the GFM plugin is CommonJS, so it gets
    * an `exports` object of its own. */
@@ -179,8 +179,8 @@ scrape_script (void)
                       sight_page_script ("scrape.js"), NULL);
 }
 
-static guint
-main_status_code (SightWebPage *page)
+guint
+sight_page_status_code (SightWebPage *page)
 {
   WebKitWebResource *resource = webkit_web_view_get_main_resource (sight_web_page_get_web_view (page));
   WebKitURIResponse *response = resource ? webkit_web_resource_get_response (resource) : NULL;
@@ -196,7 +196,7 @@ scrape_finish_result (GTask *task)
   JsonObject *metadata = json_object_get_object_member (scraped, "metadata");
   g_autoptr(JsonBuilder) builder = json_builder_new ();
 
-  json_object_set_int_member (metadata, "statusCode", main_status_code (state->page));
+  json_object_set_int_member (metadata, "statusCode", sight_page_status_code (state->page));
 
   json_builder_begin_object (builder);
   json_builder_set_member_name (builder, "url");
@@ -271,7 +271,7 @@ static void
 scrape_run_script (GTask *task)
 {
   ScrapeState *state = g_task_get_task_data (task);
-  g_autofree char *script = scrape_script ();
+  g_autofree char *script = sight_scrape_script ();
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(JsonNode) args = NULL;
 
@@ -284,7 +284,7 @@ scrape_run_script (GTask *task)
   json_builder_end_object (builder);
   args = json_builder_get_root (builder);
 
-  sight_web_page_evaluate_async (state->page, script, args, remaining_ms (state->deadline),
+  sight_web_page_evaluate_async (state->page, script, args, sight_deadline_remaining_ms (state->deadline),
                                  g_task_get_cancellable (task), scrape_evaluate_cb, task);
 }
 
@@ -372,7 +372,7 @@ sight_scrape_async (JsonObject          *args,
   state->page = sight_web_page_new ();
 
   sight_web_page_load_async (state->page, state->url, state->wait_until,
-                             remaining_ms (state->deadline), cancellable, scrape_load_cb,
+                             sight_deadline_remaining_ms (state->deadline), cancellable, scrape_load_cb,
                              g_steal_pointer (&task));
 }
 

@@ -32,4 +32,13 @@ gboolean  sight_page_wait_for_text_finish (SightWebPage        *page,
                                            GAsyncResult        *result,
                                            GError             **error);
 
+/* The function body that returns { content, metadata, links } for
+ * args.formats: Turndown, its GFM plugin and Readability, then scrape.js.
+ * Shared by scrape and crawl. */
+char     *sight_scrape_script              (void);
+/* The HTTP status of @page's main resource; 0 when there is none. */
+guint     sight_page_status_code           (SightWebPage        *page);
+/* Milliseconds left until @deadline (monotonic µs), at least 1. */
+guint     sight_deadline_remaining_ms      (gint64               deadline);
+
 G_END_DECLS

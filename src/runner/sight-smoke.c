@@ -247,9 +247,7 @@ loaded_cb (GObject      *source,
   GTask *task = user_data;
   Smoke *smoke = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  WebKitWebResource *resource;
-  WebKitURIResponse *response;
-  guint status = 0;
+  guint status;
 
   if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
     {
@@ -259,9 +257,7 @@ loaded_cb (GObject      *source,
       smoke_next (task);
       return;
     }
-  resource = webkit_web_view_get_main_resource (sight_web_page_get_web_view (smoke->page));
-  response = resource ? webkit_web_resource_get_response (resource) : NULL;
-  status = response ? webkit_uri_response_get_status_code (response) : 0;
+  status = sight_page_status_code (smoke->page);
   if (status >= 400)
     {
       g_autofree char *why = g_strdup_printf ("The start page answered with HTTP status %u", status);
