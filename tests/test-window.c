@@ -35,6 +35,16 @@ wait_for_observation (Fixture *fixture,
   return fixture->observations >= count;
 }
 
+/* The waits below iterate the main context blocking, then check their
+ * deadline: this tick wakes them when nothing else happens (a page whose web
+ * process died sends nothing), so a deadline fails the test instead of
+ * hanging it. */
+static gboolean
+wake_cb (gpointer user_data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
 static void
 spin (guint ms)
 {
@@ -414,6 +424,7 @@ main (int    argc,
               fixture_set_up, test_window_records_steps, NULL);
   g_test_add ("/window/navigation-refreshes", Fixture, NULL,
               fixture_set_up, test_window_navigation_refreshes, NULL);
+  g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();
   if (shared.window != NULL)
     gtk_window_destroy (GTK_WINDOW (shared.window));
