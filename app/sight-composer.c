@@ -374,6 +374,8 @@ agent_run_cb (GObject      *source,
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) json = NULL;
   g_autofree char *tokens = NULL;
+  g_autofree char *in_tokens = NULL;
+  g_autofree char *out_tokens = NULL;
   const char *code = NULL;
   const char *text;
 
@@ -402,9 +404,10 @@ agent_run_cb (GObject      *source,
   self->total_tokens += step->usage.input_tokens + step->usage.output_tokens;
   if (step->usage.has_cost)
     self->total_cost_micro_usd += step->usage.cost_micro_usd;
+  in_tokens = g_strdup_printf ("%" G_GUINT64_FORMAT, step->usage.input_tokens);
+  out_tokens = g_strdup_printf ("%" G_GUINT64_FORMAT, step->usage.output_tokens);
   /* Translators: tokens of one step: in / out */
-  tokens = g_strdup_printf (_("%" G_GUINT64_FORMAT " in / %" G_GUINT64_FORMAT " out"),
-                            step->usage.input_tokens, step->usage.output_tokens);
+  tokens = g_strdup_printf (_("%s in / %s out"), in_tokens, out_tokens);
   gtk_label_set_text (self->tokens_label, tokens);
   if (step->usage.has_cost)
     {
