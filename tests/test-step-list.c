@@ -301,7 +301,7 @@ test_close_asks_to_save (void)
   g_autofree char *path = g_build_filename (tmpdir, "closing.sightline.json", NULL);
   g_autoptr(GFile) file = g_file_new_for_path (path);
   g_autoptr(GError) error = NULL;
-  GWeakRef ref;
+  GListModel *toplevels;
 
   ensure_window ();
   /* Unsaved changes from the recording above. */
@@ -324,11 +324,18 @@ test_close_asks_to_save (void)
   gtk_window_close (GTK_WINDOW (window));
   dialog = sight_window_get_save_dialog (window);
   g_assert_nonnull (dialog);
-  g_weak_ref_init (&ref, window);
   adw_message_dialog_response (dialog, "discard");
+  /* Destroyed: hidden and no longer a toplevel (our reference keeps the
+   * object). */
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (window)));
+  toplevels = gtk_window_get_toplevels ();
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) item = g_list_model_get_item (toplevels, i);
+
+      g_assert_true (item != (GObject *) window);
+    }
   g_clear_object (&window);
-  g_assert_null (g_weak_ref_get (&ref));
-  g_weak_ref_clear (&ref);
 }
 
 int
