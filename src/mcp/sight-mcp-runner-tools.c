@@ -440,4 +440,5 @@ sight_mcp_runner_tools_install (SightMcpRegistry *registry)
                                          NULL, NULL))
       g_warning ("no tool %s to install", runner_tools[i].tool);
   _sight_mcp_report_tools_install (registry);
+  _sight_mcp_step_tools_install (registry);
 }
