@@ -42,6 +42,14 @@ static const char tools_html[] =
   "<script>document.getElementById('f').addEventListener('submit', e => { e.preventDefault();"
   " document.getElementById('s').textContent = 'Searched: ' + e.target.q.value; });</script>";
 
+/* A consent banner covers the Save button until it is accepted. */
+static const char covered_html[] =
+  "<!doctype html><title>Settings</title><main><h1>Settings</h1>"
+  "<button id=save onclick=\"document.getElementById('s').textContent = 'Saved'\">Save</button>"
+  "<p id=s role=status></p><a href=/button>Next page</a></main>"
+  "<div id=consent role=dialog aria-label='Cookie consent' style='position:fixed;inset:0;background:#fff'>"
+  "<button onclick=\"document.getElementById('consent').remove ()\">Accept all</button></div>";
+
 static char *
 project_extra (const char *origin)
 {
@@ -471,6 +479,63 @@ test_tools (void)
   fixture_tear_down (&f);
 }
 
+/* act's actions go through the engine: actionability names what covers a control,
+ * the result says when the page navigated, and each committed action is recorded
+ * with its descriptor. */
+static void
+test_engine_actions (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) result = NULL;
+  g_autofree char *extra = NULL, *credentials = project_extra (site_url);
+  g_autofree char *save = NULL, *accept = NULL, *next = NULL, *calls = NULL;
+  JsonObject *record, *descriptor;
+  const char *body;
+
+  extra = g_strdup_printf ("%s, \"defaults\": {\"actionTimeout\": 1500}", credentials);
+  fixture_set_up (&f, extra);
+  fixture_load (&f, "/covered");
+  save = find_ref (&f, "button", "Save");
+  accept = find_ref (&f, "button", "Accept all");
+  next = find_ref (&f, "link", "Next page");
+  calls = g_strdup_printf ("[{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]", save);
+  push_tool_calls (&f, calls);
+  g_free (calls);
+  calls = g_strdup_printf ("[{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}},"
+                           " {\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]", accept, save);
+  push_tool_calls (&f, calls);
+  g_free (calls);
+  calls = g_strdup_printf ("[{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]", next);
+  push_tool_calls (&f, calls);
+  push_tool_calls (&f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"saved\"}}]");
+  result = run_step (&f, SIGHT_STEP_ACT, "save the settings", NULL, &error);
+  g_assert_no_error (error);
+
+  /* The covered click failed naming the banner; nothing was clicked under it. */
+  body = sight_scripted_model_get_request_body_text (f.model, 1);
+  g_assert_nonnull (strstr (body, "The action failed"));
+  g_assert_nonnull (strstr (body, "covered by dialog"));
+  g_assert_nonnull (strstr (body, "Cookie consent"));
+  body = sight_scripted_model_get_request_body_text (f.model, 2);
+  g_assert_nonnull (strstr (body, "Saved"));
+  body = sight_scripted_model_get_request_body_text (f.model, 3);
+  g_assert_nonnull (strstr (body, "The page navigated to"));
+  g_assert_nonnull (strstr (body, "/button"));
+
+  /* Four actions were committed; the three that ran are recorded for the cache. */
+  g_assert_cmpuint (result->actions, ==, 4);
+  g_assert_cmpuint (json_array_get_length (result->performed), ==, 3);
+  record = json_array_get_object_element (result->performed, 1);
+  g_assert_cmpstr (json_object_get_string_member (record, "tool"), ==, "click");
+  descriptor = json_object_get_object_member (record, "descriptor");
+  g_assert_cmpstr (json_object_get_string_member (descriptor, "role"), ==, "button");
+  g_assert_cmpstr (json_object_get_string_member (descriptor, "name"), ==, "Save");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (descriptor, "viewport"),
+                                               "width"), ==, 1280);
+  fixture_tear_down (&f);
+}
+
 static void
 masking_unproven_cb (SightAgent       *agent,
                      SightObservation *observation,
@@ -548,6 +613,7 @@ main (int    argc,
   site_add ("/button", button_html);
   site_add ("/injection", injection_html);
   site_add ("/tools", tools_html);
+  site_add ("/covered", covered_html);
 
   g_test_add_func ("/agent/act/sign-in", test_sign_in);
   g_test_add_func ("/agent/act/secret-denied", test_secret_denied);
@@ -557,6 +623,7 @@ main (int    argc,
   g_test_add_func ("/agent/act/masking-unproven", test_masking_unproven);
   g_test_add_func ("/agent/act/injection", test_injection);
   g_test_add_func ("/agent/act/tools", test_tools);
+  g_test_add_func ("/agent/act/engine-actions", test_engine_actions);
   {
     int status = g_test_run ();
 

@@ -229,6 +229,86 @@ test_crawl (void)
   g_assert_nonnull (json_object_get_string_member (structured (result), "stoppedBy"));
 }
 
+static const char *
+text_of (JsonObject *result)
+{
+  return json_object_get_string_member (
+    json_array_get_object_element (json_object_get_array_member (result, "content"), 0), "text");
+}
+
+/* smoke_test returns the report; get_report reads the same run again. A
+ * broken link fails the test (a result, not an error). */
+static void
+test_smoke_and_report (void)
+{
+  const char *url = sight_demo_site_get_url (site);
+  g_autoptr(JsonObject) failed = call ("smoke_test", "{\"url\":\"%spricing\",\"expectText\":"
+                                                     "\"Pricing\",\"waitSeconds\":60}", url);
+  g_autoptr(JsonObject) passed = NULL;
+  g_autoptr(JsonObject) report = NULL;
+  g_autoptr(JsonObject) unknown = NULL;
+  g_autoptr(JsonObject) refused = NULL;
+  g_autofree char *id = NULL;
+  const char *text;
+
+  g_assert_false (is_error (failed));
+  g_assert_cmpstr (json_object_get_string_member (structured (failed), "verdict"), ==, "fail");
+  id = g_strdup (json_object_get_string_member (structured (failed), "id"));
+  g_assert_true (g_str_has_prefix (id, "run_"));
+  text = text_of (failed);
+  g_assert_true (g_str_has_prefix (text, "Smoke test of "));
+  g_assert_nonnull (strstr (text, " FAILED in "));
+  g_assert_nonnull (strstr (text, "Failed steps:"));
+  g_assert_nonnull (strstr (text, "broken link"));
+  g_assert_nonnull (strstr (text, "Full HTML report: file://"));
+  g_assert_true (g_str_has_suffix (text, "The whole report is in structuredContent."));
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (structured (failed),
+                                                                         "steps")), >, 5);
+
+  report = call ("get_report", "{\"id\":\"%s\",\"waitSeconds\":0}", id);
+  g_assert_false (is_error (report));
+  g_assert_cmpstr (json_object_get_string_member (structured (report), "id"), ==, id);
+  g_assert_cmpstr (json_object_get_string_member (structured (report), "verdict"), ==, "fail");
+
+  passed = call ("smoke_test", "{\"url\":\"%spricing\",\"expectText\":\"Pricing\","
+                               "\"strictLinks\":false,\"maxLinks\":3}", url);
+  g_assert_false (is_error (passed));
+  g_assert_cmpstr (json_object_get_string_member (structured (passed), "verdict"), ==, "pass");
+  g_assert_nonnull (strstr (text_of (passed), " PASSED in "));
+
+  unknown = call ("get_report", "{\"id\":\"run_doesnotexist\"}");
+  g_assert_true (is_error (unknown));
+  g_assert_cmpstr (error_code (unknown), ==, "not_found");
+
+  refused = call ("smoke_test", "{\"url\":\"%s\",\"maxLinks\":201}", url);
+  g_assert_true (is_error (refused));
+  g_assert_cmpstr (error_code (refused), ==, "invalid_input");
+}
+
+/* A test longer than its wait answers "running" with the id; get_report
+ * then waits for the verdict. */
+static void
+test_smoke_running (void)
+{
+  g_autoptr(JsonObject) running = call ("smoke_test", "{\"url\":\"%spricing\",\"maxLinks\":0,"
+                                                      "\"steps\":[\"wait 3 seconds\"],"
+                                                      "\"waitSeconds\":1}",
+                                        sight_demo_site_get_url (site));
+  g_autoptr(JsonObject) report = NULL;
+  const char *id;
+
+  g_assert_false (is_error (running));
+  g_assert_cmpstr (json_object_get_string_member (structured (running), "verdict"), ==,
+                   "running");
+  id = json_object_get_string_member (structured (running), "id");
+  g_assert_nonnull (strstr (text_of (running), "call get_report with the id"));
+  g_assert_nonnull (strstr (text_of (running), id));
+
+  report = call ("get_report", "{\"id\":\"%s\",\"waitSeconds\":30}", id);
+  g_assert_false (is_error (report));
+  g_assert_cmpstr (json_object_get_string_member (structured (report), "verdict"), ==, "pass");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -236,9 +316,13 @@ main (int    argc,
   g_autoptr(SightMcpRegistry) registry = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *none = NULL;
+  g_autofree char *data_dir = NULL;
   int status;
 
   g_test_init (&argc, &argv, NULL);
+  /* Runs go to a store of the test's own. */
+  data_dir = g_dir_make_tmp ("sight-mcp-runner-tools-XXXXXX", NULL);
+  g_setenv ("SIGHTLINE_DATA_DIR", data_dir, TRUE);
   gtk_init ();
 
   site = sight_demo_site_new ();
@@ -264,6 +348,8 @@ main (int    argc,
   g_test_add_func ("/mcp-runner-tools/screenshot", test_screenshot);
   g_test_add_func ("/mcp-runner-tools/pdf", test_pdf);
   g_test_add_func ("/mcp-runner-tools/crawl", test_crawl);
+  g_test_add_func ("/mcp-runner-tools/smoke-and-report", test_smoke_and_report);
+  g_test_add_func ("/mcp-runner-tools/smoke-running", test_smoke_running);
   status = g_test_run ();
 
   sight_mcp_server_shutdown (server);

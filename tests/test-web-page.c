@@ -310,6 +310,15 @@ test_load_bad_input (void)
     g_assert_false (load (page, closed, SIGHT_WAIT_UNTIL_LOAD, 10000, &error));
   }
   g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE);
+  g_clear_error (&error);
+  /* A port browsers block: WebKit shows about:blank without failing the load. */
+  g_assert_false (load (page, "http://127.0.0.1:9/", SIGHT_WAIT_UNTIL_LOAD, 10000, &error));
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, "refused"));
+  g_clear_error (&error);
+  /* and about:blank itself still loads */
+  g_assert_true (load (page, "about:blank", SIGHT_WAIT_UNTIL_LOAD, 10000, &error));
+  g_assert_no_error (error);
 }
 
 static gboolean

@@ -26,6 +26,8 @@ struct _SightAgent
   char               *evidence_dir;
   gboolean            secret_filled;
   guint               n_steps;
+  /* the result of the step in progress, or of the last one */
+  SightStepResult    *current;
 };
 
 G_DEFINE_FINAL_TYPE (SightAgent, sight_agent, G_TYPE_OBJECT)
@@ -106,6 +108,7 @@ sight_agent_finalize (GObject *object)
   SightAgent *self = SIGHT_AGENT (object);
 
   g_clear_pointer (&self->project, sight_project_unref);
+  g_clear_pointer (&self->current, sight_step_result_unref);
   g_free (self->evidence_dir);
 
   G_OBJECT_CLASS (sight_agent_parent_class)->finalize (object);
@@ -866,6 +869,8 @@ run_step_idle_cb (gpointer user_data)
   gint64 started = g_get_monotonic_time ();
 
   self->n_steps++;
+  g_clear_pointer (&self->current, sight_step_result_unref);
+  self->current = sight_step_result_ref (step->result);
   step->budget = sight_budget_new (&step->request->limits);
   step->target_origin = sight_origin_normalize (sight_web_page_get_uri (self->page));
 
@@ -972,4 +977,17 @@ sight_agent_run (SightAgent        *self,
   result = sight_agent_run_finish (self, _sight_waiter_wait (&waiter), error);
   g_clear_object (&waiter.result);
   return result;
+}
+
+void
+sight_agent_get_step_usage (SightAgent *self,
+                            SightUsage *out_usage)
+{
+  g_return_if_fail (SIGHT_IS_AGENT (self));
+  g_return_if_fail (out_usage != NULL);
+
+  if (self->current != NULL)
+    *out_usage = self->current->usage;
+  else
+    sight_usage_init (out_usage);
 }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "sight-actions.h"
 #include "sight-agent-private.h"
 #include "sight-error.h"
 #include "sight-json-schema.h"
@@ -349,17 +350,96 @@ observe_after (Act         *act,
   return TRUE;
 }
 
+/* The descriptor the trace cache replays @reply's action by: the engine's, with
+ * the offset of a tap inside its node, and without the text of a field (which may
+ * hold what was typed).  NULL for an action on the page itself. */
+static JsonNode *
+record_descriptor (const char *ref,
+                   gboolean    at_point,
+                   JsonObject *reply)
+{
+  JsonNode *member = json_object_get_member (reply, "descriptor");
+  JsonNode *copy;
+  JsonObject *descriptor;
+  const char *tag;
+
+  if ((ref == NULL && !at_point) || member == NULL || !JSON_NODE_HOLDS_OBJECT (member))
+    return NULL;
+  copy = json_node_copy (member);
+  descriptor = json_node_get_object (copy);
+  tag = json_object_get_string_member_with_default (descriptor, "tag", "");
+  if (g_str_equal (tag, "input") || g_str_equal (tag, "textarea") || g_str_equal (tag, "select"))
+    json_object_remove_member (descriptor, "text");
+  if (at_point && json_object_has_member (reply, "offset"))
+    json_object_set_member (descriptor, "offset",
+                            json_node_copy (json_object_get_member (reply, "offset")));
+  return copy;
+}
+
+static void
+record_action (Act        *act,
+               const char *tool,
+               JsonNode   *args,
+               JsonNode   *descriptor)
+{
+  JsonObject *record = json_object_new ();
+
+  json_object_set_string_member (record, "tool", tool);
+  json_object_set_member (record, "args",
+                          args != NULL ? json_node_copy (args) : json_node_new (JSON_NODE_NULL));
+  json_object_set_member (record, "descriptor",
+                          descriptor != NULL ? json_node_copy (descriptor)
+                                             : json_node_new (JSON_NODE_NULL));
+  json_array_add_object_element (act->step->result->performed, record);
+}
+
+/* What the model is told an action did: the line, what a tap landed on, a
+ * navigation, popups, and a page that did not settle. */
+static char *
+describe_outcome (const char *log_line,
+                  JsonObject *reply)
+{
+  GString *did = g_string_new ("Done: ");
+  const char *under = json_object_get_string_member_with_default (reply, "under", NULL);
+  JsonArray *popups = json_object_get_array_member (reply, "popups");
+
+  g_string_append_printf (did, "%s.", log_line);
+  if (under != NULL)
+    g_string_append_printf (did, " The tap landed on %s.", under);
+  if (json_object_get_boolean_member_with_default (reply, "navigated", FALSE))
+    g_string_append_printf (did, " The page navigated to %s.",
+                            json_object_get_string_member_with_default (reply, "url", "?"));
+  for (guint i = 0; popups != NULL && i < json_array_get_length (popups); i++)
+    g_string_append_printf (did, " A popup opened (a new page of this session): %s.",
+                            json_object_get_string_member_with_default (
+                              json_array_get_object_element (popups, i), "url", ""));
+  if (!json_object_get_boolean_member_with_default (reply, "settled", TRUE))
+    g_string_append_printf (did, " The page was still changing after %" G_GINT64_FORMAT " ms.",
+                            json_object_get_int_member_with_default (reply, "settleMs", 0));
+  return g_string_free (did, FALSE);
+}
+
+/* Commits one action through the engine (actionability, the action, settling):
+ * takes an action step from the budget, records the action with its descriptor
+ * for the trace cache (@record_args name params, never a secret value), and
+ * tells the model what was done and what changed. */
 static gboolean
-commit (Act              *act,
-        SightPageAction   action,
-        const char       *ref,
-        JsonNode         *args,
-        const char       *log_line,
-        ToolResult       *out,
-        GError          **error)
+commit (Act         *act,
+        const char  *tool,
+        JsonNode    *record_args,
+        const char  *ref,
+        const char  *verb,
+        const char  *value,
+        gboolean     at_point,
+        double       x,
+        double       y,
+        const char  *log_line,
+        ToolResult  *out,
+        GError     **error)
 {
   SightStep *step = act->step;
-  g_autoptr(JsonObject) answer = NULL;
+  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(JsonNode) descriptor = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *did = NULL;
 
@@ -367,30 +447,28 @@ commit (Act              *act,
     return FALSE;
   step->result->actions = sight_budget_get_actions (step->budget);
 
-  answer = _sight_page_action (step, action, ref, args, &local_error);
-  if (answer == NULL)
+  reply = _sight_step_perform (step, ref, verb, value, at_point, x, y, &local_error);
+  if (reply == NULL)
     {
       if (g_error_matches (local_error, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT) ||
-          g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+          g_error_matches (local_error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE) ||
+          g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+          !sight_budget_check_deadline (step->budget, NULL))
         {
+          if (!sight_budget_check_deadline (step->budget, error))
+            return FALSE;
           g_propagate_error (error, g_steal_pointer (&local_error));
           return FALSE;
         }
       tool_result_set (out, TRUE, "The action failed: %s", local_error->message);
       return TRUE;
     }
-  if (!json_object_get_boolean_member_with_default (answer, "ok", FALSE))
-    {
-      tool_result_set (out, TRUE, "The action failed: %s",
-                       json_object_get_string_member_with_default (answer, "error", "unknown"));
-      return TRUE;
-    }
 
-  did = g_strdup_printf ("Done: %s.",
-                         json_object_get_string_member_with_default (answer, "did", log_line));
+  descriptor = record_descriptor (ref, at_point, reply);
+  record_action (act, tool, record_args, descriptor);
+  did = describe_outcome (log_line, reply);
   g_ptr_array_add (step->result->action_log, sight_secrets_redact (log_line));
   _sight_agent_emit_action (step->agent, log_line);
-  _sight_page_settle (step);
   return observe_after (act, did, out, error);
 }
 
@@ -421,6 +499,24 @@ node_label (JsonObject *node)
   return sight_observation_node_line (node);
 }
 
+/* A fill as the trace records it: the param by name, or the value. */
+static JsonNode *
+fill_record (const char *ref,
+             const char *param,
+             const char *value)
+{
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+  JsonObject *object = json_object_new ();
+
+  json_object_set_string_member (object, "ref", ref);
+  if (param != NULL)
+    json_object_set_string_member (object, "param", param);
+  else
+    json_object_set_string_member (object, "value", value);
+  json_node_take_object (node, object);
+  return node;
+}
+
 /* Secrets: filled host-side only under the spec's authorization (registered
  * credential, origin allowed by the target and the credential, an enabled secure
  * input of the matching purpose); otherwise AUTH_CREDENTIAL_UNAVAILABLE or
@@ -439,8 +535,7 @@ fill_secret (Act         *act,
   const char *url = sight_web_page_get_uri (sight_agent_get_page (step->agent));
   g_autofree char *origin = sight_origin_normalize (url);
   g_autoptr(JsonObject) field = NULL;
-  g_autoptr(JsonBuilder) b = NULL;
-  g_autoptr(JsonNode) args = NULL;
+  g_autoptr(JsonNode) record = NULL;
   g_autofree char *line = NULL;
   JsonArray *purposes;
   gboolean purpose_ok = FALSE;
@@ -466,7 +561,7 @@ fill_secret (Act         *act,
       return FALSE;
     }
 
-  field = _sight_page_action (step, SIGHT_PAGE_ACTION_FIELD_PURPOSE, ref, NULL, error);
+  field = _sight_step_field_purpose (step, ref, error);
   if (field == NULL)
     return FALSE;
   if (!json_object_get_boolean_member_with_default (field, "input", FALSE) ||
@@ -496,18 +591,13 @@ fill_secret (Act         *act,
   if (value == NULL)
     return FALSE;
 
-  b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "value");
-  json_builder_add_string_value (b, value);
-  json_builder_end_object (b);
-  args = json_builder_get_root (b);
+  record = fill_record (ref, param, NULL);
 
   /* From here on, pixels are tainted: the field may show what was typed. */
   _sight_agent_set_secret_filled (step->agent);
   step->result->secret_filled = TRUE;
   line = g_strdup_printf ("fill %s with the secret %s", ref, name);
-  return commit (act, SIGHT_PAGE_ACTION_FILL, ref, args, line, out, error);
+  return commit (act, "fill", record, ref, "fill", value, FALSE, 0, 0, line, out, error);
 }
 
 static gboolean
@@ -520,8 +610,7 @@ tool_fill (Act         *act,
   const char *ref = string_arg (args, "ref");
   const char *param = string_arg (args, "param");
   const char *value = string_arg (args, "value");
-  g_autoptr(JsonBuilder) b = NULL;
-  g_autoptr(JsonNode) action_args = NULL;
+  g_autoptr(JsonNode) record = NULL;
   g_autofree char *value_text = NULL;
   g_autofree char *line = NULL;
   g_autofree char *label = NULL;
@@ -579,15 +668,29 @@ tool_fill (Act         *act,
       return TRUE;
     }
 
-  b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "value");
-  json_builder_add_string_value (b, value_text);
-  json_builder_end_object (b);
-  action_args = json_builder_get_root (b);
+  /* A value the model wrote out that is a param's value is recorded as the param,
+   * so a replay with other params types theirs. */
+  if (param == NULL && params != NULL && JSON_NODE_HOLDS_OBJECT (params))
+    {
+      JsonObject *object = json_node_get_object (params);
+      g_autoptr(GList) names = json_object_get_members (object);
+
+      for (GList *l = names; l != NULL; l = l->next)
+        {
+          JsonNode *member = json_object_get_member (object, l->data);
+
+          if (JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_STRING &&
+              g_strcmp0 (json_node_get_string (member), value_text) == 0)
+            {
+              param = g_intern_string (l->data);
+              break;
+            }
+        }
+    }
+  record = fill_record (ref, param, param != NULL ? NULL : value_text);
   label = node_label (node);
   line = g_strdup_printf ("fill %s with \"%s\"", label, value_text);
-  return commit (act, SIGHT_PAGE_ACTION_FILL, ref, action_args, line, out, error);
+  return commit (act, "fill", record, ref, "fill", value_text, FALSE, 0, 0, line, out, error);
 }
 
 static gboolean
@@ -646,10 +749,11 @@ tool_screenshot (Act         *act,
 
 static gboolean
 tool_tap_at (Act         *act,
-             JsonObject  *args,
+             JsonNode    *call_args,
              ToolResult  *out,
              GError     **error)
 {
+  JsonObject *args = json_node_get_object (call_args);
   double x = json_object_get_double_member (args, "x");
   double y = json_object_get_double_member (args, "y");
   int vw = 0, vh = 0;
@@ -685,24 +789,13 @@ tool_tap_at (Act         *act,
           g_strcmp0 (role, "img") != 0 && g_strcmp0 (role, "text") != 0)
         {
           line = g_strdup_printf ("tap_at (%.0f, %.0f) → %s", x, y, label);
-          return commit (act, SIGHT_PAGE_ACTION_CLICK, ref, NULL, line, out, error);
+          return commit (act, "tap_at", call_args, ref, "click", NULL, FALSE, 0, 0, line, out,
+                         error);
         }
     }
 
-  {
-    g_autoptr(JsonBuilder) b = json_builder_new ();
-    g_autoptr(JsonNode) point = NULL;
-
-    json_builder_begin_object (b);
-    json_builder_set_member_name (b, "x");
-    json_builder_add_double_value (b, cx);
-    json_builder_set_member_name (b, "y");
-    json_builder_add_double_value (b, cy);
-    json_builder_end_object (b);
-    point = json_builder_get_root (b);
-    line = g_strdup_printf ("tap_at (%.0f, %.0f) → bare point (%.0f, %.0f) CSS px", x, y, cx, cy);
-    return commit (act, SIGHT_PAGE_ACTION_TAP_POINT, NULL, point, line, out, error);
-  }
+  line = g_strdup_printf ("tap_at (%.0f, %.0f) → bare point (%.0f, %.0f) CSS px", x, y, cx, cy);
+  return commit (act, "tap_at", call_args, NULL, "tap", NULL, TRUE, cx, cy, line, out, error);
 }
 
 static gboolean
@@ -745,6 +838,13 @@ tool_navigate (Act         *act,
       return TRUE;
     }
   g_clear_object (&waiter.result);
+  {
+    g_autoptr(JsonNode) record = json_node_new (JSON_NODE_OBJECT);
+
+    json_node_take_object (record, json_object_new ());
+    json_object_set_string_member (json_node_get_object (record), "url", absolute);
+    record_action (act, "navigate", record, NULL);
+  }
   g_ptr_array_add (step->result->action_log, sight_secrets_redact (line));
   _sight_agent_emit_action (step->agent, line);
   return observe_after (act, "Done: navigated.", out, error);
@@ -756,9 +856,11 @@ tool_back (Act         *act,
            GError     **error)
 {
   SightStep *step = act->step;
-  WebKitWebView *view = sight_web_page_get_web_view (sight_agent_get_page (step->agent));
+  SightWebPage *page = sight_agent_get_page (step->agent);
+  g_autoptr(GError) local_error = NULL;
+  SightWaiter waiter = { NULL };
 
-  if (!webkit_web_view_can_go_back (view))
+  if (!webkit_web_view_can_go_back (sight_web_page_get_web_view (page)))
     {
       tool_result_set (out, TRUE, "There is no page to go back to.");
       return TRUE;
@@ -766,10 +868,21 @@ tool_back (Act         *act,
   if (!sight_budget_take_action (step->budget, error))
     return FALSE;
   step->result->actions = sight_budget_get_actions (step->budget);
-  webkit_web_view_go_back (view);
+  sight_web_page_history_async (page, SIGHT_HISTORY_BACK,
+                                (guint) MAX (1, sight_budget_cap_ms (step->budget, NAVIGATE_TIMEOUT_MS)),
+                                step->cancellable, _sight_waiter_cb, &waiter);
+  if (!sight_web_page_history_finish (page, _sight_waiter_wait (&waiter), &local_error))
+    {
+      g_clear_object (&waiter.result);
+      if (!sight_budget_check_deadline (step->budget, error))
+        return FALSE;
+      tool_result_set (out, TRUE, "Going back failed: %s", local_error->message);
+      return TRUE;
+    }
+  g_clear_object (&waiter.result);
+  record_action (act, "back", NULL, NULL);
   g_ptr_array_add (step->result->action_log, g_strdup ("back"));
   _sight_agent_emit_action (step->agent, "back");
-  _sight_page_settle (step);
   return observe_after (act, "Done: went back.", out, error);
 }
 
@@ -849,7 +962,7 @@ run_tool (Act                *act,
   if (g_str_equal (call->name, "screenshot"))
     return tool_screenshot (act, out, error);
   if (g_str_equal (call->name, "tap_at"))
-    return tool_tap_at (act, args, out, error);
+    return tool_tap_at (act, call->arguments, out, error);
   if (g_str_equal (call->name, "navigate"))
     return tool_navigate (act, args, out, error);
   if (g_str_equal (call->name, "back"))
@@ -866,17 +979,20 @@ run_tool (Act                *act,
         }
       if (!sight_budget_check_deadline (step->budget, error))
         return FALSE;
+      record_action (act, "wait", call->arguments, NULL);
       return observe_after (act, "Waited.", out, error);
     }
   if (g_str_equal (call->name, "scroll") && ref == NULL)
     {
       line = g_strdup_printf ("scroll %s", string_arg (args, "direction") ?: "down");
-      return commit (act, SIGHT_PAGE_ACTION_SCROLL, NULL, call->arguments, line, out, error);
+      return commit (act, "scroll", call->arguments, NULL, "scroll",
+                     string_arg (args, "direction"), FALSE, 0, 0, line, out, error);
     }
   if (g_str_equal (call->name, "press") && ref == NULL)
     {
       line = g_strdup_printf ("press %s", string_arg (args, "key"));
-      return commit (act, SIGHT_PAGE_ACTION_PRESS, NULL, call->arguments, line, out, error);
+      return commit (act, "press", call->arguments, NULL, "press", string_arg (args, "key"),
+                     FALSE, 0, 0, line, out, error);
     }
 
   if ((node = held_node (act, ref, out)) == NULL)
@@ -886,34 +1002,41 @@ run_tool (Act                *act,
   if (g_str_equal (call->name, "click"))
     {
       line = g_strdup_printf ("click %s", label);
-      return commit (act, SIGHT_PAGE_ACTION_CLICK, ref, NULL, line, out, error);
+      return commit (act, "click", call->arguments, ref, "click", NULL, FALSE, 0, 0, line, out,
+                     error);
     }
   if (g_str_equal (call->name, "hover"))
     {
       line = g_strdup_printf ("hover %s", label);
-      return commit (act, SIGHT_PAGE_ACTION_HOVER, ref, NULL, line, out, error);
+      return commit (act, "hover", call->arguments, ref, "hover", NULL, FALSE, 0, 0, line, out,
+                     error);
     }
   if (g_str_equal (call->name, "press"))
     {
       line = g_strdup_printf ("press %s on %s", string_arg (args, "key"), label);
-      return commit (act, SIGHT_PAGE_ACTION_PRESS, ref, call->arguments, line, out, error);
+      return commit (act, "press", call->arguments, ref, "press", string_arg (args, "key"),
+                     FALSE, 0, 0, line, out, error);
     }
   if (g_str_equal (call->name, "select"))
     {
       line = g_strdup_printf ("select \"%s\" in %s", string_arg (args, "option"), label);
-      return commit (act, SIGHT_PAGE_ACTION_SELECT, ref, call->arguments, line, out, error);
+      return commit (act, "select", call->arguments, ref, "select", string_arg (args, "option"),
+                     FALSE, 0, 0, line, out, error);
     }
   if (g_str_equal (call->name, "check"))
     {
       line = g_strdup_printf ("%s %s",
                               json_object_get_boolean_member_with_default (args, "checked", TRUE)
                               ? "check" : "uncheck", label);
-      return commit (act, SIGHT_PAGE_ACTION_CHECK, ref, call->arguments, line, out, error);
+      return commit (act, "check", call->arguments, ref,
+                     json_object_get_boolean_member_with_default (args, "checked", TRUE)
+                     ? "check" : "uncheck", NULL, FALSE, 0, 0, line, out, error);
     }
   if (g_str_equal (call->name, "scroll"))
     {
       line = g_strdup_printf ("scroll to %s", label);
-      return commit (act, SIGHT_PAGE_ACTION_SCROLL, ref, call->arguments, line, out, error);
+      return commit (act, "scroll", call->arguments, ref, "scroll", NULL, FALSE, 0, 0, line, out,
+                     error);
     }
 
   tool_result_set (out, TRUE, "There is no tool \"%s\".", call->name);

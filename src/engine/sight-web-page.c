@@ -175,6 +175,9 @@ struct _SightPageOp
   gboolean       committed;
   gboolean       dom_ready;
   gboolean       loaded;
+  gboolean       expects_document; /* asked for a URL that is not about: */
+  gboolean       redirected;
+  char          *requested_uri;
   GError        *load_error;
 };
 
@@ -210,6 +213,7 @@ page_op_free (SightPageOp *op)
   g_clear_object (&op->cancellable);
   g_clear_object (&op->task);
   g_clear_error (&op->load_error);
+  g_free (op->requested_uri);
   g_free (op);
 }
 
@@ -640,6 +644,8 @@ sight_web_page_load_async (SightWebPage        *self,
   op = page_op_new (self, task, timeout_ms, cancellable);
   op->wait_until = wait_until;
   op->wait_until_set = TRUE;
+  op->expects_document = g_ascii_strncasecmp (uri, "about:", 6) != 0;
+  op->requested_uri = g_strdup (uri);
   self->load_op = op;
   if (timeout_ms > 0)
     op->timeout_source = g_timeout_add (timeout_ms, load_timeout_cb, op);
@@ -681,6 +687,21 @@ _sight_web_page_wait_for_navigation_async (SightWebPage        *self,
     op->timeout_source = g_timeout_add (timeout_ms, load_timeout_cb, op);
 }
 
+/* Scheme, host and port alike; a URL without a host matches nothing. */
+static gboolean
+same_origin (const char *a,
+             const char *b)
+{
+  g_autoptr(GUri) ua = a != NULL ? g_uri_parse (a, G_URI_FLAGS_ENCODED, NULL) : NULL;
+  g_autoptr(GUri) ub = b != NULL ? g_uri_parse (b, G_URI_FLAGS_ENCODED, NULL) : NULL;
+
+  if (ua == NULL || ub == NULL || g_uri_get_host (ua) == NULL || g_uri_get_host (ub) == NULL)
+    return FALSE;
+  return g_ascii_strcasecmp (g_uri_get_scheme (ua), g_uri_get_scheme (ub)) == 0 &&
+         g_ascii_strcasecmp (g_uri_get_host (ua), g_uri_get_host (ub)) == 0 &&
+         g_uri_get_port (ua) == g_uri_get_port (ub);
+}
+
 static void
 load_changed_cb (WebKitWebView   *view,
                  WebKitLoadEvent  event,
@@ -703,13 +724,25 @@ load_changed_cb (WebKitWebView   *view,
     case WEBKIT_LOAD_COMMITTED:
       op->committed = TRUE;
       op->dom_ready = FALSE;
+      /* WebKit answers a URL it refuses to fetch, such as one on a port
+       * browsers block (9, 25, 6000, …), by committing an empty document
+       * under another URL (about:blank, or the page before) and no
+       * load-failed: without this the load would pass on a blank page. */
+      if (op->expects_document && !op->redirected && op->load_error == NULL &&
+          !same_origin (webkit_web_view_get_uri (view), op->requested_uri))
+        op->load_error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                      "Could not load %s: the browser engine refused it "
+                                      "(browsers block some ports, such as 9, 25 or 6000)",
+                                      op->requested_uri);
       break;
     case WEBKIT_LOAD_FINISHED:
       op->committed = TRUE;
       op->loaded = TRUE;
       break;
-    case WEBKIT_LOAD_STARTED:
     case WEBKIT_LOAD_REDIRECTED:
+      op->redirected = TRUE;
+      break;
+    case WEBKIT_LOAD_STARTED:
     default:
       break;
     }

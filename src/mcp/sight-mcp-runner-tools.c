@@ -5,6 +5,8 @@
 
 #include "sight-mcp-runner-tools.h"
 
+#include "sight-mcp-runner-private.h"
+
 #include "sight-crawl.h"
 #include "sight-error.h"
 #include "sight-pdf.h"
@@ -437,4 +439,7 @@ sight_mcp_runner_tools_install (SightMcpRegistry *registry)
     if (!sight_mcp_registry_set_handler (registry, runner_tools[i].tool, runner_tools[i].handler,
                                          NULL, NULL))
       g_warning ("no tool %s to install", runner_tools[i].tool);
+  _sight_mcp_report_tools_install (registry);
+  _sight_mcp_step_tools_install (registry);
+  _sight_mcp_task_tools_install (registry);
 }

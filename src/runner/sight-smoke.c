@@ -862,14 +862,25 @@ sight_smoke_test_async (SightStore          *store,
                         GAsyncReadyCallback  callback,
                         gpointer             user_data)
 {
+  g_free (sight_smoke_test_start (store, args, cancellable, callback, user_data));
+}
+
+char *
+sight_smoke_test_start (SightStore          *store,
+                        JsonObject          *args,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
   g_autoptr(GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   g_autoptr(GError) error = NULL;
   Smoke *smoke = g_new0 (Smoke, 1);
   const char *url, *expect_text, *expect_url, *expect_no_text;
   gint64 wait_seconds;
   SightRunRecord run = { 0 };
+  char *run_id;
 
-  g_task_set_source_tag (task, sight_smoke_test_async);
+  g_task_set_source_tag (task, sight_smoke_test_start);
   g_task_set_task_data (task, smoke, (GDestroyNotify) smoke_free);
   smoke->store = g_object_ref (store);
   smoke->links = g_ptr_array_new_with_free_func (g_free);
@@ -887,14 +898,14 @@ sight_smoke_test_async (SightStore          *store,
       !parse_session (args, &error))
     {
       g_task_return_error (task, g_steal_pointer (&error));
-      return;
+      return NULL;
     }
   for (char **s = smoke->steps; *s != NULL; s++)
     if (*g_strstrip (*s) == '\0')
       {
         g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
                                  "steps[%u]: must not be empty", (guint) (s - smoke->steps));
-        return;
+        return NULL;
       }
   smoke->url = g_strdup (url);
   smoke->expect_text = smoke->expect_text_owned = g_strdup (expect_text);
@@ -910,13 +921,15 @@ sight_smoke_test_async (SightStore          *store,
   if (smoke->run_id == NULL)
     {
       g_task_return_error (task, g_steal_pointer (&error));
-      return;
+      return NULL;
     }
 
   smoke->page = sight_web_page_new ();
   smoke->http = soup_session_new_with_options ("timeout", LINK_TIMEOUT_S,
                                                "user-agent", "Sightline link check", NULL);
+  run_id = g_strdup (smoke->run_id);
   smoke_next (g_steal_pointer (&task));
+  return run_id;
 }
 
 JsonNode *

@@ -26,5 +26,14 @@ void      sight_smoke_test_async  (SightStore          *store,
                                    gpointer             user_data);
 JsonNode *sight_smoke_test_finish (GAsyncResult        *result,
                                    GError             **error);
+/* The same, returning the run id (run_…) as soon as the run is open, for
+ * callers that stop waiting before the test ends (get_report reads it
+ * later). NULL when the arguments were refused: the error then also reaches
+ * @callback. */
+char     *sight_smoke_test_start  (SightStore          *store,
+                                   JsonObject          *args,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data);
 
 G_END_DECLS

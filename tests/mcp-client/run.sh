@@ -1,6 +1,7 @@
 #!/bin/sh
-# The real-client test: the official MCP TypeScript SDK client (from npm)
-# against `sightline mcp` and `sightline serve`. Skips (77) without Node.js
+# The real-client tests: the official MCP TypeScript SDK client (from npm)
+# against `sightline mcp` and `sightline serve` (client.mjs, or the script
+# given, such as load.mjs). Skips (77) without Node.js
 # 18+ and npm; installs the locked SDK with `npm ci` when it is missing.
 set -eu
 cd "$(dirname "$0")"
@@ -18,4 +19,6 @@ if [ ! -f node_modules/@modelcontextprotocol/sdk/package.json ]; then
   echo "# installing the locked MCP SDK with npm ci"
   npm ci --no-audit --no-fund >&2
 fi
-exec node client.mjs
+script=${1:-client.mjs}
+[ $# -gt 0 ] && shift
+exec node "$script" "$@"
