@@ -20,6 +20,7 @@ static const SightCommand commands[] = {
   { "crawl", N_("Crawl a site from a page"), sight_cmd_crawl, TRUE },
   { "pdf", N_("Print a page to PDF"), sight_cmd_pdf, TRUE },
   { "smoke", N_("Smoke-test a page or a short flow and report"), sight_cmd_smoke, TRUE },
+  { "task", N_("Give the agent a goal on a page and print its answer"), sight_cmd_task, TRUE },
   { "screenshot", N_("Take a screenshot of a URL, headless"), sight_cmd_screenshot, TRUE },
   { "demo-site", N_("Serve the bundled demo site on 127.0.0.1"), sight_cmd_demo_site, FALSE },
   { "export", N_("Write a test file as a Playwright or @e2edev/e2e test"), sight_cmd_export, FALSE },

@@ -17,6 +17,8 @@ typedef struct {
   GCancellable       *cancellable;
   /* the origin the step opened on: the target a secret may be filled into */
   char               *target_origin;
+  /* why there is no provider (act with a trace cache opens without one) */
+  GError             *provider_error;
 } SightStep;
 
 /* Nested waits on the thread-default main context (see sight-agent.c). */
@@ -49,6 +51,13 @@ char              *_sight_step_page_block      (SightObservation  *observation,
                                                 gboolean           with_tree);
 void               _sight_step_add_injection   (SightStep         *step,
                                                 JsonNode          *injection);
+/* One judgment of @condition on a fresh observation (tree only), as assert makes
+ * it: one model call plus at most one repair round. */
+gboolean           _sight_step_judge           (SightStep         *step,
+                                                const char        *condition,
+                                                gboolean          *out_verdict,
+                                                char             **out_explanation,
+                                                GError           **error);
 
 void               _sight_agent_emit_action    (SightAgent        *self,
                                                 const char        *line);

@@ -358,6 +358,11 @@ _sight_step_call_model (SightStep          *step,
   SightModelResponse *response;
   guint n;
 
+  if (step->provider == NULL)
+    {
+      g_propagate_error (error, g_error_copy (step->provider_error));
+      return NULL;
+    }
   if (!sight_budget_take_model_call (step->budget, error))
     return NULL;
   n = sight_budget_get_model_calls (step->budget);
@@ -618,11 +623,12 @@ typedef struct {
 } Judgment;
 
 static gboolean
-judge (SightStep        *step,
-       SightObservation *observation,
-       gboolean          pixels,
-       Judgment         *out,
-       GError          **error)
+judge_condition (SightStep        *step,
+                 const char       *condition,
+                 SightObservation *observation,
+                 gboolean          pixels,
+                 Judgment         *out,
+                 GError          **error)
 {
   g_autoptr(SightJsonSchema) schema = NULL;
   g_autoptr(JsonNode) schema_node = judgment_schema ();
@@ -635,7 +641,7 @@ judge (SightStep        *step,
   schema = sight_json_schema_new (schema_node, NULL);
   page = _sight_step_page_block (observation, with_tree);
   text = g_strdup_printf ("Condition: %s\n\nObservation%s:\n%s",
-                          step->request->model_instruction,
+                          condition,
                           pixels ? " (a screenshot of the viewport is attached)" : "",
                           page);
   answer = ask_structured (step, judge_prompt, text, observation, pixels, "judgment",
@@ -653,6 +659,34 @@ judge (SightStep        *step,
   step->result->judgment = out->verdict;
   g_free (step->result->summary);
   step->result->summary = g_strdup (out->explanation);
+  return TRUE;
+}
+
+static gboolean
+judge (SightStep        *step,
+       SightObservation *observation,
+       gboolean          pixels,
+       Judgment         *out,
+       GError          **error)
+{
+  return judge_condition (step, step->request->model_instruction, observation, pixels, out,
+                          error);
+}
+
+gboolean
+_sight_step_judge (SightStep  *step,
+                   const char *condition,
+                   gboolean   *out_verdict,
+                   char      **out_explanation,
+                   GError    **error)
+{
+  g_autoptr(SightObservation) observation = _sight_step_observe (step, FALSE, NULL, error);
+  Judgment judgment = { FALSE, NULL };
+
+  if (observation == NULL || !judge_condition (step, condition, observation, FALSE, &judgment, error))
+    return FALSE;
+  *out_verdict = judgment.verdict;
+  *out_explanation = judgment.explanation;
   return TRUE;
 }
 
@@ -856,6 +890,7 @@ step_free (SightStep *step)
   g_clear_object (&step->provider);
   g_clear_object (&step->cancellable);
   g_free (step->target_origin);
+  g_clear_error (&step->provider_error);
   g_free (step);
 }
 
@@ -879,7 +914,14 @@ run_step_idle_cb (gpointer user_data)
   else
     step->provider = sight_model_provider_new_for_agent_config (step->request->limits.agent,
                                                                 &error);
-  if (step->provider == NULL)
+  /* act replays a cached trace with no model; it asks for one only when needed */
+  if (step->provider == NULL && step->request->limits.kind == SIGHT_STEP_ACT &&
+      sight_project_get_trace_cache_dir (self->project) != NULL)
+    {
+      step->provider_error = g_steal_pointer (&error);
+      _sight_step_run_act (step);
+    }
+  else if (step->provider == NULL)
     sight_step_result_take_error (step->result, g_steal_pointer (&error));
   else
     switch (step->request->limits.kind)

@@ -11,6 +11,7 @@
 #include "sight-json-schema.h"
 #include "sight-params.h"
 #include "sight-secrets.h"
+#include "sight-trace-cache.h"
 
 /* The act loop (spec "agent.act"): observe → model (tools) → commit the actions the
  * model called → observe the changes → … until the model concludes with done, or a
@@ -1053,8 +1054,10 @@ act_clear (Act *act)
   g_clear_object (&act->shot_observation);
 }
 
-void
-_sight_step_run_act (SightStep *step)
+/* The model loop; *@out_end gets the last observation the model held. */
+static void
+run_model_loop (SightStep         *step,
+                SightObservation **out_end)
 {
   Act act = { step };
   GError *error = NULL;
@@ -1171,6 +1174,8 @@ _sight_step_run_act (SightStep *step)
         }
     }
 
+  if (out_end != NULL)
+    *out_end = g_steal_pointer (&act.held);
   act_clear (&act);
   return;
 
@@ -1178,4 +1183,235 @@ failed:
   if (error != NULL)
     sight_step_result_take_error (step->result, error);
   act_clear (&act);
+}
+
+/* The trace cache (sight-trace-cache.h) inside act. */
+
+typedef struct {
+  SightTraceCache *cache;
+  SightTrace      *trace;       /* the trace found, or NULL */
+  char            *start_url;
+  int              viewport_width;
+  int              viewport_height;
+  guint            n_replayed;  /* actions of the trace that ran before the model took over */
+} Cached;
+
+static void
+cached_clear (Cached *cached)
+{
+  g_clear_pointer (&cached->cache, sight_trace_cache_free);
+  g_clear_pointer (&cached->trace, sight_trace_unref);
+  g_clear_pointer (&cached->start_url, g_free);
+}
+
+static void
+set_cache_info (SightStep        *step,
+                SightCacheStatus  status,
+                const char       *reason)
+{
+  g_clear_pointer (&step->result->cache, json_node_unref);
+  step->result->cache = sight_cache_info_new (status, reason);
+}
+
+static const char *
+agent_name (SightStep *step)
+{
+  const SightAgentConfig *agent = step->request->limits.agent;
+
+  return agent != NULL && agent->name != NULL ? agent->name : "default";
+}
+
+/* Replays the trace with no model.  TRUE when the step is finished (self-finalized,
+ * agent-concluded, or an error that ends it); FALSE when the model takes over, with
+ * result.cache saying why (missed). */
+static gboolean
+replay_cached (SightStep *step,
+               Cached    *cached)
+{
+  SightWebPage *page = sight_agent_get_page (step->agent);
+  SightSecrets *secrets = sight_project_get_secrets (sight_agent_get_project (step->agent));
+  guint n = sight_trace_get_n_actions (cached->trace);
+  g_autoptr(JsonNode) outcome = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *reason = NULL;
+  SightWaiter waiter = { NULL };
+  const SightBudgetLimits *limits = sight_budget_get_limits (step->budget);
+  JsonObject *info;
+  const char *status;
+  gint64 failed_at;
+
+  if ((gint64) n > limits->max_actions)
+    {
+      reason = g_strdup_printf ("the trace has %u actions, more than the step's %" G_GINT64_FORMAT,
+                                n, limits->max_actions);
+      set_cache_info (step, SIGHT_CACHE_MISSED, reason);
+      return FALSE;
+    }
+
+  sight_trace_replay_async (cached->trace, page, step->request->options->params, secrets,
+                            (guint) MAX (1, sight_budget_remaining_ms (step->budget)),
+                            step->cancellable, _sight_waiter_cb, &waiter);
+  outcome = sight_trace_replay_finish (cached->trace, _sight_waiter_wait (&waiter), &error);
+  g_clear_object (&waiter.result);
+  if (outcome == NULL)
+    {
+      sight_step_result_take_error (step->result, g_steal_pointer (&error));
+      return TRUE;
+    }
+  info = json_node_get_object (outcome);
+  status = json_object_get_string_member_with_default (info, "status", "missed");
+  failed_at = json_object_get_int_member_with_default (info, "action", 0);
+  reason = g_strdup (json_object_get_string_member_with_default (info, "reason", NULL));
+
+  /* The actions that ran were committed engine actions. */
+  cached->n_replayed = g_str_equal (status, "missed") ? (guint) MAX (0, failed_at - 1) : n;
+  for (guint i = 0; i < cached->n_replayed; i++)
+    {
+      JsonObject *action = sight_trace_get_action (cached->trace, i);
+      g_autofree char *line = g_strdup_printf ("%s (replayed from the trace cache)",
+                                               json_object_get_string_member (action, "tool"));
+
+      if (!sight_budget_take_action (step->budget, &error))
+        {
+          sight_step_result_take_error (step->result, g_steal_pointer (&error));
+          return TRUE;
+        }
+      {
+        g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), action);
+
+        json_array_add_element (step->result->performed, json_node_copy (node));
+      }
+      g_ptr_array_add (step->result->action_log, g_steal_pointer (&line));
+    }
+  step->result->actions = sight_budget_get_actions (step->budget);
+
+  if (g_str_equal (status, "self-finalized"))
+    {
+      g_free (step->result->summary);
+      step->result->summary = g_strdup_printf ("Replayed %u recorded actions with no model call; "
+                                               "the recorded end state returned.", n);
+      set_cache_info (step, SIGHT_CACHE_SELF_FINALIZED, NULL);
+      return TRUE;
+    }
+  if (g_str_equal (status, "unconfirmed"))
+    {
+      g_autofree char *condition = NULL;
+      g_autofree char *explanation = NULL;
+      gboolean verdict = FALSE;
+
+      /* Every action ran; one judgment decides whether the task is done. */
+      condition = g_strdup_printf ("The task \"%s\" has been carried out: the page shows its "
+                                   "outcome.", step->request->model_instruction);
+      if (!_sight_step_judge (step, condition, &verdict, &explanation, &error))
+        {
+          sight_step_result_take_error (step->result, g_steal_pointer (&error));
+          return TRUE;
+        }
+      if (verdict)
+        {
+          set_cache_info (step, SIGHT_CACHE_AGENT_CONCLUDED, NULL);
+          return TRUE;
+        }
+      g_free (step->result->summary);
+      step->result->summary = NULL;
+      step->result->has_judgment = FALSE;
+      {
+        g_autofree char *why = g_strdup_printf ("the recorded end state did not return (%s) and "
+                                                "a judgment found the task not done: %s",
+                                                reason != NULL ? reason : "?", explanation);
+
+        set_cache_info (step, SIGHT_CACHE_MISSED, why);
+      }
+      return FALSE;
+    }
+  set_cache_info (step, SIGHT_CACHE_MISSED, reason != NULL ? reason : "the replay failed");
+  return FALSE;
+}
+
+/* Writes the trace of a passing act: the replayed actions that ran, then the
+ * model's, and the end state.  A trace the model healed is marked for review. */
+static void
+write_trace (SightStep        *step,
+             Cached           *cached,
+             SightObservation *end)
+{
+  SightSecrets *secrets = sight_project_get_secrets (sight_agent_get_project (step->agent));
+  JsonNode *params = step->request->options->params;
+  g_autoptr(SightTrace) trace = NULL;
+  g_autoptr(GPtrArray) secret_values = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  JsonArray *performed = step->result->performed;
+  gboolean ok;
+
+  /* A trace never holds a secret value: every secret of the params is checked. */
+  for (guint i = 0; step->request->secret_names[i] != NULL; i++)
+    {
+      const char *value = sight_secrets_resolve_for_origin (secrets, step->request->secret_names[i],
+                                                            cached->start_url, NULL);
+
+      if (value != NULL)
+        g_ptr_array_add (secret_values, (gpointer) value);
+    }
+  g_ptr_array_add (secret_values, NULL);
+
+  trace = sight_trace_new (agent_name (step), step->request->instruction, params,
+                           cached->start_url, cached->viewport_width, cached->viewport_height);
+  for (guint i = 0; i < json_array_get_length (performed); i++)
+    {
+      JsonObject *action = json_array_get_object_element (performed, i);
+
+      if (!sight_trace_add_action (trace, json_object_get_string_member (action, "tool"),
+                                   json_object_get_member (action, "args"),
+                                   json_object_get_member (action, "descriptor"),
+                                   (const char * const *) secret_values->pdata, &error))
+        {
+          g_debug ("not caching the trace: %s", error->message);
+          return;
+        }
+    }
+  sight_trace_set_end_state (trace, end);
+  ok = cached->trace != NULL ? sight_trace_cache_save_healed (cached->cache, trace, &error)
+                             : sight_trace_cache_save (cached->cache, trace, &error);
+  if (!ok)
+    {
+      g_debug ("the trace was not written: %s", error->message);
+      return;
+    }
+  if (cached->trace != NULL && step->result->cache != NULL)
+    json_object_set_boolean_member (json_node_get_object (step->result->cache), "healed", TRUE);
+}
+
+void
+_sight_step_run_act (SightStep *step)
+{
+  const char *dir = sight_project_get_trace_cache_dir (sight_agent_get_project (step->agent));
+  SightWebPage *page = sight_agent_get_page (step->agent);
+  g_autoptr(SightObservation) end = NULL;
+  g_autofree char *key = NULL;
+  Cached cached = { NULL };
+
+  if (dir == NULL)
+    {
+      run_model_loop (step, NULL);
+      return;
+    }
+
+  cached.cache = sight_trace_cache_new (dir);
+  cached.start_url = g_strdup (sight_web_page_get_uri (page));
+  sight_web_page_get_viewport (page, &cached.viewport_width, &cached.viewport_height);
+  key = sight_trace_key (agent_name (step), step->request->instruction,
+                         step->request->options->params, cached.start_url);
+  cached.trace = sight_trace_cache_lookup (cached.cache, key);
+  if (cached.trace == NULL)
+    set_cache_info (step, SIGHT_CACHE_MISSED, "no trace of this step was recorded yet");
+  else if (replay_cached (step, &cached))
+    {
+      cached_clear (&cached);
+      return;
+    }
+
+  run_model_loop (step, &end);
+  if (sight_step_result_passed (step->result) && end != NULL)
+    write_trace (step, &cached, end);
+  cached_clear (&cached);
 }
