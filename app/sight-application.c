@@ -42,11 +42,24 @@ sight_application_open (GApplication  *app,
 {
   SightWindow *window = get_or_create_window (SIGHT_APPLICATION (app));
 
-  if (n_files > 0)
+  for (int i = 0; i < n_files; i++)
     {
-      g_autofree char *uri = g_file_get_uri (files[0]);
+      g_autofree char *name = g_file_get_basename (files[i]);
 
-      sight_window_open_uri (window, uri);
+      /* A test file opens in the step list; anything else in the page. */
+      if (name != NULL && g_str_has_suffix (name, ".sightline.json"))
+        {
+          g_autoptr(GError) error = NULL;
+
+          if (!sight_window_open_test_file (window, files[i], &error))
+            g_warning ("%s", error->message);
+        }
+      else
+        {
+          g_autofree char *uri = g_file_get_uri (files[i]);
+
+          sight_window_open_uri (window, uri);
+        }
     }
   gtk_window_present (GTK_WINDOW (window));
 }

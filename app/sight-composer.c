@@ -86,6 +86,9 @@ G_DEFINE_FINAL_TYPE (SightComposer, sight_composer, ADW_TYPE_BIN)
 enum { STEP_FINISHED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+enum { PROP_0, PROP_RUNNING, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
 const char *
 sight_composer_get_kind (SightComposer *self)
 {
@@ -171,12 +174,15 @@ model_call_started_cb (SightAgent    *agent,
 
 static gboolean
 model_configured (SightComposer *self,
+                  const char    *agent,
                   char         **hint)
 {
   g_autoptr(SightModelProvider) provider = NULL;
   g_autoptr(GError) error = NULL;
   const SightAgentConfig *config;
-  const char *agent = gtk_editable_get_text (GTK_EDITABLE (self->agent_entry));
+
+  if (agent == NULL)
+    agent = gtk_editable_get_text (GTK_EDITABLE (self->agent_entry));
 
   config = sight_project_resolve_agent (self->project, *agent ? agent : NULL, &error);
   if (config != NULL)
@@ -194,7 +200,7 @@ update_kind (SightComposer *self)
   const char *kind = sight_composer_get_kind (self);
   gboolean direct = g_str_equal (kind, "do");
   g_autofree char *hint = NULL;
-  gboolean no_model = !direct && !model_configured (self, &hint);
+  gboolean no_model = !direct && !model_configured (self, NULL, &hint);
 
   gtk_widget_set_visible (self->schema_expander, g_str_equal (kind, "extract"));
   gtk_widget_set_visible (self->vision_row, !direct && !g_str_equal (kind, "act"));
@@ -233,7 +239,11 @@ static void
 set_running (SightComposer *self,
              gboolean       running)
 {
-  self->running = running;
+  if (self->running != running)
+    {
+      self->running = running;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+    }
   if (!running)
     self->finished_us = g_get_monotonic_time ();
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.run", !running);
@@ -313,6 +323,37 @@ update_totals (SightComposer *self)
   gtk_label_set_text (self->totals_label, totals);
 }
 
+static JsonNode *
+outcome_json (const char *kind,
+              const char *instruction,
+              const char *verdict,
+              const char *code,
+              const char *member,
+              const char *text)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "kind");
+  json_builder_add_string_value (builder, kind);
+  json_builder_set_member_name (builder, "instruction");
+  json_builder_add_string_value (builder, instruction);
+  json_builder_set_member_name (builder, "verdict");
+  json_builder_add_string_value (builder, verdict);
+  if (code != NULL)
+    {
+      json_builder_set_member_name (builder, "code");
+      json_builder_add_string_value (builder, code);
+    }
+  if (text != NULL)
+    {
+      json_builder_set_member_name (builder, member);
+      json_builder_add_string_value (builder, text);
+    }
+  json_builder_end_object (builder);
+  return json_builder_get_root (builder);
+}
+
 static void
 emit_finished (SightComposer *self,
                JsonNode      *json)
@@ -389,7 +430,6 @@ direct_run_cb (GObject      *source,
   g_autoptr(SightComposer) self = user_data;
   g_autoptr(GError) error = NULL;
   g_autofree char *summary = NULL;
-  g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(JsonNode) json = NULL;
   const char *instruction = g_object_get_data (G_OBJECT (self), "direct-instruction");
   const char *verdict, *code = NULL;
@@ -408,22 +448,9 @@ direct_run_cb (GObject      *source,
   show_result (self, "do", instruction, verdict, code,
                error != NULL ? error->message : summary);
 
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "kind");
-  json_builder_add_string_value (builder, "do");
-  json_builder_set_member_name (builder, "instruction");
-  json_builder_add_string_value (builder, instruction);
-  json_builder_set_member_name (builder, "verdict");
-  json_builder_add_string_value (builder, verdict);
-  if (code != NULL)
-    {
-      json_builder_set_member_name (builder, "code");
-      json_builder_add_string_value (builder, code);
-    }
-  json_builder_set_member_name (builder, error != NULL ? "explanation" : "summary");
-  json_builder_add_string_value (builder, error != NULL ? error->message : summary);
-  json_builder_end_object (builder);
-  json = json_builder_get_root (builder);
+  json = outcome_json ("do", instruction, verdict, code,
+                      error != NULL ? "explanation" : "summary",
+                      error != NULL ? error->message : summary);
   emit_finished (self, json);
 }
 
@@ -449,6 +476,8 @@ parse_json_view (GtkTextView  *view,
   return node;
 }
 
+/* A step that could not start still has an outcome: it is shown and
+ * reported like any other. */
 static void
 fail_before_start (SightComposer *self,
                    const char    *kind,
@@ -457,28 +486,29 @@ fail_before_start (SightComposer *self,
 {
   const char *code = error->domain == SIGHT_ERROR
                      ? sight_error_code_to_string (error->code) : NULL;
+  const char *verdict = error->domain == SIGHT_ERROR && sight_error_code_is_blocked (error->code)
+                        ? "blocked" : "fail";
+  g_autoptr(JsonNode) json = NULL;
 
-  show_result (self, kind, instruction,
-               error->domain == SIGHT_ERROR && sight_error_code_is_blocked (error->code)
-               ? "blocked" : "fail", code, error->message);
+  show_result (self, kind, instruction, verdict, code, error->message);
+  json = outcome_json (kind, instruction, verdict, code, "explanation", error->message);
+  emit_finished (self, json);
 }
 
-static void
-start_run (SightComposer *self)
+/* Runs @instruction as a @kind step: with @step_options (a test file's step
+ * members other than the instruction) when given, else with what the
+ * composer's fields say. */
+static gboolean
+start_run_full (SightComposer *self,
+                const char    *kind,
+                const char    *instruction,
+                JsonObject    *step_options)
 {
-  const char *kind = sight_composer_get_kind (self);
-  const char *instruction = gtk_editable_get_text (GTK_EDITABLE (self->instruction_entry));
   g_autoptr(JsonNode) params = NULL;
   g_autoptr(GError) error = NULL;
 
   if (self->running || self->page == NULL)
-    return;
-  if (*instruction == '\0')
-    {
-      gtk_widget_grab_focus (GTK_WIDGET (self->instruction_entry));
-      gtk_widget_error_bell (GTK_WIDGET (self));
-      return;
-    }
+    return FALSE;
 
   g_clear_object (&self->run_cancellable);
   self->run_cancellable = g_cancellable_new ();
@@ -490,16 +520,24 @@ start_run (SightComposer *self)
   self->actions = 0;
   self->started_us = g_get_monotonic_time ();
 
-  params = parse_json_view (self->params_view, _("Params"), &error);
+  if (step_options != NULL)
+    {
+      if (json_object_has_member (step_options, "params"))
+        params = json_node_copy (json_object_get_member (step_options, "params"));
+    }
+  else
+    params = parse_json_view (self->params_view, _("Params"), &error);
   if (error != NULL)
     {
       fail_before_start (self, kind, instruction, error);
-      return;
+      return TRUE;
     }
 
   if (g_str_equal (kind, "do"))
     {
-      guint timeout = gtk_spin_button_get_value_as_int (self->timeout_spin);
+      guint timeout = step_options != NULL
+                      ? (guint) json_object_get_int_member_with_default (step_options, "timeout", 0)
+                      : (guint) gtk_spin_button_get_value_as_int (self->timeout_spin);
 
       self->timeout_ms = timeout > 0 ? timeout : DIRECT_STEP_TIMEOUT_MS;
       self->max_calls = 0;
@@ -512,7 +550,7 @@ start_run (SightComposer *self)
                                    sight_project_get_secrets (self->project),
                                    self->timeout_ms, self->run_cancellable,
                                    direct_run_cb, g_object_ref (self));
-      return;
+      return TRUE;
     }
   else
     {
@@ -525,54 +563,64 @@ start_run (SightComposer *self)
       const char *agent = gtk_editable_get_text (GTK_EDITABLE (self->agent_entry));
 
       sight_step_kind_from_string (kind, &step_kind);
-      if (params != NULL)
-        json_object_set_member (options, "params", g_steal_pointer (&params));
-      if (step_kind == SIGHT_STEP_EXTRACT)
+      if (step_options != NULL)
         {
-          schema = parse_json_view (self->schema_view, _("The schema"), &error);
-          if (error != NULL)
-            {
-              fail_before_start (self, kind, instruction, error);
-              return;
-            }
-          if (schema != NULL)
-            json_object_set_member (options, "schema", g_steal_pointer (&schema));
+          json_object_unref (options);
+          options = json_object_ref (step_options);
+          agent = json_object_get_string_member_with_default (step_options, "agent", "");
         }
-      if (vision == 1 || vision == 2)
-        json_object_set_boolean_member (options, "vision", vision == 2);
-      else if (vision == 3)
-        json_object_set_string_member (options, "vision", "only");
-      if (gtk_spin_button_get_value_as_int (self->timeout_spin) > 0)
-        json_object_set_int_member (options, "timeout",
-                                    gtk_spin_button_get_value_as_int (self->timeout_spin));
-      if (step_kind == SIGHT_STEP_ACT && gtk_spin_button_get_value_as_int (self->max_steps_spin) > 0)
-        json_object_set_int_member (options, "maxSteps",
-                                    gtk_spin_button_get_value_as_int (self->max_steps_spin));
-      if ((step_kind == SIGHT_STEP_ACT || step_kind == SIGHT_STEP_WAIT_FOR) &&
-          gtk_spin_button_get_value_as_int (self->max_calls_spin) > 0)
-        json_object_set_int_member (options, "maxModelCalls",
-                                    gtk_spin_button_get_value_as_int (self->max_calls_spin));
-      if (*agent != '\0')
-        json_object_set_string_member (options, "agent", agent);
+      else
+        {
+          if (params != NULL)
+            json_object_set_member (options, "params", g_steal_pointer (&params));
+          if (step_kind == SIGHT_STEP_EXTRACT)
+            {
+              schema = parse_json_view (self->schema_view, _("The schema"), &error);
+              if (error != NULL)
+                {
+                  fail_before_start (self, kind, instruction, error);
+                  return TRUE;
+                }
+              if (schema != NULL)
+                json_object_set_member (options, "schema", g_steal_pointer (&schema));
+            }
+          if (vision == 1 || vision == 2)
+            json_object_set_boolean_member (options, "vision", vision == 2);
+          else if (vision == 3)
+            json_object_set_string_member (options, "vision", "only");
+          if (gtk_spin_button_get_value_as_int (self->timeout_spin) > 0)
+            json_object_set_int_member (options, "timeout",
+                                        gtk_spin_button_get_value_as_int (self->timeout_spin));
+          if (step_kind == SIGHT_STEP_ACT &&
+              gtk_spin_button_get_value_as_int (self->max_steps_spin) > 0)
+            json_object_set_int_member (options, "maxSteps",
+                                        gtk_spin_button_get_value_as_int (self->max_steps_spin));
+          if ((step_kind == SIGHT_STEP_ACT || step_kind == SIGHT_STEP_WAIT_FOR) &&
+              gtk_spin_button_get_value_as_int (self->max_calls_spin) > 0)
+            json_object_set_int_member (options, "maxModelCalls",
+                                        gtk_spin_button_get_value_as_int (self->max_calls_spin));
+          if (*agent != '\0')
+            json_object_set_string_member (options, "agent", agent);
+        }
 
       request = sight_step_request_new (self->project, step_kind, instruction, options, NULL,
                                         -1, &error);
       if (request == NULL)
         {
           fail_before_start (self, kind, instruction, error);
-          return;
+          return TRUE;
         }
       /* No model: the step is blocked before it opens, with what to set. */
       {
         g_autofree char *hint = NULL;
 
-        if (!model_configured (self, &hint))
+        if (!model_configured (self, *agent != '\0' ? agent : NULL, &hint))
           {
             error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE, "%s",
                                  hint != NULL && *hint ? hint : _("No model configured"));
             fail_before_start (self, kind, instruction, error);
             update_kind (self);
-            return;
+            return TRUE;
           }
       }
       self->timeout_ms = request->limits.timeout_ms;
@@ -590,6 +638,23 @@ start_run (SightComposer *self)
       sight_agent_run_async (self->agent, g_steal_pointer (&request), self->run_cancellable,
                              agent_run_cb, g_object_ref (self));
     }
+  return TRUE;
+}
+
+static void
+start_run (SightComposer *self)
+{
+  const char *instruction = gtk_editable_get_text (GTK_EDITABLE (self->instruction_entry));
+
+  if (self->running || self->page == NULL)
+    return;
+  if (*instruction == '\0')
+    {
+      gtk_widget_grab_focus (GTK_WIDGET (self->instruction_entry));
+      gtk_widget_error_bell (GTK_WIDGET (self));
+      return;
+    }
+  start_run_full (self, sight_composer_get_kind (self), instruction, NULL);
 }
 
 static void
@@ -644,6 +709,22 @@ sight_composer_finalize (GObject *object)
 }
 
 static void
+sight_composer_get_property (GObject    *object,
+                             guint       prop_id,
+                             GValue     *value,
+                             GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_RUNNING:
+      g_value_set_boolean (value, SIGHT_COMPOSER (object)->running);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 sight_composer_class_init (SightComposerClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
@@ -656,6 +737,12 @@ sight_composer_class_init (SightComposerClass *klass)
    * SightComposer::step-finished:
    * @result: the step's result as JSON
    */
+  properties[PROP_RUNNING] =
+    g_param_spec_boolean ("running", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  object_class->get_property = sight_composer_get_property;
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
   signals[STEP_FINISHED] = g_signal_new ("step-finished", G_TYPE_FROM_CLASS (klass),
                                          G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                          G_TYPE_NONE, 1, JSON_TYPE_NODE);
@@ -821,4 +908,25 @@ sight_composer_add_recorded_step (SightComposer *self,
                           "recorded", _("Recorded"));
         return;
       }
+}
+
+gboolean
+sight_composer_run_step (SightComposer *self,
+                         const char    *kind,
+                         const char    *instruction,
+                         JsonObject    *options)
+{
+  g_autoptr(JsonObject) empty = NULL;
+
+  g_return_val_if_fail (SIGHT_IS_COMPOSER (self), FALSE);
+  g_return_val_if_fail (kind != NULL && instruction != NULL, FALSE);
+
+  if (self->running || self->page == NULL)
+    return FALSE;
+  /* The fields show what runs. */
+  sight_composer_set_kind (self, kind);
+  sight_composer_set_instruction (self, instruction);
+  if (options == NULL)
+    options = empty = json_object_new ();
+  return start_run_full (self, kind, instruction, options);
 }

@@ -18,8 +18,9 @@ G_DECLARE_FINAL_TYPE (SightComposer, sight_composer, SIGHT, COMPOSER, AdwBin)
  *
  * Actions: composer.run, composer.stop. Emits ::step-finished with the
  * step's result as JSON (sight_step_result_to_json's shape; direct steps
- * {"kind": "do", "instruction", "verdict", "code"?, "explanation"?,
- * "summary"?}). */
+ * and steps that could not start {"kind", "instruction", "verdict",
+ * "code"?, "explanation"?, "summary"?}); a stopped step emits nothing, and
+ * the "running" property turns FALSE either way. */
 GtkWidget  *sight_composer_new             (void);
 void        sight_composer_set_page        (SightComposer *self,
                                             SightWebPage  *page);
@@ -41,6 +42,12 @@ void        sight_composer_get_meters      (SightComposer *self,
                                             guint         *model_calls,
                                             guint         *actions,
                                             gint64        *elapsed_ms);
+/* Runs one step of a test file (@options: its members other than the
+ * instruction, or NULL) as if typed in; FALSE when a step is running. */
+gboolean    sight_composer_run_step        (SightComposer *self,
+                                            const char    *kind,
+                                            const char    *instruction,
+                                            JsonObject    *options);
 /* Adds a step the recorder made (a test-file step object) to the timeline. */
 void        sight_composer_add_recorded_step (SightComposer *self,
                                               JsonNode      *step);

@@ -13,6 +13,7 @@
 #include "sight-demo-site.h"
 #include "sight-error.h"
 #include "sight-recorder.h"
+#include "sight-step-list.h"
 
 #define LOAD_TIMEOUT_MS        30000
 #define OBSERVE_TIMEOUT_MS     15000
@@ -30,6 +31,8 @@ struct _SightWindow
   GtkPaned        *main_paned;
   SightComposer   *composer;
   SightInspector  *inspector;
+  SightStepList   *step_list;
+  AdwViewStack    *sidebar_stack;
 
   /* owned */
   SightWebPage    *page;
@@ -38,11 +41,16 @@ struct _SightWindow
   GCancellable    *cancellable;        /* fired when the window closes */
   GCancellable    *observe_cancellable;
   GSettings       *settings;
+  GtkNativeDialog *file_dialog;
+  AdwMessageDialog *save_dialog;
   guint            refresh_source;
   guint            startup_source;
   gboolean         uri_requested;
   gboolean         inspector_visible;
   gboolean         recording;
+  /* What to do once the unsaved changes are saved or discarded. */
+  enum { AFTER_NOTHING, AFTER_CLOSE, AFTER_NEW, AFTER_OPEN } after_save;
+  gboolean         closing;
 };
 
 G_DEFINE_FINAL_TYPE (SightWindow, sight_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -258,7 +266,15 @@ step_recorded_cb (SightRecorder *recorder,
                   JsonNode      *step,
                   SightWindow   *self)
 {
+  g_autoptr(JsonNode) copy = json_node_copy (step);
+
   sight_composer_add_recorded_step (self->composer, step);
+  /* The runner's test files take a direct step as text alone: the
+   * recorder's target descriptor stays out of the file. */
+  if (JSON_NODE_HOLDS_OBJECT (copy))
+    json_object_remove_member (json_node_get_object (copy), "target");
+  sight_step_list_suggest_url (self->step_list, sight_recorder_get_start_url (recorder));
+  sight_step_list_append_step (self->step_list, copy);
 }
 
 static void
@@ -322,18 +338,45 @@ progress_changed_cb (WebKitWebView *view,
   gtk_entry_set_progress_fraction (self->address_entry, progress >= 1.0 ? 0 : progress);
 }
 
+/* The test's file name while one is open or being written (with a marker
+ * when it has unsaved changes), else the page's title. */
+static void
+update_title (SightWindow *self)
+{
+  const char *title = webkit_web_view_get_title (sight_web_page_get_web_view (self->page));
+  gboolean modified = sight_step_list_get_modified (self->step_list);
+  g_autofree char *full = NULL;
+
+  if (modified || sight_step_list_get_file (self->step_list) != NULL)
+    {
+      g_autofree char *name = sight_step_list_dup_display_name (self->step_list);
+
+      if (modified)
+        /* Translators: the window title: a test file with unsaved changes */
+        full = g_strdup_printf (_("• %s — Sightline"), name);
+      else
+        full = g_strdup_printf (_("%s — Sightline"), name);
+    }
+  else if (title != NULL && *title != '\0')
+    /* Translators: the window title: the page's title, then the app's name */
+    full = g_strdup_printf (_("%s — Sightline"), title);
+  gtk_window_set_title (GTK_WINDOW (self), full != NULL ? full : _("Sightline"));
+}
+
 static void
 title_changed_cb (WebKitWebView *view,
                   GParamSpec    *pspec,
                   SightWindow   *self)
 {
-  const char *title = webkit_web_view_get_title (view);
-  g_autofree char *full = NULL;
+  update_title (self);
+}
 
-  if (title != NULL && *title != '\0')
-    /* Translators: the window title: the page's title, then the app's name */
-    full = g_strdup_printf (_("%s — Sightline"), title);
-  gtk_window_set_title (GTK_WINDOW (self), full != NULL ? full : _("Sightline"));
+static void
+step_list_changed_cb (SightStepList *step_list,
+                      GParamSpec    *pspec,
+                      SightWindow   *self)
+{
+  update_title (self);
 }
 
 static void
@@ -505,6 +548,299 @@ open_demo_action (GtkWidget  *widget,
   sight_window_open_demo_site (SIGHT_WINDOW (widget));
 }
 
+/* Test files ------------------------------------------------------------- */
+
+static void continue_after_save (SightWindow *self);
+
+gboolean
+sight_window_open_test_file (SightWindow  *self,
+                             GFile        *file,
+                             GError      **error)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), FALSE);
+  g_return_val_if_fail (G_IS_FILE (file), FALSE);
+
+  if (!sight_step_list_load (self->step_list, file, error))
+    return FALSE;
+  adw_view_stack_set_visible_child_name (self->sidebar_stack, "test");
+  update_title (self);
+  return TRUE;
+}
+
+static void
+show_error_toast (SightWindow *self,
+                  gboolean     saving,
+                  GError      *error)
+{
+  g_autofree char *message = saving
+                             ? g_strdup_printf (_("Could not save the test: %s"), error->message)
+                             : g_strdup_printf (_("Could not open the test: %s"), error->message);
+
+  show_toast (self, message);
+}
+
+static void
+add_test_filters (GtkFileChooser *chooser)
+{
+  g_autoptr(GtkFileFilter) tests = gtk_file_filter_new ();
+  g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (tests, _("Sightline Tests"));
+  gtk_file_filter_add_pattern (tests, "*.sightline.json");
+  gtk_file_chooser_add_filter (chooser, tests);
+  gtk_file_filter_set_name (all, _("JSON Files"));
+  gtk_file_filter_add_mime_type (all, "application/json");
+  gtk_file_filter_add_pattern (all, "*.json");
+  gtk_file_chooser_add_filter (chooser, all);
+}
+
+static void
+open_response_cb (GtkNativeDialog *dialog,
+                  int              response,
+                  SightWindow     *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autoptr(GError) error = NULL;
+
+      if (!sight_window_open_test_file (self, file, &error))
+        show_error_toast (self, FALSE, error);
+    }
+  g_clear_object (&self->file_dialog);
+}
+
+static void
+show_open_dialog (SightWindow *self)
+{
+  GtkFileChooserNative *native;
+
+  if (self->file_dialog != NULL)
+    return;
+  native = gtk_file_chooser_native_new (_("Open Test"), GTK_WINDOW (self),
+                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  add_test_filters (GTK_FILE_CHOOSER (native));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  g_signal_connect (native, "response", G_CALLBACK (open_response_cb), self);
+  self->file_dialog = GTK_NATIVE_DIALOG (native);
+  gtk_native_dialog_show (self->file_dialog);
+}
+
+static void
+save_as_response_cb (GtkNativeDialog *dialog,
+                     int              response,
+                     SightWindow     *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autoptr(GError) error = NULL;
+
+      if (!sight_step_list_save (self->step_list, file, &error))
+        {
+          show_error_toast (self, TRUE, error);
+          self->after_save = AFTER_NOTHING;
+        }
+    }
+  else
+    self->after_save = AFTER_NOTHING;
+  g_clear_object (&self->file_dialog);
+  update_title (self);
+  continue_after_save (self);
+}
+
+static void
+show_save_as_dialog (SightWindow *self)
+{
+  GtkFileChooserNative *native;
+  GFile *current = sight_step_list_get_file (self->step_list);
+
+  if (self->file_dialog != NULL)
+    return;
+  native = gtk_file_chooser_native_new (_("Save Test"), GTK_WINDOW (self),
+                                        GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
+  add_test_filters (GTK_FILE_CHOOSER (native));
+  if (current != NULL)
+    gtk_file_chooser_set_file (GTK_FILE_CHOOSER (native), current, NULL);
+  else
+    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (native), "test.sightline.json");
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (native), TRUE);
+  g_signal_connect (native, "response", G_CALLBACK (save_as_response_cb), self);
+  self->file_dialog = GTK_NATIVE_DIALOG (native);
+  gtk_native_dialog_show (self->file_dialog);
+}
+
+/* Saves where the test came from, or asks where. */
+static void
+save_test (SightWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (sight_step_list_get_file (self->step_list) == NULL)
+    {
+      show_save_as_dialog (self);
+      return;
+    }
+  if (!sight_step_list_save (self->step_list, NULL, &error))
+    {
+      show_error_toast (self, TRUE, error);
+      self->after_save = AFTER_NOTHING;
+    }
+  update_title (self);
+  continue_after_save (self);
+}
+
+static void
+continue_after_save (SightWindow *self)
+{
+  int after = self->after_save;
+
+  self->after_save = AFTER_NOTHING;
+  if (sight_step_list_get_modified (self->step_list) && after != AFTER_NOTHING)
+    return;   /* the save failed: keep the changes */
+  switch (after)
+    {
+    case AFTER_CLOSE:
+      self->closing = TRUE;
+      gtk_window_close (GTK_WINDOW (self));
+      break;
+    case AFTER_NEW:
+      sight_step_list_new_test (self->step_list, NULL);
+      adw_view_stack_set_visible_child_name (self->sidebar_stack, "test");
+      update_title (self);
+      break;
+    case AFTER_OPEN:
+      show_open_dialog (self);
+      break;
+    default:
+      break;
+    }
+}
+
+static void
+save_dialog_response_cb (AdwMessageDialog *dialog,
+                         const char       *response,
+                         SightWindow      *self)
+{
+  self->save_dialog = NULL;
+  if (g_str_equal (response, "save"))
+    save_test (self);
+  else if (g_str_equal (response, "discard"))
+    {
+      /* Forget the changes, then carry on as if saved. */
+      int after = self->after_save;
+
+      if (after != AFTER_CLOSE)
+        sight_step_list_new_test (self->step_list, NULL);
+      self->after_save = AFTER_NOTHING;
+      if (after == AFTER_CLOSE)
+        {
+          self->closing = TRUE;
+          gtk_window_close (GTK_WINDOW (self));
+        }
+      else
+        {
+          self->after_save = after;
+          continue_after_save (self);
+        }
+    }
+  else
+    self->after_save = AFTER_NOTHING;
+}
+
+/* Runs @after now when nothing is unsaved; else asks first. */
+static void
+maybe_save_then (SightWindow *self,
+                 int          after)
+{
+  g_autofree char *name = NULL;
+  AdwMessageDialog *dialog;
+
+  self->after_save = after;
+  if (!sight_step_list_get_modified (self->step_list))
+    {
+      continue_after_save (self);
+      return;
+    }
+  if (self->save_dialog != NULL)
+    return;
+  name = sight_step_list_dup_display_name (self->step_list);
+  dialog = ADW_MESSAGE_DIALOG (adw_message_dialog_new (GTK_WINDOW (self), _("Save Changes?"),
+                                                       NULL));
+  adw_message_dialog_format_body (dialog,
+                                  _("“%s” has unsaved changes. Changes which are not saved "
+                                    "will be permanently lost."), name);
+  adw_message_dialog_add_responses (dialog,
+                                    "cancel", _("_Cancel"),
+                                    "discard", _("_Discard"),
+                                    "save", _("_Save"),
+                                    NULL);
+  adw_message_dialog_set_response_appearance (dialog, "discard", ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_response_appearance (dialog, "save", ADW_RESPONSE_SUGGESTED);
+  adw_message_dialog_set_default_response (dialog, "save");
+  adw_message_dialog_set_close_response (dialog, "cancel");
+  g_signal_connect (dialog, "response", G_CALLBACK (save_dialog_response_cb), self);
+  self->save_dialog = dialog;
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+AdwMessageDialog *
+sight_window_get_save_dialog (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->save_dialog;
+}
+
+SightStepList *
+sight_window_get_step_list (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->step_list;
+}
+
+static void
+new_test_action (GtkWidget  *widget,
+                 const char *action_name,
+                 GVariant   *parameter)
+{
+  maybe_save_then (SIGHT_WINDOW (widget), AFTER_NEW);
+}
+
+static void
+open_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  maybe_save_then (SIGHT_WINDOW (widget), AFTER_OPEN);
+}
+
+static void
+save_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  save_test (SIGHT_WINDOW (widget));
+}
+
+static void
+save_as_action (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
+{
+  show_save_as_dialog (SIGHT_WINDOW (widget));
+}
+
+static void
+run_all_action (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
+{
+  SightWindow *self = SIGHT_WINDOW (widget);
+
+  adw_view_stack_set_visible_child_name (self->sidebar_stack, "test");
+  gtk_widget_activate_action (GTK_WIDGET (self->step_list), "steps.run-all", NULL);
+}
+
 /* Life cycle ------------------------------------------------------------- */
 
 static gboolean
@@ -512,6 +848,11 @@ sight_window_close_request (GtkWindow *window)
 {
   SightWindow *self = SIGHT_WINDOW (window);
 
+  if (!self->closing && sight_step_list_get_modified (self->step_list))
+    {
+      maybe_save_then (self, AFTER_CLOSE);
+      return TRUE;
+    }
   g_cancellable_cancel (self->cancellable);
   if (self->settings != NULL)
     {
@@ -594,6 +935,9 @@ sight_window_dispose (GObject *object)
     sight_demo_site_stop (self->demo_site);
   g_clear_object (&self->demo_site);
   g_clear_object (&self->settings);
+  if (self->file_dialog != NULL)
+    gtk_native_dialog_destroy (self->file_dialog);
+  g_clear_object (&self->file_dialog);
   g_clear_object (&self->observe_cancellable);
   g_clear_object (&self->cancellable);
   G_OBJECT_CLASS (sight_window_parent_class)->dispose (object);
@@ -630,6 +974,7 @@ sight_window_class_init (SightWindowClass *klass)
 
   g_type_ensure (SIGHT_TYPE_INSPECTOR);
   g_type_ensure (SIGHT_TYPE_COMPOSER);
+  g_type_ensure (SIGHT_TYPE_STEP_LIST);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/dev/sightline/Sightline/sight-window.ui");
   gtk_widget_class_bind_template_child (widget_class, SightWindow, toast_overlay);
@@ -638,11 +983,29 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SightWindow, main_paned);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, inspector);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, composer);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, step_list);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, sidebar_stack);
   gtk_widget_class_bind_template_callback (widget_class, step_finished_cb);
   gtk_widget_class_install_action (widget_class, "win.run", NULL, run_action);
   gtk_widget_class_install_action (widget_class, "win.stop", NULL, stop_action);
   gtk_widget_class_bind_template_callback (widget_class, address_activate_cb);
   gtk_widget_class_bind_template_callback (widget_class, node_selected_cb);
+
+  gtk_widget_class_install_action (widget_class, "win.new-test", NULL, new_test_action);
+  gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
+  gtk_widget_class_install_action (widget_class, "win.save", NULL, save_action);
+  gtk_widget_class_install_action (widget_class, "win.save-as", NULL, save_as_action);
+  gtk_widget_class_install_action (widget_class, "win.run-all", NULL, run_all_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_n, GDK_CONTROL_MASK,
+                                       "win.new-test", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK,
+                                       "win.open", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK,
+                                       "win.save", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s,
+                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.save-as", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Return,
+                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.run-all", NULL);
 
   gtk_widget_class_install_action (widget_class, "win.back", NULL, back_action);
   gtk_widget_class_install_action (widget_class, "win.forward", NULL, forward_action);
@@ -716,6 +1079,12 @@ sight_window_init (SightWindow *self)
   update_navigation_actions (self);
   sight_composer_set_page (self->composer, self->page);
   sight_composer_set_cancellable (self->composer, self->cancellable);
+  sight_step_list_set_composer (self->step_list, self->composer);
+  sight_step_list_set_page (self->step_list, self->page);
+  g_signal_connect_object (self->step_list, "notify::modified",
+                           G_CALLBACK (step_list_changed_cb), self, 0);
+  g_signal_connect_object (self->step_list, "notify::file",
+                           G_CALLBACK (step_list_changed_cb), self, 0);
 
   self->settings = app_settings ();
   if (self->settings != NULL)

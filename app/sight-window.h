@@ -7,6 +7,7 @@
 #include "sight-composer.h"
 #include "sight-inspector.h"
 #include "sight-observation.h"
+#include "sight-step-list.h"
 #include "sight-web-page.h"
 
 G_BEGIN_DECLS
@@ -22,6 +23,15 @@ void              sight_window_open_uri        (SightWindow      *self,
 void              sight_window_open_demo_site  (SightWindow      *self);
 /* The demo site's base URL, or NULL before it started. */
 const char       *sight_window_get_demo_url    (SightWindow      *self);
+
+/* Opens a *.sightline.json test in the step list (it shows the Test page). */
+gboolean          sight_window_open_test_file  (SightWindow      *self,
+                                                GFile            *file,
+                                                GError          **error);
+SightStepList    *sight_window_get_step_list   (SightWindow      *self);
+/* The "Save Changes?" dialog while it is up (closing, opening or starting a
+ * new test with unsaved changes), else NULL. */
+AdwMessageDialog *sight_window_get_save_dialog (SightWindow      *self);
 
 SightWebPage     *sight_window_get_page        (SightWindow      *self);
 SightInspector   *sight_window_get_inspector   (SightWindow      *self);

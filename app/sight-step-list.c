@@ -1,0 +1,1097 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-step-list"
+
+#include "config.h"
+
+#include "sight-step-list.h"
+
+#include <glib/gi18n.h>
+
+#include "sight-error.h"
+#include "sight-test-file.h"
+
+#define LOAD_TIMEOUT_MS 30000
+
+static const char * const kinds[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+
+typedef struct {
+  char *verdict;   /* "pass", "fail", "blocked", "running" or NULL */
+  char *cache;     /* the trace cache's status, or NULL */
+  char *detail;    /* the summary or explanation of the last run */
+} StepState;
+
+struct _SightStepList
+{
+  AdwBin parent_instance;
+
+  /* template widgets */
+  AdwEntryRow   *name_row;
+  AdwEntryRow   *url_row;
+  GtkLabel      *count_label;
+  GtkStack      *steps_stack;
+  GtkListBox    *steps_box;
+  AdwEntryRow   *add_row;
+  GtkDropDown   *add_kind_dropdown;
+
+  /* owned */
+  JsonNode      *root;            /* the test file's object */
+  GPtrArray     *states;          /* StepState, one per step */
+  GPtrArray     *rows;            /* the steps' rows (borrowed from steps_box) */
+  GFile         *file;
+  SightWebPage  *page;
+  GCancellable  *run_cancellable;
+
+  /* borrowed */
+  SightComposer *composer;
+
+  int            run_index;       /* the step running, -1 when none */
+  guint          next_source;
+  gboolean       run_to_end;
+  gboolean       waiting;         /* for the composer's ::step-finished */
+  gboolean       modified;
+  gboolean       updating;        /* the rows are being filled in from the model */
+};
+
+G_DEFINE_FINAL_TYPE (SightStepList, sight_step_list, ADW_TYPE_BIN)
+
+enum { PROP_0, PROP_MODIFIED, PROP_RUNNING, PROP_FILE, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+static void
+step_state_free (gpointer data)
+{
+  StepState *state = data;
+
+  g_free (state->verdict);
+  g_free (state->cache);
+  g_free (state->detail);
+  g_free (state);
+}
+
+static JsonArray *
+steps_array (SightStepList *self)
+{
+  return json_object_get_array_member (json_node_get_object (self->root), "steps");
+}
+
+static const char *
+step_kind_of (JsonObject *step)
+{
+  for (guint i = 0; kinds[i] != NULL; i++)
+    if (json_object_has_member (step, kinds[i]))
+      return kinds[i];
+  return NULL;
+}
+
+static void
+set_modified (SightStepList *self,
+              gboolean       modified)
+{
+  if (self->modified == modified)
+    return;
+  self->modified = modified;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MODIFIED]);
+}
+
+static void update_actions (SightStepList *self);
+
+/* Rows ------------------------------------------------------------------- */
+
+static char *
+cache_text (const StepState *state)
+{
+  if (state->cache == NULL)
+    return NULL;
+  if (g_str_equal (state->cache, "self-finalized"))
+    return g_strdup (_("Cached"));
+  if (g_str_equal (state->cache, "agent-concluded"))
+    return g_strdup (_("Cached, judged"));
+  /* A missed trace that then passed was written back by the model: it
+   * replays next time, once someone has looked at it. */
+  if (g_strcmp0 (state->verdict, "pass") == 0)
+    return g_strdup (_("Healed, needs review"));
+  return g_strdup (_("Cache missed"));
+}
+
+static void
+update_row (SightStepList *self,
+            guint          index)
+{
+  GtkWidget *row = g_ptr_array_index (self->rows, index);
+  JsonObject *step = json_array_get_object_element (steps_array (self), index);
+  const StepState *state = g_ptr_array_index (self->states, index);
+  const char *kind = step_kind_of (step);
+  GtkImage *icon = g_object_get_data (G_OBJECT (row), "verdict-icon");
+  GtkWidget *spinner = g_object_get_data (G_OBJECT (row), "spinner");
+  GtkLabel *cache = g_object_get_data (G_OBJECT (row), "cache-label");
+  g_autofree char *title = NULL;
+  g_autofree char *cache_label = cache_text (state);
+  const char *verdict = state->verdict;
+  const char *classes[] = { "success", "error", "warning", "dim-label" };
+
+  /* Translators: a step row's title: its number and its kind */
+  title = g_strdup_printf (_("%u · %s"), index + 1,
+                           g_strcmp0 (kind, "do") == 0 ? _("Direct step") : kind);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+
+  gtk_widget_set_visible (spinner, g_strcmp0 (verdict, "running") == 0);
+  gtk_spinner_set_spinning (GTK_SPINNER (spinner), g_strcmp0 (verdict, "running") == 0);
+  gtk_widget_set_visible (GTK_WIDGET (icon), g_strcmp0 (verdict, "running") != 0);
+  for (guint i = 0; i < G_N_ELEMENTS (classes); i++)
+    gtk_widget_remove_css_class (GTK_WIDGET (icon), classes[i]);
+  if (verdict == NULL || g_str_equal (verdict, "running"))
+    {
+      gtk_image_set_from_icon_name (icon, "radio-symbolic");
+      gtk_widget_add_css_class (GTK_WIDGET (icon), "dim-label");
+      gtk_accessible_update_property (GTK_ACCESSIBLE (icon), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                      verdict == NULL ? _("Not run") : _("Running"), -1);
+    }
+  else
+    {
+      gboolean pass = g_str_equal (verdict, "pass");
+      gboolean blocked = g_str_equal (verdict, "blocked");
+
+      gtk_image_set_from_icon_name (icon, pass ? "emblem-ok-symbolic"
+                                    : blocked ? "action-unavailable-symbolic"
+                                    : "dialog-error-symbolic");
+      gtk_widget_add_css_class (GTK_WIDGET (icon), pass ? "success" : blocked ? "warning" : "error");
+      gtk_accessible_update_property (GTK_ACCESSIBLE (icon), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                      pass ? _("Passed") : blocked ? _("Blocked") : _("Failed"),
+                                      -1);
+    }
+  gtk_widget_set_tooltip_text (row, state->detail);
+
+  gtk_widget_set_visible (GTK_WIDGET (cache), cache_label != NULL);
+  gtk_label_set_text (cache, cache_label != NULL ? cache_label : "");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (cache),
+                               g_strcmp0 (kind, "act") == 0
+                               ? _("How the trace cache took part in the last run") : NULL);
+}
+
+static guint
+row_index (GtkWidget *row)
+{
+  return GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (row), "step-index"));
+}
+
+static void
+row_changed_cb (GtkEditable   *editable,
+                SightStepList *self)
+{
+  if (self->updating)
+    return;
+  sight_step_list_set_instruction (self, row_index (GTK_WIDGET (editable)),
+                                   gtk_editable_get_text (editable));
+}
+
+static GMenuModel *
+row_menu (guint index)
+{
+  GMenu *menu = g_menu_new ();
+  GMenu *section;
+  struct { const char *label; const char *action; } run_items[] = {
+    { N_("_Run Step"), "step.run" },
+    { N_("Run _From Here"), "step.run-from" },
+  }, edit_items[] = {
+    { N_("Move _Up"), "step.move-up" },
+    { N_("Move _Down"), "step.move-down" },
+    { N_("_Delete"), "step.delete" },
+  };
+
+  section = g_menu_new ();
+  for (guint i = 0; i < G_N_ELEMENTS (run_items); i++)
+    {
+      g_autoptr(GMenuItem) item = g_menu_item_new (_(run_items[i].label), NULL);
+
+      g_menu_item_set_action_and_target_value (item, run_items[i].action,
+                                               g_variant_new_uint32 (index));
+      g_menu_append_item (section, item);
+    }
+  g_menu_append_section (menu, NULL, G_MENU_MODEL (section));
+  g_object_unref (section);
+  section = g_menu_new ();
+  for (guint i = 0; i < G_N_ELEMENTS (edit_items); i++)
+    {
+      g_autoptr(GMenuItem) item = g_menu_item_new (_(edit_items[i].label), NULL);
+
+      g_menu_item_set_action_and_target_value (item, edit_items[i].action,
+                                               g_variant_new_uint32 (index));
+      g_menu_append_item (section, item);
+    }
+  g_menu_append_section (menu, NULL, G_MENU_MODEL (section));
+  g_object_unref (section);
+  return G_MENU_MODEL (menu);
+}
+
+/* Drag and drop: a row carries its index; dropping it on another row moves
+ * it there. */
+static GdkContentProvider *
+drag_prepare_cb (GtkDragSource *source,
+                 double         x,
+                 double         y,
+                 GtkWidget     *row)
+{
+  return gdk_content_provider_new_typed (G_TYPE_UINT, row_index (row));
+}
+
+static void
+drag_begin_cb (GtkDragSource *source,
+               GdkDrag       *drag,
+               GtkWidget     *row)
+{
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (row);
+
+  gtk_drag_source_set_icon (source, paintable, 0, 0);
+}
+
+static gboolean
+drop_cb (GtkDropTarget *target,
+         const GValue  *value,
+         double         x,
+         double         y,
+         GtkWidget     *row)
+{
+  SightStepList *self = SIGHT_STEP_LIST (gtk_widget_get_ancestor (row, SIGHT_TYPE_STEP_LIST));
+
+  if (self == NULL || !G_VALUE_HOLDS_UINT (value) || self->run_index >= 0)
+    return FALSE;
+  sight_step_list_move_step (self, g_value_get_uint (value), row_index (row));
+  return TRUE;
+}
+
+static GtkWidget *
+create_row (SightStepList *self,
+            guint          index)
+{
+  JsonObject *step = json_array_get_object_element (steps_array (self), index);
+  const char *kind = step_kind_of (step);
+  GtkWidget *row = adw_entry_row_new ();
+  GtkWidget *icon = gtk_image_new ();
+  GtkWidget *spinner = gtk_spinner_new ();
+  GtkWidget *cache = gtk_label_new (NULL);
+  GtkWidget *menu_button = gtk_menu_button_new ();
+  g_autoptr(GMenuModel) menu = row_menu (index);
+  GtkDragSource *drag = gtk_drag_source_new ();
+  GtkDropTarget *drop = gtk_drop_target_new (G_TYPE_UINT, GDK_ACTION_MOVE);
+
+  g_object_set_data (G_OBJECT (row), "step-index", GUINT_TO_POINTER (index));
+  g_object_set_data (G_OBJECT (row), "verdict-icon", icon);
+  g_object_set_data (G_OBJECT (row), "spinner", spinner);
+  g_object_set_data (G_OBJECT (row), "cache-label", cache);
+  gtk_editable_set_text (GTK_EDITABLE (row),
+                         kind != NULL ? json_object_get_string_member (step, kind) : "");
+  g_signal_connect (row, "changed", G_CALLBACK (row_changed_cb), self);
+
+  adw_entry_row_add_prefix (ADW_ENTRY_ROW (row), icon);
+  adw_entry_row_add_prefix (ADW_ENTRY_ROW (row), spinner);
+  gtk_widget_add_css_class (cache, "caption");
+  gtk_widget_add_css_class (cache, "cache-state");
+  gtk_widget_set_valign (cache, GTK_ALIGN_CENTER);
+  adw_entry_row_add_suffix (ADW_ENTRY_ROW (row), cache);
+
+  gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "view-more-symbolic");
+  gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), menu);
+  gtk_widget_set_valign (menu_button, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (menu_button, "flat");
+  gtk_widget_set_tooltip_text (menu_button, _("Step Menu"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (menu_button), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Step Menu"), -1);
+  adw_entry_row_add_suffix (ADW_ENTRY_ROW (row), menu_button);
+
+  gtk_drag_source_set_actions (drag, GDK_ACTION_MOVE);
+  g_signal_connect (drag, "prepare", G_CALLBACK (drag_prepare_cb), row);
+  g_signal_connect (drag, "drag-begin", G_CALLBACK (drag_begin_cb), row);
+  gtk_widget_add_controller (icon, GTK_EVENT_CONTROLLER (drag));
+  g_signal_connect (drop, "drop", G_CALLBACK (drop_cb), row);
+  gtk_widget_add_controller (row, GTK_EVENT_CONTROLLER (drop));
+  return row;
+}
+
+static void
+update_count (SightStepList *self)
+{
+  guint n = sight_step_list_get_n_steps (self);
+  g_autofree char *text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u Step", "%u Steps", n),
+                                           n);
+
+  gtk_label_set_text (self->count_label, text);
+  gtk_stack_set_visible_child_name (self->steps_stack, n > 0 ? "list" : "empty");
+}
+
+static void
+rebuild (SightStepList *self)
+{
+  GtkWidget *child;
+  guint n = sight_step_list_get_n_steps (self);
+
+  self->updating = TRUE;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->steps_box))) != NULL)
+    gtk_list_box_remove (self->steps_box, child);
+  g_ptr_array_set_size (self->rows, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      GtkWidget *row = create_row (self, i);
+
+      gtk_list_box_append (self->steps_box, row);
+      g_ptr_array_add (self->rows, row);
+      update_row (self, i);
+    }
+  self->updating = FALSE;
+  update_count (self);
+  update_actions (self);
+}
+
+static void
+fill_details (SightStepList *self)
+{
+  JsonObject *object = json_node_get_object (self->root);
+
+  self->updating = TRUE;
+  gtk_editable_set_text (GTK_EDITABLE (self->name_row),
+                         json_object_get_string_member_with_default (object, "name", ""));
+  gtk_editable_set_text (GTK_EDITABLE (self->url_row),
+                         json_object_get_string_member_with_default (object, "url", ""));
+  self->updating = FALSE;
+}
+
+/* An empty name or URL is left out of the file rather than written empty. */
+static void
+set_member (SightStepList *self,
+            const char    *name,
+            const char    *value)
+{
+  JsonObject *object = json_node_get_object (self->root);
+
+  if (*value == '\0')
+    json_object_remove_member (object, name);
+  else
+    json_object_set_string_member (object, name, value);
+  set_modified (self, TRUE);
+}
+
+static void
+name_changed_cb (GtkEditable   *editable,
+                 SightStepList *self)
+{
+  if (self->updating)
+    return;
+  set_member (self, "name", gtk_editable_get_text (editable));
+}
+
+static void
+url_changed_cb (GtkEditable   *editable,
+                SightStepList *self)
+{
+  if (self->updating)
+    return;
+  set_member (self, "url", gtk_editable_get_text (editable));
+}
+
+static void
+add_apply_cb (AdwEntryRow   *row,
+              SightStepList *self)
+{
+  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (row))));
+  guint selected = gtk_drop_down_get_selected (self->add_kind_dropdown);
+  g_autoptr(JsonObject) step = json_object_new ();
+  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+  if (*text == '\0')
+    {
+      gtk_widget_error_bell (GTK_WIDGET (row));
+      return;
+    }
+  json_object_set_string_member (step, kinds[MIN (selected, G_N_ELEMENTS (kinds) - 2)], text);
+  json_node_set_object (node, step);
+  sight_step_list_append_step (self, node);
+  gtk_editable_set_text (GTK_EDITABLE (row), "");
+}
+
+/* Running ---------------------------------------------------------------- */
+
+static void
+set_state (SightStepList *self,
+           guint          index,
+           const char    *verdict,
+           const char    *cache,
+           const char    *detail)
+{
+  StepState *state = g_ptr_array_index (self->states, index);
+
+  g_free (state->verdict);
+  state->verdict = g_strdup (verdict);
+  g_free (state->cache);
+  state->cache = g_strdup (cache);
+  g_free (state->detail);
+  state->detail = g_strdup (detail);
+  if (index < self->rows->len)
+    update_row (self, index);
+}
+
+static void
+end_run (SightStepList *self)
+{
+  if (self->run_index >= 0 && (guint) self->run_index < self->states->len)
+    {
+      StepState *state = g_ptr_array_index (self->states, self->run_index);
+
+      if (g_strcmp0 (state->verdict, "running") == 0)
+        set_state (self, self->run_index, NULL, NULL, NULL);
+    }
+  self->run_index = -1;
+  self->waiting = FALSE;
+  g_clear_handle_id (&self->next_source, g_source_remove);
+  g_clear_object (&self->run_cancellable);
+  update_actions (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+}
+
+static void
+copy_option_cb (JsonObject  *object,
+                const char  *name,
+                JsonNode    *node,
+                gpointer     user_data)
+{
+  json_object_set_member (user_data, name, json_node_copy (node));
+}
+
+static void
+run_current (SightStepList *self)
+{
+  JsonObject *step;
+  const char *kind;
+  g_autoptr(JsonObject) options = json_object_new ();
+
+  if (self->run_index < 0 || (guint) self->run_index >= sight_step_list_get_n_steps (self) ||
+      self->composer == NULL)
+    {
+      end_run (self);
+      return;
+    }
+  step = json_array_get_object_element (steps_array (self), self->run_index);
+  kind = step_kind_of (step);
+  /* The step's other members are its options. */
+  json_object_foreach_member (step, copy_option_cb, options);
+  json_object_remove_member (options, kind);
+  set_state (self, self->run_index, "running", NULL, NULL);
+  self->waiting = TRUE;
+  if (!sight_composer_run_step (self->composer, kind,
+                                json_object_get_string_member (step, kind), options))
+    end_run (self);
+}
+
+static gboolean
+next_cb (gpointer user_data)
+{
+  SightStepList *self = user_data;
+
+  self->next_source = 0;
+  if (self->waiting)
+    end_run (self);     /* the composer stopped without a result: Stop */
+  else
+    run_current (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+step_finished_cb (SightComposer *composer,
+                  JsonNode      *result,
+                  SightStepList *self)
+{
+  JsonObject *object;
+  const char *verdict, *cache = NULL, *detail;
+
+  if (self->run_index < 0 || !self->waiting || !JSON_NODE_HOLDS_OBJECT (result))
+    return;
+  object = json_node_get_object (result);
+  verdict = json_object_get_string_member_with_default (object, "verdict", "fail");
+  if (json_object_has_member (object, "cache") &&
+      JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "cache")))
+    cache = json_object_get_string_member_with_default (
+      json_object_get_object_member (object, "cache"), "status", NULL);
+  detail = json_object_get_string_member_with_default (
+    object, "explanation", json_object_get_string_member_with_default (object, "summary", NULL));
+  self->waiting = FALSE;
+  set_state (self, self->run_index, verdict, cache, detail);
+
+  g_clear_handle_id (&self->next_source, g_source_remove);
+  if (self->run_to_end && g_str_equal (verdict, "pass") &&
+      (guint) self->run_index + 1 < sight_step_list_get_n_steps (self))
+    {
+      self->run_index++;
+      /* Let the composer settle first: it emits this from its own callback. */
+      self->next_source = g_idle_add (next_cb, self);
+    }
+  else
+    end_run (self);
+}
+
+static void
+composer_running_cb (SightComposer *composer,
+                     GParamSpec    *pspec,
+                     SightStepList *self)
+{
+  /* ::step-finished follows "running" going FALSE in the same callback; a
+   * step that was stopped never sends it. */
+  if (self->waiting && !sight_composer_get_running (composer) && self->next_source == 0)
+    self->next_source = g_idle_add (next_cb, self);
+}
+
+static void
+start_run (SightStepList *self,
+           guint          index,
+           gboolean       to_end)
+{
+  if (self->run_index >= 0 || self->composer == NULL ||
+      sight_composer_get_running (self->composer) || index >= sight_step_list_get_n_steps (self))
+    return;
+  for (guint i = index; i < (to_end ? self->states->len : index + 1); i++)
+    set_state (self, i, NULL, NULL, NULL);
+  self->run_index = index;
+  self->run_to_end = to_end;
+  self->run_cancellable = g_cancellable_new ();
+  update_actions (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+}
+
+static void
+load_start_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(SightStepList) self = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+    {
+      if (self->run_index >= 0 && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        set_state (self, self->run_index, "blocked", NULL, error->message);
+      end_run (self);
+      return;
+    }
+  if (self->run_index >= 0)
+    run_current (self);
+}
+
+static void
+run_all_action (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
+{
+  SightStepList *self = SIGHT_STEP_LIST (widget);
+  const char *url = json_object_get_string_member_with_default (json_node_get_object (self->root),
+                                                                "url", "");
+
+  if (sight_step_list_get_n_steps (self) == 0)
+    return;
+  start_run (self, 0, TRUE);
+  if (self->run_index < 0)
+    return;
+  /* A test starts where its file says. */
+  if (*url != '\0' && self->page != NULL)
+    sight_web_page_load_async (self->page, url, SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
+                               self->run_cancellable, load_start_cb, g_object_ref (self));
+  else
+    run_current (self);
+}
+
+static void
+stop_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  SightStepList *self = SIGHT_STEP_LIST (widget);
+
+  if (self->run_index < 0)
+    return;
+  self->run_to_end = FALSE;
+  if (self->run_cancellable != NULL)
+    g_cancellable_cancel (self->run_cancellable);
+  if (self->composer != NULL && sight_composer_get_running (self->composer))
+    gtk_widget_activate_action (GTK_WIDGET (self->composer), "composer.stop", NULL);
+  else
+    end_run (self);
+}
+
+static void
+run_step_action (GtkWidget  *widget,
+                 const char *action_name,
+                 GVariant   *parameter)
+{
+  SightStepList *self = SIGHT_STEP_LIST (widget);
+  guint index = g_variant_get_uint32 (parameter);
+
+  start_run (self, index, g_str_equal (action_name, "step.run-from"));
+  if (self->run_index >= 0)
+    run_current (self);
+}
+
+static void
+move_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  SightStepList *self = SIGHT_STEP_LIST (widget);
+  guint index = g_variant_get_uint32 (parameter);
+
+  if (g_str_equal (action_name, "step.move-up") && index > 0)
+    sight_step_list_move_step (self, index, index - 1);
+  else if (g_str_equal (action_name, "step.move-down"))
+    sight_step_list_move_step (self, index, index + 1);
+}
+
+static void
+delete_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  sight_step_list_remove_step (SIGHT_STEP_LIST (widget), g_variant_get_uint32 (parameter));
+}
+
+static void
+update_actions (SightStepList *self)
+{
+  gboolean idle = self->run_index < 0;
+  gboolean any = sight_step_list_get_n_steps (self) > 0;
+
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "steps.run-all", idle && any);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "steps.stop", !idle);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "step.run", idle);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "step.run-from", idle);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "step.move-up", idle);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "step.move-down", idle);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "step.delete", idle);
+}
+
+/* Life cycle ------------------------------------------------------------- */
+
+static void
+sight_step_list_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  SightStepList *self = SIGHT_STEP_LIST (object);
+
+  switch (prop_id)
+    {
+    case PROP_MODIFIED:
+      g_value_set_boolean (value, self->modified);
+      break;
+    case PROP_RUNNING:
+      g_value_set_boolean (value, self->run_index >= 0);
+      break;
+    case PROP_FILE:
+      g_value_set_object (value, self->file);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+sight_step_list_dispose (GObject *object)
+{
+  SightStepList *self = SIGHT_STEP_LIST (object);
+
+  if (self->run_cancellable != NULL)
+    g_cancellable_cancel (self->run_cancellable);
+  g_clear_object (&self->run_cancellable);
+  g_clear_handle_id (&self->next_source, g_source_remove);
+  if (self->composer != NULL)
+    g_signal_handlers_disconnect_by_data (self->composer, self);
+  self->composer = NULL;
+  g_clear_object (&self->page);
+  g_clear_object (&self->file);
+  G_OBJECT_CLASS (sight_step_list_parent_class)->dispose (object);
+}
+
+static void
+sight_step_list_finalize (GObject *object)
+{
+  SightStepList *self = SIGHT_STEP_LIST (object);
+
+  g_clear_pointer (&self->root, json_node_unref);
+  g_clear_pointer (&self->states, g_ptr_array_unref);
+  g_clear_pointer (&self->rows, g_ptr_array_unref);
+  G_OBJECT_CLASS (sight_step_list_parent_class)->finalize (object);
+}
+
+static void
+sight_step_list_class_init (SightStepListClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = sight_step_list_dispose;
+  object_class->finalize = sight_step_list_finalize;
+  object_class->get_property = sight_step_list_get_property;
+
+  properties[PROP_MODIFIED] =
+    g_param_spec_boolean ("modified", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_RUNNING] =
+    g_param_spec_boolean ("running", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_FILE] =
+    g_param_spec_object ("file", NULL, NULL, G_TYPE_FILE,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/dev/sightline/Sightline/sight-step-list.ui");
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, name_row);
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, url_row);
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, count_label);
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, steps_stack);
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, steps_box);
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, add_row);
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, add_kind_dropdown);
+  gtk_widget_class_bind_template_callback (widget_class, name_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, url_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, add_apply_cb);
+
+  gtk_widget_class_install_action (widget_class, "steps.run-all", NULL, run_all_action);
+  gtk_widget_class_install_action (widget_class, "steps.stop", NULL, stop_action);
+  gtk_widget_class_install_action (widget_class, "step.run", "u", run_step_action);
+  gtk_widget_class_install_action (widget_class, "step.run-from", "u", run_step_action);
+  gtk_widget_class_install_action (widget_class, "step.move-up", "u", move_action);
+  gtk_widget_class_install_action (widget_class, "step.move-down", "u", move_action);
+  gtk_widget_class_install_action (widget_class, "step.delete", "u", delete_action);
+}
+
+static void
+sight_step_list_init (SightStepList *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->run_index = -1;
+  self->states = g_ptr_array_new_with_free_func (step_state_free);
+  self->rows = g_ptr_array_new ();
+  sight_step_list_new_test (self, NULL);
+}
+
+GtkWidget *
+sight_step_list_new (void)
+{
+  return g_object_new (SIGHT_TYPE_STEP_LIST, NULL);
+}
+
+void
+sight_step_list_set_composer (SightStepList *self,
+                              SightComposer *composer)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+
+  if (self->composer != NULL)
+    g_signal_handlers_disconnect_by_data (self->composer, self);
+  self->composer = composer;
+  if (composer == NULL)
+    return;
+  g_signal_connect_object (composer, "step-finished", G_CALLBACK (step_finished_cb), self, 0);
+  g_signal_connect_object (composer, "notify::running", G_CALLBACK (composer_running_cb),
+                           self, 0);
+}
+
+void
+sight_step_list_set_page (SightStepList *self,
+                          SightWebPage  *page)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+  g_set_object (&self->page, page);
+}
+
+static void
+set_root (SightStepList *self,
+          JsonNode      *root,
+          GFile         *file)
+{
+  g_clear_pointer (&self->root, json_node_unref);
+  self->root = root;
+  g_ptr_array_set_size (self->states, 0);
+  for (guint i = 0; i < sight_step_list_get_n_steps (self); i++)
+    g_ptr_array_add (self->states, g_new0 (StepState, 1));
+  if (g_set_object (&self->file, file))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FILE]);
+  fill_details (self);
+  rebuild (self);
+  set_modified (self, FALSE);
+}
+
+void
+sight_step_list_new_test (SightStepList *self,
+                          const char    *url)
+{
+  g_autoptr(JsonObject) object = json_object_new ();
+  JsonNode *root = json_node_new (JSON_NODE_OBJECT);
+
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+
+  if (url != NULL && *url != '\0')
+    json_object_set_string_member (object, "url", url);
+  json_object_set_array_member (object, "steps", json_array_new ());
+  json_node_set_object (root, object);
+  set_root (self, root, NULL);
+}
+
+gboolean
+sight_step_list_load (SightStepList  *self,
+                      GFile          *file,
+                      GError        **error)
+{
+  g_autoptr(SightTestFile) test = NULL;
+  g_autofree char *path = NULL;
+
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+  g_return_val_if_fail (G_IS_FILE (file), FALSE);
+
+  path = g_file_get_path (file);
+  if (path == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   _("Only local files can be opened"));
+      return FALSE;
+    }
+  test = sight_test_file_load (path, error);
+  if (test == NULL)
+    return FALSE;
+  if (self->run_index >= 0)
+    stop_action (GTK_WIDGET (self), "steps.stop", NULL);
+  set_root (self, json_node_copy (test->root), file);
+  return TRUE;
+}
+
+gboolean
+sight_step_list_save (SightStepList  *self,
+                      GFile          *file,
+                      GError        **error)
+{
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(SightTestFile) check = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *text = NULL;
+  gsize length;
+
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+  g_return_val_if_fail (file != NULL || self->file != NULL, FALSE);
+
+  if (file == NULL)
+    file = self->file;
+  path = g_file_get_path (file);
+  if (path == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   _("Only local files can be saved"));
+      return FALSE;
+    }
+  json_generator_set_pretty (generator, TRUE);
+  json_generator_set_indent (generator, 2);
+  json_generator_set_root (generator, self->root);
+  text = json_generator_to_data (generator, &length);
+  /* Never write a file the runner would refuse (an emptied step, say). */
+  check = sight_test_file_parse (path, text, length, error);
+  if (check == NULL)
+    return FALSE;
+  if (!g_file_set_contents_full (path, text, length, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error))
+    return FALSE;
+  if (file != self->file)
+    {
+      g_object_ref (file);
+      g_clear_object (&self->file);
+      self->file = file;
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FILE]);
+    }
+  set_modified (self, FALSE);
+  return TRUE;
+}
+
+GFile *
+sight_step_list_get_file (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
+  return self->file;
+}
+
+char *
+sight_step_list_dup_display_name (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
+  return self->file != NULL ? g_file_get_basename (self->file) : g_strdup (_("Untitled Test"));
+}
+
+gboolean
+sight_step_list_get_modified (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+  return self->modified;
+}
+
+gboolean
+sight_step_list_get_running (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+  return self->run_index >= 0;
+}
+
+guint
+sight_step_list_get_n_steps (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), 0);
+  return self->root != NULL ? json_array_get_length (steps_array (self)) : 0;
+}
+
+JsonObject *
+sight_step_list_get_step (SightStepList *self,
+                          guint          index)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
+  g_return_val_if_fail (index < sight_step_list_get_n_steps (self), NULL);
+  return json_array_get_object_element (steps_array (self), index);
+}
+
+const char *
+sight_step_list_get_step_kind (SightStepList *self,
+                               guint          index)
+{
+  JsonObject *step = sight_step_list_get_step (self, index);
+
+  return step != NULL ? step_kind_of (step) : NULL;
+}
+
+const char *
+sight_step_list_get_instruction (SightStepList *self,
+                                 guint          index)
+{
+  JsonObject *step = sight_step_list_get_step (self, index);
+  const char *kind = step != NULL ? step_kind_of (step) : NULL;
+
+  return kind != NULL ? json_object_get_string_member (step, kind) : NULL;
+}
+
+const char *
+sight_step_list_get_verdict (SightStepList *self,
+                             guint          index)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
+  g_return_val_if_fail (index < self->states->len, NULL);
+  return ((StepState *) g_ptr_array_index (self->states, index))->verdict;
+}
+
+const char *
+sight_step_list_get_cache_state (SightStepList *self,
+                                 guint          index)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
+  g_return_val_if_fail (index < self->states->len, NULL);
+  return ((StepState *) g_ptr_array_index (self->states, index))->cache;
+}
+
+void
+sight_step_list_set_instruction (SightStepList *self,
+                                 guint          index,
+                                 const char    *instruction)
+{
+  JsonObject *step;
+  const char *kind;
+
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+  g_return_if_fail (instruction != NULL);
+
+  step = sight_step_list_get_step (self, index);
+  kind = step != NULL ? step_kind_of (step) : NULL;
+  if (kind == NULL || g_strcmp0 (json_object_get_string_member (step, kind), instruction) == 0)
+    return;
+  json_object_set_string_member (step, kind, instruction);
+  if (index < self->rows->len &&
+      g_strcmp0 (gtk_editable_get_text (g_ptr_array_index (self->rows, index)), instruction) != 0)
+    {
+      self->updating = TRUE;
+      gtk_editable_set_text (g_ptr_array_index (self->rows, index), instruction);
+      self->updating = FALSE;
+    }
+  set_modified (self, TRUE);
+}
+
+void
+sight_step_list_append_step (SightStepList *self,
+                             JsonNode      *step)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+  g_return_if_fail (step != NULL);
+
+  if (!JSON_NODE_HOLDS_OBJECT (step) || step_kind_of (json_node_get_object (step)) == NULL)
+    return;
+  json_array_add_element (steps_array (self), json_node_copy (step));
+  g_ptr_array_add (self->states, g_new0 (StepState, 1));
+  rebuild (self);
+  set_modified (self, TRUE);
+}
+
+void
+sight_step_list_move_step (SightStepList *self,
+                           guint          from,
+                           guint          to)
+{
+  JsonArray *steps, *moved;
+  guint n;
+  gpointer state;
+  g_autoptr(GPtrArray) order = NULL;
+
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+
+  n = sight_step_list_get_n_steps (self);
+  if (from >= n || to >= n || from == to || self->run_index >= 0)
+    return;
+  steps = steps_array (self);
+  order = g_ptr_array_new ();
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (order, json_array_get_element (steps, i));
+  g_ptr_array_insert (order, to > from ? to + 1 : to, g_ptr_array_index (order, from));
+  g_ptr_array_remove_index (order, to > from ? from : from + 1);
+  moved = json_array_sized_new (n);
+  for (guint i = 0; i < n; i++)
+    json_array_add_element (moved, json_node_copy (g_ptr_array_index (order, i)));
+  json_object_set_array_member (json_node_get_object (self->root), "steps", moved);
+
+  state = g_ptr_array_steal_index (self->states, from);
+  g_ptr_array_insert (self->states, to, state);
+  rebuild (self);
+  set_modified (self, TRUE);
+}
+
+void
+sight_step_list_remove_step (SightStepList *self,
+                             guint          index)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+
+  if (index >= sight_step_list_get_n_steps (self) || self->run_index >= 0)
+    return;
+  json_array_remove_element (steps_array (self), index);
+  g_ptr_array_remove_index (self->states, index);
+  rebuild (self);
+  set_modified (self, TRUE);
+}
+
+void
+sight_step_list_suggest_url (SightStepList *self,
+                             const char    *url)
+{
+  JsonObject *object;
+
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+
+  object = json_node_get_object (self->root);
+  if (url == NULL || *json_object_get_string_member_with_default (object, "url", "") != '\0')
+    return;
+  json_object_set_string_member (object, "url", url);
+  fill_details (self);
+  set_modified (self, TRUE);
+}
+
+const char *
+sight_step_list_get_url (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
+  return json_object_get_string_member_with_default (json_node_get_object (self->root), "url",
+                                                     NULL);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <adwaita.h>
+
+#include "sight-composer.h"
+#include "sight-web-page.h"
+
+G_BEGIN_DECLS
+
+#define SIGHT_TYPE_STEP_LIST (sight_step_list_get_type ())
+G_DECLARE_FINAL_TYPE (SightStepList, sight_step_list, SIGHT, STEP_LIST, AdwBin)
+
+/* The test being edited: a *.sightline.json file's name, start URL and
+ * steps, each editable in place, movable and deletable, and runnable one by
+ * one, from a step on, or all (from the start URL). Steps run through the
+ * composer, so its meters move and its timeline records them; each row then
+ * shows its verdict and, for act steps, how the trace cache took part.
+ *
+ * Actions: steps.run-all, steps.stop, and, with the step's index (u),
+ * step.run, step.run-from, step.move-up, step.move-down, step.delete. */
+GtkWidget  *sight_step_list_new             (void);
+void        sight_step_list_set_composer    (SightStepList  *self,
+                                             SightComposer  *composer);
+void        sight_step_list_set_page        (SightStepList  *self,
+                                             SightWebPage   *page);
+
+/* An empty, unnamed test starting at @url (may be NULL). */
+void        sight_step_list_new_test        (SightStepList  *self,
+                                             const char     *url);
+/* Loads a test file (validated by the runner's loader). */
+gboolean    sight_step_list_load            (SightStepList  *self,
+                                             GFile          *file,
+                                             GError        **error);
+/* Writes the test to @file (NULL: where it came from), atomically. */
+gboolean    sight_step_list_save            (SightStepList  *self,
+                                             GFile          *file,
+                                             GError        **error);
+/* Where the test lives, or NULL for a new test. */
+GFile      *sight_step_list_get_file        (SightStepList  *self);
+/* The file's base name, or "Untitled Test" (translated). */
+char       *sight_step_list_dup_display_name (SightStepList *self);
+gboolean    sight_step_list_get_modified    (SightStepList  *self);
+gboolean    sight_step_list_get_running     (SightStepList  *self);
+
+guint       sight_step_list_get_n_steps     (SightStepList  *self);
+/* Step @index as a test-file step object (borrowed). */
+JsonObject *sight_step_list_get_step        (SightStepList  *self,
+                                             guint           index);
+const char *sight_step_list_get_step_kind   (SightStepList  *self,
+                                             guint           index);
+const char *sight_step_list_get_instruction (SightStepList  *self,
+                                             guint           index);
+/* "pass", "fail", "blocked", "running", or NULL before it ran. */
+const char *sight_step_list_get_verdict     (SightStepList  *self,
+                                             guint           index);
+/* The trace cache's status from the last run ("self-finalized",
+ * "agent-concluded", "missed"), or NULL when unknown. */
+const char *sight_step_list_get_cache_state (SightStepList  *self,
+                                             guint           index);
+/* What the row's editor does. */
+void        sight_step_list_set_instruction (SightStepList  *self,
+                                             guint           index,
+                                             const char     *instruction);
+/* Appends a test-file step object (a copy is kept). */
+void        sight_step_list_append_step     (SightStepList  *self,
+                                             JsonNode       *step);
+void        sight_step_list_move_step       (SightStepList  *self,
+                                             guint           from,
+                                             guint           to);
+void        sight_step_list_remove_step     (SightStepList  *self,
+                                             guint           index);
+/* The test's start URL, or NULL. */
+const char *sight_step_list_get_url         (SightStepList  *self);
+/* Sets the start URL when the test has none (a recording's first page). */
+void        sight_step_list_suggest_url     (SightStepList  *self,
+                                             const char     *url);
+
+G_END_DECLS

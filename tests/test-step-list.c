@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "test-step-list"
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <webkit/webkit.h>
+
+#include "sight-step-list.h"
+#include "sight-window.h"
+
+#define DEADLINE_US (60 * G_USEC_PER_SEC)
+
+/* One window for the program (one web process, one demo site); each test
+ * opens its own test file in it. */
+static SightWindow *window;
+static char *tmpdir;
+
+static gboolean
+wake_cb (gpointer user_data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+spin (guint ms)
+{
+  gint64 until = g_get_monotonic_time () + ms * 1000;
+
+  while (g_get_monotonic_time () < until)
+    g_main_context_iteration (NULL, FALSE), g_usleep (2000);
+}
+
+static void
+ensure_window (void)
+{
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+
+  if (window != NULL)
+    return;
+  window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
+  gtk_window_present (GTK_WINDOW (window));
+  /* The window opens the demo site by itself. */
+  while ((sight_window_get_demo_url (window) == NULL ||
+          webkit_web_view_is_loading (sight_web_page_get_web_view (sight_window_get_page (window))))
+         && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (sight_window_get_demo_url (window));
+}
+
+/* Writes a test file whose start URL is the demo site's sign-in page. */
+static GFile *
+write_test (const char *name,
+            const char *steps_json)
+{
+  g_autofree char *path = g_build_filename (tmpdir, name, NULL);
+  g_autofree char *text = g_strdup_printf ("{\n  \"name\": \"Signs in\",\n  \"url\": \"%s\",\n"
+                                           "  \"steps\": %s\n}\n",
+                                           sight_window_get_demo_url (window), steps_json);
+  g_autoptr(GError) error = NULL;
+
+  g_file_set_contents (path, text, -1, &error);
+  g_assert_no_error (error);
+  return g_file_new_for_path (path);
+}
+
+static JsonArray *
+saved_steps (GFile     *file,
+             JsonNode **root)
+{
+  g_autofree char *path = g_file_get_path (file);
+  g_autofree char *text = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_file_get_contents (path, &text, NULL, &error);
+  g_assert_no_error (error);
+  *root = json_from_string (text, &error);
+  g_assert_no_error (error);
+  return json_object_get_array_member (json_node_get_object (*root), "steps");
+}
+
+static const char *
+title (void)
+{
+  return gtk_window_get_title (GTK_WINDOW (window));
+}
+
+static void
+test_open_lists_steps (void)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  SightStepList *list;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  file = write_test ("open.sightline.json",
+                     "[ { \"do\": \"type \\\"a@b.test\\\" into Email\" },"
+                     "  { \"act\": \"Sign in\", \"maxSteps\": 5 },"
+                     "  { \"assert\": \"the dashboard shows a trial badge\" } ]");
+  sight_window_open_test_file (window, file, &error);
+  g_assert_no_error (error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 3);
+  g_assert_cmpstr (sight_step_list_get_step_kind (list, 0), ==, "do");
+  g_assert_cmpstr (sight_step_list_get_instruction (list, 0), ==, "type \"a@b.test\" into Email");
+  g_assert_cmpstr (sight_step_list_get_step_kind (list, 1), ==, "act");
+  g_assert_cmpstr (sight_step_list_get_instruction (list, 2), ==,
+                   "the dashboard shows a trial badge");
+  g_assert_null (sight_step_list_get_verdict (list, 0));
+  g_assert_false (sight_step_list_get_modified (list));
+  g_assert_cmpstr (title (), ==, "open.sightline.json — Sightline");
+
+  /* A broken file is refused with where it is broken; the open test stays. */
+  {
+    g_autoptr(GFile) bad = write_test ("bad.sightline.json", "[ { \"do\": \"\" } ]");
+
+    g_assert_false (sight_window_open_test_file (window, bad, &error));
+    g_assert_nonnull (error);
+    g_assert_nonnull (strstr (error->message, "step 1"));
+    g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 3);
+  }
+}
+
+static void
+test_edit_reorder_delete_save (void)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GFile) copy = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *copy_path = NULL;
+  SightStepList *list;
+  JsonArray *steps;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  file = write_test ("edit.sightline.json",
+                     "[ { \"do\": \"press Tab\" }, { \"act\": \"Sign in\", \"maxSteps\": 5 },"
+                     "  { \"assert\": \"C is shown\", \"vision\": \"only\" }, { \"do\": \"press Escape\" } ]");
+  sight_window_open_test_file (window, file, &error);
+  g_assert_no_error (error);
+
+  /* Edit in place: the title says there are unsaved changes. */
+  sight_step_list_set_instruction (list, 0, "press Enter");
+  g_assert_true (sight_step_list_get_modified (list));
+  g_assert_cmpstr (title (), ==, "• edit.sightline.json — Sightline");
+
+  /* Reorder through the rows' actions and directly, then delete. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.move-up", "u", 2));
+  /* now: Enter, assert, act, Escape */
+  sight_step_list_move_step (list, 3, 0);
+  /* now: Escape, Enter, assert, act */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.delete", "u", 2));
+  /* now: Escape, Enter, act */
+  g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 3);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.save", NULL));
+  g_assert_false (sight_step_list_get_modified (list));
+  g_assert_cmpstr (title (), ==, "edit.sightline.json — Sightline");
+
+  steps = saved_steps (file, &root);
+  g_assert_cmpuint (json_array_get_length (steps), ==, 3);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (steps, 0), "do"),
+                   ==, "press Escape");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (steps, 1), "do"),
+                   ==, "press Enter");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (steps, 2), "act"),
+                   ==, "Sign in");
+  /* A step's options travel with it. */
+  g_assert_cmpint (json_object_get_int_member (json_array_get_object_element (steps, 2), "maxSteps"),
+                   ==, 5);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (root), "name"), ==,
+                   "Signs in");
+
+  /* An emptied step is not written: the runner would refuse the file. */
+  sight_step_list_set_instruction (list, 0, "");
+  g_assert_false (sight_step_list_save (list, NULL, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  sight_step_list_set_instruction (list, 0, "press Escape");
+
+  /* Save As moves the test to a new file, which opens again as saved. */
+  copy_path = g_build_filename (tmpdir, "copy.sightline.json", NULL);
+  copy = g_file_new_for_path (copy_path);
+  g_assert_true (sight_step_list_save (list, copy, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_equal (sight_step_list_get_file (list), copy));
+  g_assert_true (sight_window_open_test_file (window, copy, &error));
+  g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 3);
+  g_assert_cmpstr (sight_step_list_get_instruction (list, 0), ==, "press Escape");
+}
+
+static gboolean
+wait_until_idle (SightStepList *list)
+{
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+
+  while (sight_step_list_get_running (list) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  return !sight_step_list_get_running (list);
+}
+
+static void
+test_run_all_shows_verdicts (void)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  SightStepList *list;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  file = write_test ("run.sightline.json",
+                     "[ { \"do\": \"type \\\"member@example.test\\\" into Email\" },"
+                     "  { \"do\": \"expect Email has value \\\"member@example.test\\\"\" },"
+                     "  { \"do\": \"click \\\"Sign in\\\"\" },"
+                     "  { \"do\": \"click the \\\"Sign in\\\" button\" } ]");
+  sight_window_open_test_file (window, file, &error);
+  g_assert_no_error (error);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (sight_step_list_get_running (list));
+  g_assert_true (wait_until_idle (list));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 1), ==, "pass");
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "fail");
+  /* "Sign in" is both a link and a button: an ambiguous target fails at
+   * once, and a test stops at its first failure. */
+  g_assert_null (sight_step_list_get_verdict (list, 3));
+
+  /* Run one step on its own: only that row changes. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run", "u", 1));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 1), ==, "running");
+  g_assert_true (wait_until_idle (list));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 1), ==, "pass");
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "fail");
+  /* Running changes no file. */
+  g_assert_false (sight_step_list_get_modified (list));
+}
+
+static void
+page_js_cb (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(JSCValue) value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source),
+                                                                          result, NULL);
+  *(gboolean *) user_data = TRUE;
+}
+
+static void
+test_recorder_appends (void)
+{
+  SightStepList *list;
+  WebKitWebView *view;
+  gboolean done = FALSE;
+  gint64 deadline;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  view = sight_web_page_get_web_view (sight_window_get_page (window));
+  g_assert_false (sight_step_list_get_modified (list));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-test", NULL));
+  g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 0);
+  g_assert_null (sight_step_list_get_file (list));
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
+  spin (500);
+  webkit_web_view_evaluate_javascript (view,
+    "const el = document.querySelector ('input[type=email]'); el.focus ();"
+    "el.value = 'member@example.test';"
+    "el.dispatchEvent (new InputEvent ('input', { bubbles: true, inputType: 'insertText' }));"
+    "el.dispatchEvent (new Event ('change', { bubbles: true }));"
+    "const b = [...document.querySelectorAll ('button')]"
+    "  .find (x => x.textContent.trim () === 'Sign in');"
+    "b.dispatchEvent (new MouseEvent ('mousedown', { bubbles: true }));"
+    "b.click (); true;", -1, NULL, NULL, NULL, page_js_cb, &done);
+  deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (sight_step_list_get_n_steps (list) < 2 && g_get_monotonic_time () < deadline)
+    spin (100);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
+  spin (200);
+
+  /* The fill and the click became steps of the test, which starts where
+   * the recording did. */
+  g_assert_cmpuint (sight_step_list_get_n_steps (list), >=, 2);
+  g_assert_cmpstr (sight_step_list_get_step_kind (list, 0), ==, "do");
+  g_assert_nonnull (strstr (sight_step_list_get_instruction (list, 0), "member@example.test"));
+  g_assert_nonnull (sight_step_list_get_url (list));
+  g_assert_true (g_str_has_prefix (sight_step_list_get_url (list),
+                                   sight_window_get_demo_url (window)));
+  g_assert_true (sight_step_list_get_modified (list));
+  g_assert_true (g_str_has_prefix (title (), "• "));
+}
+
+static void
+test_close_asks_to_save (void)
+{
+  AdwMessageDialog *dialog;
+  g_autofree char *path = g_build_filename (tmpdir, "closing.sightline.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GError) error = NULL;
+  GListModel *toplevels;
+
+  ensure_window ();
+  /* Unsaved changes from the recording above. */
+  g_assert_true (sight_step_list_get_modified (sight_window_get_step_list (window)));
+  gtk_window_close (GTK_WINDOW (window));
+  dialog = sight_window_get_save_dialog (window);
+  g_assert_nonnull (dialog);
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window)));
+
+  /* Cancel keeps everything. */
+  adw_message_dialog_response (dialog, "cancel");
+  g_assert_null (sight_window_get_save_dialog (window));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window)));
+
+  /* Saved, the window closes without asking. */
+  g_assert_true (sight_step_list_save (sight_window_get_step_list (window), file, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  sight_step_list_set_instruction (sight_window_get_step_list (window), 0, "press Control+A");
+  gtk_window_close (GTK_WINDOW (window));
+  dialog = sight_window_get_save_dialog (window);
+  g_assert_nonnull (dialog);
+  adw_message_dialog_response (dialog, "discard");
+  /* Destroyed: hidden and no longer a toplevel (our reference keeps the
+   * object). */
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (window)));
+  toplevels = gtk_window_get_toplevels ();
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) item = g_list_model_get_item (toplevels, i);
+
+      g_assert_true (item != (GObject *) window);
+    }
+  g_clear_object (&window);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  int status;
+
+  g_unsetenv ("SIGHTLINE_MODEL");
+  g_unsetenv ("OPENAI_API_KEY");
+  g_unsetenv ("ANTHROPIC_API_KEY");
+  tmpdir = g_dir_make_tmp ("test-step-list-XXXXXX", NULL);
+  g_setenv ("SIGHTLINE_DATA_DIR", tmpdir, TRUE);
+  gtk_test_init (&argc, &argv, NULL);
+  adw_init ();
+
+  g_test_add_func ("/step-list/open-lists-steps", test_open_lists_steps);
+  g_test_add_func ("/step-list/edit-reorder-delete-save", test_edit_reorder_delete_save);
+  g_test_add_func ("/step-list/run-all-shows-verdicts", test_run_all_shows_verdicts);
+  g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
+  g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
+  g_timeout_add (100, wake_cb, NULL);
+  status = g_test_run ();
+  if (window != NULL)
+    gtk_window_destroy (GTK_WINDOW (window));
+  g_clear_object (&window);
+  return status;
+}
