@@ -3,7 +3,10 @@
 
 #include "agent-test-common.h"
 
+#include <glib/gstdio.h>
+
 #include "sight-observation-private.h"
+#include "sight-trace-cache.h"
 
 static const char login_html[] =
   "<!doctype html><title>Sign in</title><main><h1>Sign in</h1>"
@@ -41,6 +44,26 @@ static const char tools_html[] =
   "<p id=o role=status></p><p id=o2 role=note></p><p id=s role=log></p><a href=/login>Sign in page</a></main>"
   "<script>document.getElementById('f').addEventListener('submit', e => { e.preventDefault();"
   " document.getElementById('s').textContent = 'Searched: ' + e.target.q.value; });</script>";
+
+/* A consent banner covers the Save button until it is accepted. */
+static const char covered_html[] =
+  "<!doctype html><title>Settings</title><main><h1>Settings</h1>"
+  "<button id=save onclick=\"document.getElementById('s').textContent = 'Saved'\">Save</button>"
+  "<p id=s role=status></p><a href=/button>Next page</a></main>"
+  "<div id=consent role=dialog aria-label='Cookie consent' style='position:fixed;inset:0;background:#fff'>"
+  "<button onclick=\"document.getElementById('consent').remove ()\">Accept all</button></div>";
+
+/* A small order form for the trace cache: the end state names who ordered. */
+#define ORDER_HTML(button) \
+  "<!doctype html><title>Order</title><main><h1>Order</h1>" \
+  "<label>Name <input id=n></label>" \
+  "<label>PIN <input type=password id=p autocomplete=current-password></label>" \
+  "<button onclick=\"document.getElementById('out').innerHTML = '<h2>Thanks ' +" \
+  " document.getElementById('n').value + '</h2>'\">" button "</button>" \
+  "<div id=out></div></main>"
+
+static const char order_html[] = ORDER_HTML ("Place order");
+static const char order_changed_html[] = ORDER_HTML ("Submit order");
 
 static char *
 project_extra (const char *origin)
@@ -471,6 +494,214 @@ test_tools (void)
   fixture_tear_down (&f);
 }
 
+/* act's actions go through the engine: actionability names what covers a control,
+ * the result says when the page navigated, and each committed action is recorded
+ * with its descriptor. */
+static void
+test_engine_actions (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) result = NULL;
+  g_autofree char *extra = NULL, *credentials = project_extra (site_url);
+  g_autofree char *save = NULL, *accept = NULL, *next = NULL, *calls = NULL;
+  JsonObject *record, *descriptor;
+  const char *body;
+
+  extra = g_strdup_printf ("%s, \"defaults\": {\"actionTimeout\": 1500}", credentials);
+  fixture_set_up (&f, extra);
+  fixture_load (&f, "/covered");
+  save = find_ref (&f, "button", "Save");
+  accept = find_ref (&f, "button", "Accept all");
+  next = find_ref (&f, "link", "Next page");
+  calls = g_strdup_printf ("[{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]", save);
+  push_tool_calls (&f, calls);
+  g_free (calls);
+  calls = g_strdup_printf ("[{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}},"
+                           " {\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]", accept, save);
+  push_tool_calls (&f, calls);
+  g_free (calls);
+  calls = g_strdup_printf ("[{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]", next);
+  push_tool_calls (&f, calls);
+  push_tool_calls (&f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"saved\"}}]");
+  result = run_step (&f, SIGHT_STEP_ACT, "save the settings", NULL, &error);
+  g_assert_no_error (error);
+
+  /* The covered click failed naming the banner; nothing was clicked under it. */
+  body = sight_scripted_model_get_request_body_text (f.model, 1);
+  g_assert_nonnull (strstr (body, "The action failed"));
+  g_assert_nonnull (strstr (body, "covered by dialog"));
+  g_assert_nonnull (strstr (body, "Cookie consent"));
+  body = sight_scripted_model_get_request_body_text (f.model, 2);
+  g_assert_nonnull (strstr (body, "Saved"));
+  body = sight_scripted_model_get_request_body_text (f.model, 3);
+  g_assert_nonnull (strstr (body, "The page navigated to"));
+  g_assert_nonnull (strstr (body, "/button"));
+
+  /* Four actions were committed; the three that ran are recorded for the cache. */
+  g_assert_cmpuint (result->actions, ==, 4);
+  g_assert_cmpuint (json_array_get_length (result->performed), ==, 3);
+  record = json_array_get_object_element (result->performed, 1);
+  g_assert_cmpstr (json_object_get_string_member (record, "tool"), ==, "click");
+  descriptor = json_object_get_object_member (record, "descriptor");
+  g_assert_cmpstr (json_object_get_string_member (descriptor, "role"), ==, "button");
+  g_assert_cmpstr (json_object_get_string_member (descriptor, "name"), ==, "Save");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (descriptor, "viewport"),
+                                               "width"), ==, 1280);
+  fixture_tear_down (&f);
+}
+
+static const char *
+cache_status (SightStepResult *result)
+{
+  g_assert_nonnull (result->cache);
+  return json_object_get_string_member (json_node_get_object (result->cache), "status");
+}
+
+static SightStepResult *
+run_order (Fixture    *f,
+           const char *name,
+           GError    **error)
+{
+  g_autofree char *options = g_strdup_printf ("{\"params\": {\"name\": \"%s\","
+                                              " \"pin\": {\"secret\": \"member.password\"}}}", name);
+
+  fixture_load (f, "/order");
+  return run_step (f, SIGHT_STEP_ACT, "place an order as {name}", options, error);
+}
+
+/* act with the trace cache on: the first run records, the second replays with zero
+ * model calls, other param values are confirmed by one judgment, and a changed page
+ * goes to the model, which heals the trace (written back for review). */
+static void
+test_trace_cache (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("sight-traces-XXXXXX", NULL);
+  g_autofree char *credentials = project_extra (site_url);
+  g_autofree char *extra = g_strdup_printf ("%s, \"traceCache\": \"%s\"", credentials, dir);
+  g_autofree char *name = NULL, *pin = NULL, *button = NULL, *calls = NULL;
+  g_autoptr(SightTraceCache) cache = sight_trace_cache_new (dir);
+  g_auto(GStrv) review = NULL;
+  g_autoptr(GDir) listing = NULL;
+  const char *file;
+  guint before;
+
+  site_add ("/order", order_html);
+  fixture_set_up (&f, extra);
+
+  /* 1. No trace yet: the model does it, the trace is written. */
+  fixture_load (&f, "/order");
+  name = find_ref (&f, "textbox", "Name");
+  pin = find_ref (&f, "textbox", "PIN");
+  button = find_ref (&f, "button", "Place order");
+  calls = g_strdup_printf ("[{\"name\": \"fill\", \"arguments\": {\"ref\": \"%s\", \"value\": \"Ada\"}},"
+                           " {\"name\": \"fill\", \"arguments\": {\"ref\": \"%s\", \"param\": \"pin\"}},"
+                           " {\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]", name, pin, button);
+  push_tool_calls (&f, calls);
+  push_tool_calls (&f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"ordered\"}}]");
+  {
+    g_autoptr(SightStepResult) r = run_order (&f, "Ada", &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (r->model_calls, ==, 2);
+    g_assert_cmpstr (cache_status (r), ==, "missed");
+    g_assert_cmpuint (json_array_get_length (r->performed), ==, 3);
+  }
+  /* One trace on disk, with the param names and never the secret. */
+  listing = g_dir_open (dir, 0, NULL);
+  while ((file = g_dir_read_name (listing)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, file, NULL);
+      g_autofree char *text = NULL;
+
+      g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+      g_assert_null (strstr (text, "7f3a9"));
+      g_assert_nonnull (strstr (text, "\"param\" : \"name\""));
+      g_assert_nonnull (strstr (text, "\"param\" : \"pin\""));
+      g_assert_nonnull (strstr (text, "Thanks Ada"));
+    }
+
+  /* 2. The same step again: replayed with zero model calls. */
+  before = sight_scripted_model_get_request_count (f.model);
+  {
+    g_autoptr(SightStepResult) r = run_order (&f, "Ada", &error);
+    g_autofree char *out = page_eval_string (&f, "document.getElementById('out').textContent");
+    g_autofree char *typed = page_eval_string (&f, "document.getElementById('p').value");
+
+    g_assert_no_error (error);
+    g_assert_true (sight_step_result_passed (r));
+    g_assert_cmpstr (cache_status (r), ==, "self-finalized");
+    g_assert_cmpuint (r->model_calls, ==, 0);
+    g_assert_cmpuint (r->actions, ==, 3);
+    g_assert_cmpstr (out, ==, "Thanks Ada");
+    g_assert_cmpstr (typed, ==, CANARY);
+  }
+  g_assert_cmpuint (sight_scripted_model_get_request_count (f.model), ==, before);
+
+  /* 3. Another name: the actions replay with it, the recorded end state ("Thanks Ada")
+   * does not return, one judgment concludes. */
+  push_judgment (&f, TRUE, "The page thanks Bob for the order.");
+  {
+    g_autoptr(SightStepResult) r = run_order (&f, "Bob", &error);
+    g_autofree char *out = page_eval_string (&f, "document.getElementById('out').textContent");
+
+    g_assert_no_error (error);
+    g_assert_cmpstr (cache_status (r), ==, "agent-concluded");
+    g_assert_cmpuint (r->model_calls, ==, 1);
+    g_assert_cmpstr (out, ==, "Thanks Bob");
+  }
+
+  /* 4. The page changed: the button is gone, the model takes over and heals. */
+  site_add ("/order", order_changed_html);
+  fixture_load (&f, "/order");
+  g_free (button);
+  button = find_ref (&f, "button", "Submit order");
+  g_free (calls);
+  calls = g_strdup_printf ("[{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}},"
+                           " {\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"ordered\"}}]",
+                           button);
+  push_tool_calls (&f, calls);
+  {
+    g_autoptr(SightStepResult) r = run_order (&f, "Ada", &error);
+    JsonObject *info = json_node_get_object (r->cache);
+
+    g_assert_no_error (error);
+    g_assert_true (sight_step_result_passed (r));
+    g_assert_cmpstr (cache_status (r), ==, "missed");
+    g_assert_nonnull (strstr (json_object_get_string_member (info, "reason"), "Place order"));
+    g_assert_true (json_object_get_boolean_member_with_default (info, "healed", FALSE));
+    g_assert_cmpuint (r->model_calls, ==, 1);
+    /* the two fills replayed, then the model's click */
+    g_assert_cmpuint (r->actions, ==, 3);
+  }
+  review = sight_trace_cache_list_review (cache);
+  g_assert_cmpuint (g_strv_length (review), ==, 1);
+
+  /* 5. The healed trace replays on the changed page with no model. */
+  before = sight_scripted_model_get_request_count (f.model);
+  {
+    g_autoptr(SightStepResult) r = run_order (&f, "Ada", &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpstr (cache_status (r), ==, "self-finalized");
+    g_assert_cmpuint (r->model_calls, ==, 0);
+  }
+  g_assert_cmpuint (sight_scripted_model_get_request_count (f.model), ==, before);
+
+  site_add ("/order", order_html);
+  fixture_tear_down (&f);
+  g_dir_rewind (listing);
+  while ((file = g_dir_read_name (listing)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, file, NULL);
+
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
 static void
 masking_unproven_cb (SightAgent       *agent,
                      SightObservation *observation,
@@ -548,6 +779,7 @@ main (int    argc,
   site_add ("/button", button_html);
   site_add ("/injection", injection_html);
   site_add ("/tools", tools_html);
+  site_add ("/covered", covered_html);
 
   g_test_add_func ("/agent/act/sign-in", test_sign_in);
   g_test_add_func ("/agent/act/secret-denied", test_secret_denied);
@@ -557,6 +789,8 @@ main (int    argc,
   g_test_add_func ("/agent/act/masking-unproven", test_masking_unproven);
   g_test_add_func ("/agent/act/injection", test_injection);
   g_test_add_func ("/agent/act/tools", test_tools);
+  g_test_add_func ("/agent/act/engine-actions", test_engine_actions);
+  g_test_add_func ("/agent/act/trace-cache", test_trace_cache);
   {
     int status = g_test_run ();
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "config.h"
 
+#include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <libsoup/soup.h>
 #include <string.h>
@@ -16,6 +17,19 @@
 static SoupServer *server;
 static guint port;
 
+/* press with no target, and a file input that reports what it was given */
+static const char keys_html[] =
+  "<!doctype html><title>Keys</title><main>"
+  "<form id=f><label>Query <input id=q name=q autofocus></label></form>"
+  "<label>Attachment <input type=file id=file></label>"
+  "<p id=out role=status></p></main><script>"
+  "const out = document.getElementById ('out');"
+  "document.getElementById ('f').addEventListener ('submit', e => { e.preventDefault ();"
+  " out.textContent = 'Searched: ' + e.target.q.value; });"
+  "document.getElementById ('file').addEventListener ('change', e => { const f = e.target.files[0];"
+  " f.text ().then (t => { out.textContent = 'Got ' + f.name + ' ' + f.size + ' bytes: ' + t; }); });"
+  "</script>";
+
 static void
 serve_cb (SoupServer        *srv,
           SoupServerMessage *msg,
@@ -29,6 +43,13 @@ serve_cb (SoupServer        *srv,
   char *body = NULL;
   gsize len = 0;
 
+  if (g_str_equal (path, "/keys"))
+    {
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_STATIC,
+                                        keys_html, strlen (keys_html));
+      return;
+    }
   if (page == NULL)
     {
       soup_server_message_set_status (msg, 404, NULL);
@@ -189,6 +210,37 @@ test_flow (void)
 
   must_pass (page, "go back", NULL, NULL);
   must_pass (page, "expect URL contains /login", NULL, NULL);
+}
+
+/* "press Enter" with no target goes to the focused element; "upload" goes
+ * through the engine's file chooser, so the page reads a real file. */
+static void
+test_keys_and_upload (void)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autofree char *keys = g_strdup_printf ("go to http://127.0.0.1:%u/keys", port);
+  g_autofree char *dir = g_dir_make_tmp ("sight-upload-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "notes.txt", NULL);
+  g_autofree char *upload = g_strdup_printf ("upload \"%s\" to Attachment", path);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = NULL;
+
+  g_assert_true (g_file_set_contents (path, "hello file", -1, NULL));
+  sight_web_page_set_viewport (page, 1024, 768, 1.0);
+  must_pass (page, keys, NULL, NULL);
+  must_pass (page, "type tea into Query", NULL, NULL);
+  summary = run (page, "press Enter", NULL, NULL, 5000, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (summary, "focused element"));
+  must_pass (page, "expect text \"Searched: tea\"", NULL, NULL);
+
+  must_pass (page, upload, NULL, NULL);
+  must_pass (page, "expect text \"Got notes.txt 10 bytes: hello file\"", NULL, NULL);
+  must_fail (page, "upload \"/nonexistent/file.txt\" to Attachment", 1000,
+             SIGHT_ERROR_INVALID_ARGUMENT, "No such file");
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
 static SightObservation *
@@ -369,5 +421,6 @@ main (int    argc,
 
   g_test_add_func ("/direct-run/flow", test_flow);
   g_test_add_func ("/direct-run/trace-replay", test_trace_replay);
+  g_test_add_func ("/direct-run/keys-and-upload", test_keys_and_upload);
   return g_test_run ();
 }

@@ -115,6 +115,27 @@ project_fails (const char *json,
     g_error ("expected \"%s\" in \"%s\"", message_part, error->message);
 }
 
+/* traceCache: off unless set; true is the user cache folder, a string a folder
+ * relative to the project file's. */
+static void
+test_trace_cache (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightProject) off = sight_project_new_from_data ("{}", -1, "/srv/tests", &error);
+  g_autoptr(SightProject) on = sight_project_new_from_data ("{\"traceCache\": true}", -1, NULL, &error);
+  g_autoptr(SightProject) no = sight_project_new_from_data ("{\"traceCache\": false}", -1, NULL, &error);
+  g_autoptr(SightProject) dir = sight_project_new_from_data ("{\"traceCache\": \"traces\"}", -1,
+                                                             "/srv/tests", &error);
+  g_autofree char *user = g_build_filename (g_get_user_cache_dir (), "sightline", "traces", NULL);
+
+  g_assert_no_error (error);
+  g_assert_null (sight_project_get_trace_cache_dir (off));
+  g_assert_null (sight_project_get_trace_cache_dir (no));
+  g_assert_cmpstr (sight_project_get_trace_cache_dir (on), ==, user);
+  g_assert_cmpstr (sight_project_get_trace_cache_dir (dir), ==, "/srv/tests/traces");
+  project_fails ("{\"traceCache\": 3}", "/traceCache: must be true, false or a folder");
+}
+
 static void
 test_parse_errors (void)
 {
@@ -371,6 +392,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/project/parse-full", test_parse_full);
   g_test_add_func ("/project/parse-errors", test_parse_errors);
+  g_test_add_func ("/project/trace-cache", test_trace_cache);
   g_test_add_func ("/project/agent-choice", test_agent_choice);
   g_test_add_func ("/project/find-and-load", test_find_and_load);
   g_test_add_func ("/project/credentials", test_credentials);

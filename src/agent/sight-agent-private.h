@@ -17,6 +17,8 @@ typedef struct {
   GCancellable       *cancellable;
   /* the origin the step opened on: the target a secret may be filled into */
   char               *target_origin;
+  /* why there is no provider (act with a trace cache opens without one) */
+  GError             *provider_error;
 } SightStep;
 
 /* Nested waits on the thread-default main context (see sight-agent.c). */
@@ -49,6 +51,13 @@ char              *_sight_step_page_block      (SightObservation  *observation,
                                                 gboolean           with_tree);
 void               _sight_step_add_injection   (SightStep         *step,
                                                 JsonNode          *injection);
+/* One judgment of @condition on a fresh observation (tree only), as assert makes
+ * it: one model call plus at most one repair round. */
+gboolean           _sight_step_judge           (SightStep         *step,
+                                                const char        *condition,
+                                                gboolean          *out_verdict,
+                                                char             **out_explanation,
+                                                GError           **error);
 
 void               _sight_agent_emit_action    (SightAgent        *self,
                                                 const char        *line);
@@ -58,28 +67,25 @@ const char        *_sight_agent_get_evidence_dir (SightAgent      *self);
 /* sight-step-act.c */
 void               _sight_step_run_act         (SightStep         *step);
 
-/* sight-step-actions.c: the page actions act commits. */
-typedef enum {
-  SIGHT_PAGE_ACTION_CLICK,
-  SIGHT_PAGE_ACTION_FILL,
-  SIGHT_PAGE_ACTION_PRESS,
-  SIGHT_PAGE_ACTION_SELECT,
-  SIGHT_PAGE_ACTION_CHECK,
-  SIGHT_PAGE_ACTION_HOVER,
-  SIGHT_PAGE_ACTION_SCROLL,
-  SIGHT_PAGE_ACTION_TAP_POINT,
-  SIGHT_PAGE_ACTION_FIELD_PURPOSE,
-} SightPageAction;
-
-/* Runs @action on the element @ref names (or the point in @args) in the isolated
- * world; @args is an object of the action's arguments.  Returns the script's answer
- * ({"ok": true, "did": "…"} or {"ok": false, "error": "…"}). */
-JsonObject        *_sight_page_action          (SightStep         *step,
-                                                SightPageAction    action,
+/* sight-step-actions.c: the page actions act commits, through the engine
+ * (_sight_direct_perform_async: actionability, the action, settling). */
+/* Runs @verb on @ref (or taps (@x, @y) when @at_point), waiting on the thread-default
+ * main context; the timeout is the project's actionTimeout (10 s when unset), capped
+ * by the step's deadline.  Returns the engine's result (descriptor, navigated, url,
+ * settleMs, popups, …); an action the page refused is ACTION_FAILED naming why (a
+ * covering element, a disabled control). */
+JsonObject        *_sight_step_perform         (SightStep         *step,
                                                 const char        *ref,
-                                                JsonNode          *args,
+                                                const char        *verb,
+                                                const char        *value,
+                                                gboolean           at_point,
+                                                double             x,
+                                                double             y,
                                                 GError           **error);
-/* Waits for the page to settle after an action, capped by the step's deadline. */
-void               _sight_page_settle          (SightStep         *step);
+/* Whether the field @ref is an enabled input, whether it is secure and which
+ * credential purposes it takes: {input, enabled, secure, purposes[]}. */
+JsonObject        *_sight_step_field_purpose   (SightStep         *step,
+                                                const char        *ref,
+                                                GError           **error);
 
 G_END_DECLS

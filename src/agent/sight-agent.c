@@ -26,6 +26,8 @@ struct _SightAgent
   char               *evidence_dir;
   gboolean            secret_filled;
   guint               n_steps;
+  /* the result of the step in progress, or of the last one */
+  SightStepResult    *current;
 };
 
 G_DEFINE_FINAL_TYPE (SightAgent, sight_agent, G_TYPE_OBJECT)
@@ -106,6 +108,7 @@ sight_agent_finalize (GObject *object)
   SightAgent *self = SIGHT_AGENT (object);
 
   g_clear_pointer (&self->project, sight_project_unref);
+  g_clear_pointer (&self->current, sight_step_result_unref);
   g_free (self->evidence_dir);
 
   G_OBJECT_CLASS (sight_agent_parent_class)->finalize (object);
@@ -355,6 +358,11 @@ _sight_step_call_model (SightStep          *step,
   SightModelResponse *response;
   guint n;
 
+  if (step->provider == NULL)
+    {
+      g_propagate_error (error, g_error_copy (step->provider_error));
+      return NULL;
+    }
   if (!sight_budget_take_model_call (step->budget, error))
     return NULL;
   n = sight_budget_get_model_calls (step->budget);
@@ -615,11 +623,12 @@ typedef struct {
 } Judgment;
 
 static gboolean
-judge (SightStep        *step,
-       SightObservation *observation,
-       gboolean          pixels,
-       Judgment         *out,
-       GError          **error)
+judge_condition (SightStep        *step,
+                 const char       *condition,
+                 SightObservation *observation,
+                 gboolean          pixels,
+                 Judgment         *out,
+                 GError          **error)
 {
   g_autoptr(SightJsonSchema) schema = NULL;
   g_autoptr(JsonNode) schema_node = judgment_schema ();
@@ -632,7 +641,7 @@ judge (SightStep        *step,
   schema = sight_json_schema_new (schema_node, NULL);
   page = _sight_step_page_block (observation, with_tree);
   text = g_strdup_printf ("Condition: %s\n\nObservation%s:\n%s",
-                          step->request->model_instruction,
+                          condition,
                           pixels ? " (a screenshot of the viewport is attached)" : "",
                           page);
   answer = ask_structured (step, judge_prompt, text, observation, pixels, "judgment",
@@ -650,6 +659,34 @@ judge (SightStep        *step,
   step->result->judgment = out->verdict;
   g_free (step->result->summary);
   step->result->summary = g_strdup (out->explanation);
+  return TRUE;
+}
+
+static gboolean
+judge (SightStep        *step,
+       SightObservation *observation,
+       gboolean          pixels,
+       Judgment         *out,
+       GError          **error)
+{
+  return judge_condition (step, step->request->model_instruction, observation, pixels, out,
+                          error);
+}
+
+gboolean
+_sight_step_judge (SightStep  *step,
+                   const char *condition,
+                   gboolean   *out_verdict,
+                   char      **out_explanation,
+                   GError    **error)
+{
+  g_autoptr(SightObservation) observation = _sight_step_observe (step, FALSE, NULL, error);
+  Judgment judgment = { FALSE, NULL };
+
+  if (observation == NULL || !judge_condition (step, condition, observation, FALSE, &judgment, error))
+    return FALSE;
+  *out_verdict = judgment.verdict;
+  *out_explanation = judgment.explanation;
   return TRUE;
 }
 
@@ -853,6 +890,7 @@ step_free (SightStep *step)
   g_clear_object (&step->provider);
   g_clear_object (&step->cancellable);
   g_free (step->target_origin);
+  g_clear_error (&step->provider_error);
   g_free (step);
 }
 
@@ -866,6 +904,8 @@ run_step_idle_cb (gpointer user_data)
   gint64 started = g_get_monotonic_time ();
 
   self->n_steps++;
+  g_clear_pointer (&self->current, sight_step_result_unref);
+  self->current = sight_step_result_ref (step->result);
   step->budget = sight_budget_new (&step->request->limits);
   step->target_origin = sight_origin_normalize (sight_web_page_get_uri (self->page));
 
@@ -874,7 +914,14 @@ run_step_idle_cb (gpointer user_data)
   else
     step->provider = sight_model_provider_new_for_agent_config (step->request->limits.agent,
                                                                 &error);
-  if (step->provider == NULL)
+  /* act replays a cached trace with no model; it asks for one only when needed */
+  if (step->provider == NULL && step->request->limits.kind == SIGHT_STEP_ACT &&
+      sight_project_get_trace_cache_dir (self->project) != NULL)
+    {
+      step->provider_error = g_steal_pointer (&error);
+      _sight_step_run_act (step);
+    }
+  else if (step->provider == NULL)
     sight_step_result_take_error (step->result, g_steal_pointer (&error));
   else
     switch (step->request->limits.kind)
@@ -972,4 +1019,17 @@ sight_agent_run (SightAgent        *self,
   result = sight_agent_run_finish (self, _sight_waiter_wait (&waiter), error);
   g_clear_object (&waiter.result);
   return result;
+}
+
+void
+sight_agent_get_step_usage (SightAgent *self,
+                            SightUsage *out_usage)
+{
+  g_return_if_fail (SIGHT_IS_AGENT (self));
+  g_return_if_fail (out_usage != NULL);
+
+  if (self->current != NULL)
+    *out_usage = self->current->usage;
+  else
+    sight_usage_init (out_usage);
 }

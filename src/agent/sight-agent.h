@@ -70,6 +70,12 @@ SightStepResult *sight_agent_run                (SightAgent          *self,
                                                  GCancellable        *cancellable,
                                                  GError             **error);
 
+/* What the step in progress spent so far (the last step's total once it ended;
+ * an empty sum before the first), for meters that attribute cost to each action
+ * as it happens, e.g. from "model-call-finished" or "action-performed". */
+void             sight_agent_get_step_usage     (SightAgent          *self,
+                                                 SightUsage          *out_usage);
+
 /* The system prompts and tool definitions, for the inspector and tests. */
 const char      *sight_agent_get_system_prompt  (SightStepKind        kind);
 /* The act tools as a JSON array of {name, description, parameters}. */

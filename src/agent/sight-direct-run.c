@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "sight-actions.h"
+
 #include "sight-direct-step.h"
 #include "sight-error.h"
 #include "sight-observation.h"
@@ -14,89 +16,6 @@
 
 #define RETRY_MS 100
 #define MAX_CALL_MS 10000
-
-/* The page action of a direct step, on the element a ref names. Runs after
- * snapshot.js in the isolated world; events go to the shared DOM, so the
- * page's own listeners see them. */
-static const char action_js[] =
-  "const el = args.point ? document.elementFromPoint (args.point.x, args.point.y)\n"
-  "         : args.ref ? __sight.snapshot.resolve (args.ref) : (document.activeElement || document.body);\n"
-  "if (!el) return { ok: false, error: args.point ? 'nothing is at that point' : 'the element is gone' };\n"
-  "const disabled = (el.matches && el.matches (':disabled')) || el.getAttribute ('aria-disabled') === 'true';\n"
-  "const fire = (type, init) => {\n"
-  "  const r = el.getBoundingClientRect ();\n"
-  "  const at = args.point || { x: r.left + r.width / 2, y: r.top + r.height / 2 };\n"
-  "  const o = Object.assign ({ bubbles: true, cancelable: true, composed: true, view: window,\n"
-  "                             clientX: at.x, clientY: at.y }, init || {});\n"
-  "  const E = type.startsWith ('pointer') ? PointerEvent : MouseEvent;\n"
-  "  return el.dispatchEvent (new E (type, o));\n"
-  "};\n"
-  "const click = (detail) => {\n"
-  "  for (const t of ['pointerover', 'mouseover', 'pointerdown', 'mousedown']) fire (t, { detail });\n"
-  "  if (el.focus) el.focus ({ preventScroll: true });\n"
-  "  for (const t of ['pointerup', 'mouseup']) fire (t, { detail });\n"
-  "  if (el.click) el.click (); else fire ('click', { detail });\n"
-  "};\n"
-  "const setValue = (v) => {\n"
-  "  const proto = el.localName === 'textarea' ? HTMLTextAreaElement.prototype\n"
-  "              : el.localName === 'select' ? HTMLSelectElement.prototype : HTMLInputElement.prototype;\n"
-  "  const d = Object.getOwnPropertyDescriptor (proto, 'value');\n"
-  "  if (el.isContentEditable) el.textContent = v; else if (d && d.set) d.set.call (el, v); else el.value = v;\n"
-  "  el.dispatchEvent (new InputEvent ('input', { bubbles: true, composed: true, inputType: 'insertText' }));\n"
-  "  el.dispatchEvent (new Event ('change', { bubbles: true }));\n"
-  "};\n"
-  "if (el.scrollIntoView && !args.point) el.scrollIntoView ({ block: 'nearest', inline: 'nearest' });\n"
-  "switch (args.action) {\n"
-  "case 'click': case 'dblclick':\n"
-  "  if (disabled) return { ok: false, error: 'it is disabled' };\n"
-  "  click (1);\n"
-  "  if (args.action === 'dblclick') { click (2); fire ('dblclick', { detail: 2 }); }\n"
-  "  return { ok: true };\n"
-  "case 'hover':\n"
-  "  for (const t of ['pointerover', 'pointerenter', 'mouseover', 'mouseenter', 'mousemove']) fire (t);\n"
-  "  return { ok: true };\n"
-  "case 'fill':\n"
-  "  if (disabled || el.readOnly) return { ok: false, error: 'it is not editable' };\n"
-  "  if (!('value' in el) && !el.isContentEditable) return { ok: false, error: 'it is not a text field' };\n"
-  "  if (el.focus) el.focus ();\n"
-  "  setValue (String (args.value));\n"
-  "  return { ok: true };\n"
-  "case 'press': {\n"
-  "  const parts = String (args.value).split ('+');\n"
-  "  const key = parts.pop () || '+';\n"
-  "  const mods = new Set (parts);\n"
-  "  const init = { key: key === 'Space' ? ' ' : key, bubbles: true, cancelable: true, composed: true,\n"
-  "                 ctrlKey: mods.has ('Control'), shiftKey: mods.has ('Shift'), altKey: mods.has ('Alt'),\n"
-  "                 metaKey: mods.has ('Meta') };\n"
-  "  if (el.focus) el.focus ();\n"
-  "  const go = el.dispatchEvent (new KeyboardEvent ('keydown', init));\n"
-  "  el.dispatchEvent (new KeyboardEvent ('keyup', init));\n"
-  "  if (go && key === 'Enter' && el.form && el.localName === 'input') el.form.requestSubmit ();\n"
-  "  else if (go && (key === 'Enter' || key === 'Space') && (el.localName === 'button' || el.localName === 'a')) el.click ();\n"
-  "  return { ok: true };\n"
-  "}\n"
-  "case 'select': {\n"
-  "  if (el.localName !== 'select') return { ok: false, error: 'it is not a select' };\n"
-  "  const want = String (args.value).trim ().toLowerCase ();\n"
-  "  const o = Array.from (el.options).find (o => o.label.trim ().toLowerCase () === want)\n"
-  "         || Array.from (el.options).find (o => o.value.toLowerCase () === want);\n"
-  "  if (!o) return { ok: false, error: 'it has no option ' + JSON.stringify (args.value) };\n"
-  "  setValue (o.value);\n"
-  "  return { ok: true };\n"
-  "}\n"
-  "case 'check': case 'uncheck': {\n"
-  "  const want = args.action === 'check';\n"
-  "  const is = () => 'checked' in el ? el.checked : el.getAttribute ('aria-checked') === 'true';\n"
-  "  if (disabled) return { ok: false, error: 'it is disabled' };\n"
-  "  if (is () !== want) click (1);\n"
-  "  if (is () !== want) return { ok: false, error: 'it did not change' };\n"
-  "  return { ok: true };\n"
-  "}\n"
-  "case 'scroll':\n"
-  "  el.scrollIntoView ({ block: 'center' });\n"
-  "  return { ok: true };\n"
-  "}\n"
-  "return { ok: false, error: 'unknown action' };\n";
 
 static const char text_js[] =
   "return document.body ? document.body.innerText : '';";
@@ -110,7 +29,6 @@ typedef struct {
   char            *value;         /* the value to type, select or expect */
   gboolean         value_secret;
   char            *last_miss;     /* why the last attempt did not pass */
-  char            *before_uri;
 } Run;
 
 static void
@@ -124,7 +42,6 @@ run_free (Run *run)
     memset (run->value, 0, strlen (run->value));
   g_free (run->value);
   g_free (run->last_miss);
-  g_free (run->before_uri);
   g_free (run);
 }
 
@@ -273,7 +190,7 @@ action_of (SightDirectVerb verb)
     case SIGHT_DIRECT_CHECK: return "check";
     case SIGHT_DIRECT_UNCHECK: return "uncheck";
     case SIGHT_DIRECT_SCROLL: return "scroll";
-    case SIGHT_DIRECT_UPLOAD:
+    case SIGHT_DIRECT_UPLOAD: return "upload";
     case SIGHT_DIRECT_GOTO:
     case SIGHT_DIRECT_BACK:
     case SIGHT_DIRECT_FORWARD:
@@ -300,38 +217,84 @@ action_cb (GObject      *source,
   GTask *task = call->task;
   Run *run = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) reply = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
+  g_autoptr(JsonObject) reply = _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
   g_autofree char *seen = g_steal_pointer (&call->seen);
+  g_autofree char *summary = NULL;
+  const char *verb = action_of (run->step->verb);
 
   g_free (call);
   if (reply == NULL)
     {
-      g_task_return_error (task, g_steal_pointer (&error));
-      g_object_unref (task);
-      return;
-    }
-  if (JSON_NODE_HOLDS_OBJECT (reply) &&
-      json_object_get_boolean_member_with_default (json_node_get_object (reply), "ok", FALSE))
-    {
-      g_autofree char *summary = NULL;
-
-      if (run->step->verb == SIGHT_DIRECT_FILL && run->value_secret)
-        summary = g_strdup_printf ("filled %s with the secret {%s}", seen, run->step->param);
-      else if (run->step->verb == SIGHT_DIRECT_FILL || run->step->verb == SIGHT_DIRECT_SELECT ||
-               run->step->verb == SIGHT_DIRECT_PRESS)
-        summary = g_strdup_printf ("%s \"%s\" on %s", action_of (run->step->verb), run->value,
-                                   seen);
+      /* The engine already waited for actionability until the deadline;
+       * a page that went away or a wrong argument does not get better. */
+      if (g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED))
+        retry_or_fail (task, SIGHT_ERROR_ACTION_FAILED,
+                       g_strdup_printf ("could not %s %s: %s", verb,
+                                        seen != NULL ? seen : "the focused element",
+                                        error->message));
       else
-        summary = g_strdup_printf ("%s %s", action_of (run->step->verb), seen);
-      succeed (task, summary);
+        {
+          g_task_return_error (task, g_steal_pointer (&error));
+          g_object_unref (task);
+        }
       return;
     }
-  retry_or_fail (task, SIGHT_ERROR_ACTION_FAILED,
-                 g_strdup_printf ("could not %s %s: %s", action_of (run->step->verb), seen,
-                                  JSON_NODE_HOLDS_OBJECT (reply)
-                                    ? json_object_get_string_member_with_default (
-                                        json_node_get_object (reply), "error", "unknown")
-                                    : "no reply"));
+
+  if (seen == NULL && run->step->verb == SIGHT_DIRECT_SCROLL)
+    summary = g_strdup ("scrolled the page");
+  else if (seen == NULL)
+    summary = g_strdup_printf ("%s \"%s\" on the focused element", verb, run->value);
+  else if (run->step->verb == SIGHT_DIRECT_FILL && run->value_secret)
+    summary = g_strdup_printf ("filled %s with the secret {%s}", seen, run->step->param);
+  else if (run->step->verb == SIGHT_DIRECT_UPLOAD)
+    summary = g_strdup_printf ("upload \"%s\" to %s%s", run->value, seen,
+                               json_object_get_boolean_member_with_default (reply, "filesSelected",
+                                                                            FALSE)
+                                 ? "" : " (the page did not ask for the file)");
+  else if (run->step->verb == SIGHT_DIRECT_FILL || run->step->verb == SIGHT_DIRECT_SELECT ||
+           run->step->verb == SIGHT_DIRECT_PRESS)
+    summary = g_strdup_printf ("%s \"%s\" on %s", verb, run->value, seen);
+  else
+    summary = g_strdup_printf ("%s %s", verb, seen);
+  if (json_object_get_boolean_member_with_default (reply, "navigated", FALSE))
+    {
+      char *longer = g_strdup_printf ("%s, now on %s", summary,
+                                      json_object_get_string_member_with_default (reply, "url", ""));
+
+      g_free (summary);
+      summary = longer;
+    }
+  succeed (task, summary);
+}
+
+/* Runs the step's action on @ref (NULL: the focused element or the page). */
+static void
+perform_step (GTask      *task,
+              const char *ref,
+              char       *seen)
+{
+  Run *run = g_task_get_task_data (task);
+  ActionCall *call = g_new0 (ActionCall, 1);
+  const char *value = run->value;
+
+  call->task = task;
+  call->seen = seen;
+  if (run->step->verb == SIGHT_DIRECT_SCROLL && ref == NULL)
+    {
+      static const char *kinds[] = { "down", "down", "up", "top", "bottom", "down" };
+      g_autofree char *by = NULL;
+
+      if (run->step->amount > 0 &&
+          (run->step->scroll == SIGHT_SCROLL_DOWN || run->step->scroll == SIGHT_SCROLL_UP))
+        by = g_strdup_printf ("%d", run->step->scroll == SIGHT_SCROLL_UP ? -run->step->amount
+                                                                          : run->step->amount);
+      _sight_direct_perform_async (run->page, NULL, FALSE, 0, 0, "scroll",
+                                   by != NULL ? by : kinds[run->step->scroll], remaining_ms (run),
+                                   g_task_get_cancellable (task), action_cb, call);
+      return;
+    }
+  _sight_direct_perform_async (run->page, ref, FALSE, 0, 0, action_of (run->step->verb), value,
+                               remaining_ms (run), g_task_get_cancellable (task), action_cb, call);
 }
 
 static void
@@ -395,26 +358,7 @@ observed_cb (GObject      *source,
       return;
     }
 
-  {
-    g_autoptr(JsonBuilder) b = json_builder_new ();
-    g_autoptr(JsonNode) args = NULL;
-    g_autofree char *body = g_strconcat (sight_observation_get_script (), "\n", action_js, NULL);
-    ActionCall *call = g_new0 (ActionCall, 1);
-
-    json_builder_begin_object (b);
-    json_builder_set_member_name (b, "ref");
-    json_builder_add_string_value (b, nodes[index].ref);
-    json_builder_set_member_name (b, "action");
-    json_builder_add_string_value (b, action_of (run->step->verb));
-    json_builder_set_member_name (b, "value");
-    json_builder_add_string_value (b, run->value != NULL ? run->value : "");
-    json_builder_end_object (b);
-    args = json_builder_get_root (b);
-    call->task = task;
-    call->seen = node_text (&nodes[index]);
-    sight_web_page_evaluate_async (run->page, body, args, remaining_ms (run),
-                                   g_task_get_cancellable (task), action_cb, call);
-  }
+  perform_step (task, nodes[index].ref, node_text (&nodes[index]));
 }
 
 static void
@@ -445,31 +389,23 @@ text_cb (GObject      *source,
                                   present ? "" : "not "));
 }
 
-static gboolean
-navigation_done_cb (gpointer data)
+static void
+history_cb (GObject      *source,
+            GAsyncResult *result,
+            gpointer      data)
 {
   GTask *task = data;
-  Run *run = g_task_get_task_data (task);
-  WebKitWebView *view = sight_web_page_get_web_view (run->page);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = NULL;
 
-  if (!webkit_web_view_is_loading (view) &&
-      (run->step->verb == SIGHT_DIRECT_RELOAD ||
-       g_strcmp0 (webkit_web_view_get_uri (view), run->before_uri) != 0))
+  if (!sight_web_page_history_finish (SIGHT_WEB_PAGE (source), result, &error))
     {
-      g_autofree char *summary = g_strdup_printf ("now on %s", webkit_web_view_get_uri (view));
-
-      succeed (task, summary);
-      return G_SOURCE_REMOVE;
-    }
-  if (g_get_monotonic_time () >= run->deadline)
-    {
-      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
-                               "the page did not finish going %s in time",
-                               run->step->verb == SIGHT_DIRECT_BACK ? "back" : "forward");
+      g_task_return_error (task, g_steal_pointer (&error));
       g_object_unref (task);
-      return G_SOURCE_REMOVE;
+      return;
     }
-  return G_SOURCE_CONTINUE;
+  summary = g_strdup_printf ("now on %s", sight_web_page_get_uri (SIGHT_WEB_PAGE (source)));
+  succeed (task, summary);
 }
 
 static void
@@ -492,24 +428,6 @@ load_cb (GObject      *source,
 
     succeed (task, summary);
   }
-}
-
-static void
-scrolled_cb (GObject      *source,
-             GAsyncResult *result,
-             gpointer      data)
-{
-  GTask *task = data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) reply = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
-
-  if (reply == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      g_object_unref (task);
-      return;
-    }
-  succeed (task, "scrolled the page");
 }
 
 static gboolean
@@ -672,49 +590,36 @@ sight_direct_step_run_async (SightWebPage        *page,
     case SIGHT_DIRECT_BACK:
     case SIGHT_DIRECT_FORWARD:
     case SIGHT_DIRECT_RELOAD:
-      {
-        WebKitWebView *view = sight_web_page_get_web_view (page);
-
-        run->before_uri = g_strdup (webkit_web_view_get_uri (view));
-        if (run->step->verb == SIGHT_DIRECT_BACK)
-          webkit_web_view_go_back (view);
-        else if (run->step->verb == SIGHT_DIRECT_FORWARD)
-          webkit_web_view_go_forward (view);
-        else
-          webkit_web_view_reload (view);
-        g_timeout_add (RETRY_MS, navigation_done_cb, task);
-      }
+      sight_web_page_history_async (page,
+                                    run->step->verb == SIGHT_DIRECT_BACK ? SIGHT_HISTORY_BACK
+                                    : run->step->verb == SIGHT_DIRECT_FORWARD ? SIGHT_HISTORY_FORWARD
+                                    : SIGHT_HISTORY_RELOAD,
+                                    timeout_ms, cancellable, history_cb, task);
       return;
     case SIGHT_DIRECT_WAIT_TIME:
       g_timeout_add ((guint) MIN (g_ascii_strtoull (run->step->value, NULL, 10), (guint64) timeout_ms),
                      waited_cb, task);
       return;
-    case SIGHT_DIRECT_UPLOAD:
-      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_UNSUPPORTED_CAPABILITY,
-                               "upload needs the engine's file chooser, which is not there yet");
-      g_object_unref (task);
-      return;
     case SIGHT_DIRECT_SCROLL:
       if (run->step->scroll != SIGHT_SCROLL_TO_TARGET)
         {
-          g_autofree char *by = run->step->amount > 0 ? g_strdup_printf ("%d", run->step->amount)
-                                                      : g_strdup ("innerHeight * 0.8");
-          g_autofree char *js = g_strdup_printf (
-            "window.scrollTo (0, %s%s); return true;",
-            run->step->scroll == SIGHT_SCROLL_TOP ? "0"
-            : run->step->scroll == SIGHT_SCROLL_BOTTOM ? "document.documentElement.scrollHeight"
-            : run->step->scroll == SIGHT_SCROLL_UP ? "scrollY - " : "scrollY + ",
-            run->step->scroll == SIGHT_SCROLL_UP || run->step->scroll == SIGHT_SCROLL_DOWN ? by : "");
-
-          sight_web_page_evaluate_async (page, js, NULL, timeout_ms, cancellable, scrolled_cb, task);
+          perform_step (task, NULL, NULL);
           return;
         }
       break;
+    case SIGHT_DIRECT_PRESS:
+      if (!run->step->has_target)
+        {
+          /* keys to the focused element, as a person's keyboard sends them */
+          perform_step (task, NULL, NULL);
+          return;
+        }
+      break;
+    case SIGHT_DIRECT_UPLOAD:
     case SIGHT_DIRECT_CLICK:
     case SIGHT_DIRECT_DOUBLE_CLICK:
     case SIGHT_DIRECT_HOVER:
     case SIGHT_DIRECT_FILL:
-    case SIGHT_DIRECT_PRESS:
     case SIGHT_DIRECT_SELECT:
     case SIGHT_DIRECT_CHECK:
     case SIGHT_DIRECT_UNCHECK:
@@ -727,10 +632,9 @@ sight_direct_step_run_async (SightWebPage        *page,
   if (!run->step->has_target && run->step->verb != SIGHT_DIRECT_EXPECT &&
       run->step->verb != SIGHT_DIRECT_WAIT_FOR_TEXT)
     {
-      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_UNSUPPORTED_CAPABILITY,
-                               "\"%s\" needs a target to run without the engine's keyboard; "
-                               "name the field, for example: press Enter in the Search field",
-                               text);
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                               "\"%s\" needs a target: name the element, for example: "
+                               "click the Save button", text);
       g_object_unref (task);
       return;
     }
@@ -746,26 +650,81 @@ sight_direct_step_run_finish (SightWebPage  *page,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* The source tag of a tap by point. */
+static const char tap_tag[] = "tap";
+
+/* The engine action (sight-actions.h) a verb stands for. */
+static JsonObject *
+engine_action (const char *verb,
+               const char *value,
+               gboolean    with_ref)
+{
+  JsonObject *action = json_object_new ();
+  const char *type = verb;
+
+  if (g_str_equal (verb, "dblclick"))
+    {
+      type = "click";
+      json_object_set_int_member (action, "clickCount", 2);
+    }
+  else if (g_str_equal (verb, "fill"))
+    json_object_set_string_member (action, "value", value != NULL ? value : "");
+  else if (g_str_equal (verb, "press"))
+    json_object_set_string_member (action, "keys", value != NULL && *value ? value : "Enter");
+  else if (g_str_equal (verb, "select"))
+    {
+      JsonArray *values = json_array_new ();
+
+      json_array_add_string_element (values, value != NULL ? value : "");
+      json_object_set_array_member (action, "values", values);
+    }
+  else if (g_str_equal (verb, "upload"))
+    {
+      JsonArray *files = json_array_new ();
+
+      type = "setFiles";
+      json_array_add_string_element (files, value != NULL ? value : "");
+      json_object_set_array_member (action, "files", files);
+    }
+  else if (g_str_equal (verb, "scroll") && with_ref)
+    type = "scrollIntoView";
+  else if (g_str_equal (verb, "scroll"))
+    {
+      /* the page: "down", "up", "top", "bottom" or a pixel count */
+      const char *how = value != NULL ? value : "down";
+
+      if (g_str_equal (how, "up"))
+        json_object_set_int_member (action, "pages", -1);
+      else if (g_str_equal (how, "top"))
+        json_object_set_int_member (action, "dy", -G_MAXINT32);
+      else if (g_str_equal (how, "bottom"))
+        json_object_set_int_member (action, "dy", G_MAXINT32);
+      else if (g_ascii_isdigit (how[0]) || how[0] == '-')
+        json_object_set_int_member (action, "dy", g_ascii_strtoll (how, NULL, 10));
+      else
+        json_object_set_int_member (action, "pages", 1);
+    }
+  json_object_set_string_member (action, "type", type);
+  return action;
+}
+
 static void
 perform_cb (GObject      *source,
             GAsyncResult *result,
             gpointer      data)
 {
   GTask *task = data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) reply = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
+  GError *error = NULL;
+  JsonObject *reply;
 
-  if (reply == NULL)
-    g_task_return_error (task, g_steal_pointer (&error));
-  else if (JSON_NODE_HOLDS_OBJECT (reply) &&
-           json_object_get_boolean_member_with_default (json_node_get_object (reply), "ok", FALSE))
-    g_task_return_boolean (task, TRUE);
+  if (g_task_get_source_tag (task) == (gpointer) tap_tag)
+    reply = sight_web_page_tap_at_finish (SIGHT_WEB_PAGE (source), result, &error);
   else
-    g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED, "%s",
-                             JSON_NODE_HOLDS_OBJECT (reply)
-                               ? json_object_get_string_member_with_default (json_node_get_object (reply),
-                                                                             "error", "it failed")
-                               : "no reply");
+    reply = sight_web_page_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
+  if (reply == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, reply, (GDestroyNotify) json_object_unref);
   g_object_unref (task);
 }
 
@@ -783,40 +742,24 @@ _sight_direct_perform_async (SightWebPage        *page,
                              gpointer             user_data)
 {
   GTask *task = g_task_new (page, cancellable, callback, user_data);
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  g_autoptr(JsonNode) args = NULL;
-  g_autofree char *body = g_strconcat (sight_observation_get_script (), "\n", action_js, NULL);
+  g_autoptr(JsonObject) engine = NULL;
 
-  g_task_set_source_tag (task, _sight_direct_perform_async);
-  json_builder_begin_object (b);
-  if (ref != NULL)
-    {
-      json_builder_set_member_name (b, "ref");
-      json_builder_add_string_value (b, ref);
-    }
   if (at_point)
     {
-      json_builder_set_member_name (b, "point");
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "x");
-      json_builder_add_double_value (b, x);
-      json_builder_set_member_name (b, "y");
-      json_builder_add_double_value (b, y);
-      json_builder_end_object (b);
+      g_task_set_source_tag (task, (gpointer) tap_tag);
+      sight_web_page_tap_at_async (page, x, y, timeout_ms, cancellable, perform_cb, task);
+      return;
     }
-  json_builder_set_member_name (b, "action");
-  json_builder_add_string_value (b, action);
-  json_builder_set_member_name (b, "value");
-  json_builder_add_string_value (b, value != NULL ? value : "");
-  json_builder_end_object (b);
-  args = json_builder_get_root (b);
-  sight_web_page_evaluate_async (page, body, args, timeout_ms, cancellable, perform_cb, task);
+  g_task_set_source_tag (task, _sight_direct_perform_async);
+  engine = engine_action (action, value, ref != NULL);
+  sight_web_page_perform_async (page, ref, engine, timeout_ms, cancellable, perform_cb, task);
 }
 
-gboolean
+JsonObject *
 _sight_direct_perform_finish (SightWebPage  *page,
                               GAsyncResult  *result,
                               GError       **error)
 {
-  return g_task_propagate_boolean (G_TASK (result), error);
+  g_return_val_if_fail (g_task_is_valid (result, page), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
 }

@@ -5,11 +5,13 @@
 
 #include <math.h>
 
+#include "sight-actions.h"
 #include "sight-agent-private.h"
 #include "sight-error.h"
 #include "sight-json-schema.h"
 #include "sight-params.h"
 #include "sight-secrets.h"
+#include "sight-trace-cache.h"
 
 /* The act loop (spec "agent.act"): observe → model (tools) → commit the actions the
  * model called → observe the changes → … until the model concludes with done, or a
@@ -349,17 +351,96 @@ observe_after (Act         *act,
   return TRUE;
 }
 
+/* The descriptor the trace cache replays @reply's action by: the engine's, with
+ * the offset of a tap inside its node, and without the text of a field (which may
+ * hold what was typed).  NULL for an action on the page itself. */
+static JsonNode *
+record_descriptor (const char *ref,
+                   gboolean    at_point,
+                   JsonObject *reply)
+{
+  JsonNode *member = json_object_get_member (reply, "descriptor");
+  JsonNode *copy;
+  JsonObject *descriptor;
+  const char *tag;
+
+  if ((ref == NULL && !at_point) || member == NULL || !JSON_NODE_HOLDS_OBJECT (member))
+    return NULL;
+  copy = json_node_copy (member);
+  descriptor = json_node_get_object (copy);
+  tag = json_object_get_string_member_with_default (descriptor, "tag", "");
+  if (g_str_equal (tag, "input") || g_str_equal (tag, "textarea") || g_str_equal (tag, "select"))
+    json_object_remove_member (descriptor, "text");
+  if (at_point && json_object_has_member (reply, "offset"))
+    json_object_set_member (descriptor, "offset",
+                            json_node_copy (json_object_get_member (reply, "offset")));
+  return copy;
+}
+
+static void
+record_action (Act        *act,
+               const char *tool,
+               JsonNode   *args,
+               JsonNode   *descriptor)
+{
+  JsonObject *record = json_object_new ();
+
+  json_object_set_string_member (record, "tool", tool);
+  json_object_set_member (record, "args",
+                          args != NULL ? json_node_copy (args) : json_node_new (JSON_NODE_NULL));
+  json_object_set_member (record, "descriptor",
+                          descriptor != NULL ? json_node_copy (descriptor)
+                                             : json_node_new (JSON_NODE_NULL));
+  json_array_add_object_element (act->step->result->performed, record);
+}
+
+/* What the model is told an action did: the line, what a tap landed on, a
+ * navigation, popups, and a page that did not settle. */
+static char *
+describe_outcome (const char *log_line,
+                  JsonObject *reply)
+{
+  GString *did = g_string_new ("Done: ");
+  const char *under = json_object_get_string_member_with_default (reply, "under", NULL);
+  JsonArray *popups = json_object_get_array_member (reply, "popups");
+
+  g_string_append_printf (did, "%s.", log_line);
+  if (under != NULL)
+    g_string_append_printf (did, " The tap landed on %s.", under);
+  if (json_object_get_boolean_member_with_default (reply, "navigated", FALSE))
+    g_string_append_printf (did, " The page navigated to %s.",
+                            json_object_get_string_member_with_default (reply, "url", "?"));
+  for (guint i = 0; popups != NULL && i < json_array_get_length (popups); i++)
+    g_string_append_printf (did, " A popup opened (a new page of this session): %s.",
+                            json_object_get_string_member_with_default (
+                              json_array_get_object_element (popups, i), "url", ""));
+  if (!json_object_get_boolean_member_with_default (reply, "settled", TRUE))
+    g_string_append_printf (did, " The page was still changing after %" G_GINT64_FORMAT " ms.",
+                            json_object_get_int_member_with_default (reply, "settleMs", 0));
+  return g_string_free (did, FALSE);
+}
+
+/* Commits one action through the engine (actionability, the action, settling):
+ * takes an action step from the budget, records the action with its descriptor
+ * for the trace cache (@record_args name params, never a secret value), and
+ * tells the model what was done and what changed. */
 static gboolean
-commit (Act              *act,
-        SightPageAction   action,
-        const char       *ref,
-        JsonNode         *args,
-        const char       *log_line,
-        ToolResult       *out,
-        GError          **error)
+commit (Act         *act,
+        const char  *tool,
+        JsonNode    *record_args,
+        const char  *ref,
+        const char  *verb,
+        const char  *value,
+        gboolean     at_point,
+        double       x,
+        double       y,
+        const char  *log_line,
+        ToolResult  *out,
+        GError     **error)
 {
   SightStep *step = act->step;
-  g_autoptr(JsonObject) answer = NULL;
+  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(JsonNode) descriptor = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *did = NULL;
 
@@ -367,30 +448,28 @@ commit (Act              *act,
     return FALSE;
   step->result->actions = sight_budget_get_actions (step->budget);
 
-  answer = _sight_page_action (step, action, ref, args, &local_error);
-  if (answer == NULL)
+  reply = _sight_step_perform (step, ref, verb, value, at_point, x, y, &local_error);
+  if (reply == NULL)
     {
       if (g_error_matches (local_error, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT) ||
-          g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+          g_error_matches (local_error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE) ||
+          g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+          !sight_budget_check_deadline (step->budget, NULL))
         {
+          if (!sight_budget_check_deadline (step->budget, error))
+            return FALSE;
           g_propagate_error (error, g_steal_pointer (&local_error));
           return FALSE;
         }
       tool_result_set (out, TRUE, "The action failed: %s", local_error->message);
       return TRUE;
     }
-  if (!json_object_get_boolean_member_with_default (answer, "ok", FALSE))
-    {
-      tool_result_set (out, TRUE, "The action failed: %s",
-                       json_object_get_string_member_with_default (answer, "error", "unknown"));
-      return TRUE;
-    }
 
-  did = g_strdup_printf ("Done: %s.",
-                         json_object_get_string_member_with_default (answer, "did", log_line));
+  descriptor = record_descriptor (ref, at_point, reply);
+  record_action (act, tool, record_args, descriptor);
+  did = describe_outcome (log_line, reply);
   g_ptr_array_add (step->result->action_log, sight_secrets_redact (log_line));
   _sight_agent_emit_action (step->agent, log_line);
-  _sight_page_settle (step);
   return observe_after (act, did, out, error);
 }
 
@@ -421,6 +500,24 @@ node_label (JsonObject *node)
   return sight_observation_node_line (node);
 }
 
+/* A fill as the trace records it: the param by name, or the value. */
+static JsonNode *
+fill_record (const char *ref,
+             const char *param,
+             const char *value)
+{
+  JsonNode *node = json_node_new (JSON_NODE_OBJECT);
+  JsonObject *object = json_object_new ();
+
+  json_object_set_string_member (object, "ref", ref);
+  if (param != NULL)
+    json_object_set_string_member (object, "param", param);
+  else
+    json_object_set_string_member (object, "value", value);
+  json_node_take_object (node, object);
+  return node;
+}
+
 /* Secrets: filled host-side only under the spec's authorization (registered
  * credential, origin allowed by the target and the credential, an enabled secure
  * input of the matching purpose); otherwise AUTH_CREDENTIAL_UNAVAILABLE or
@@ -439,8 +536,7 @@ fill_secret (Act         *act,
   const char *url = sight_web_page_get_uri (sight_agent_get_page (step->agent));
   g_autofree char *origin = sight_origin_normalize (url);
   g_autoptr(JsonObject) field = NULL;
-  g_autoptr(JsonBuilder) b = NULL;
-  g_autoptr(JsonNode) args = NULL;
+  g_autoptr(JsonNode) record = NULL;
   g_autofree char *line = NULL;
   JsonArray *purposes;
   gboolean purpose_ok = FALSE;
@@ -466,7 +562,7 @@ fill_secret (Act         *act,
       return FALSE;
     }
 
-  field = _sight_page_action (step, SIGHT_PAGE_ACTION_FIELD_PURPOSE, ref, NULL, error);
+  field = _sight_step_field_purpose (step, ref, error);
   if (field == NULL)
     return FALSE;
   if (!json_object_get_boolean_member_with_default (field, "input", FALSE) ||
@@ -496,18 +592,13 @@ fill_secret (Act         *act,
   if (value == NULL)
     return FALSE;
 
-  b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "value");
-  json_builder_add_string_value (b, value);
-  json_builder_end_object (b);
-  args = json_builder_get_root (b);
+  record = fill_record (ref, param, NULL);
 
   /* From here on, pixels are tainted: the field may show what was typed. */
   _sight_agent_set_secret_filled (step->agent);
   step->result->secret_filled = TRUE;
   line = g_strdup_printf ("fill %s with the secret %s", ref, name);
-  return commit (act, SIGHT_PAGE_ACTION_FILL, ref, args, line, out, error);
+  return commit (act, "fill", record, ref, "fill", value, FALSE, 0, 0, line, out, error);
 }
 
 static gboolean
@@ -520,8 +611,7 @@ tool_fill (Act         *act,
   const char *ref = string_arg (args, "ref");
   const char *param = string_arg (args, "param");
   const char *value = string_arg (args, "value");
-  g_autoptr(JsonBuilder) b = NULL;
-  g_autoptr(JsonNode) action_args = NULL;
+  g_autoptr(JsonNode) record = NULL;
   g_autofree char *value_text = NULL;
   g_autofree char *line = NULL;
   g_autofree char *label = NULL;
@@ -579,15 +669,29 @@ tool_fill (Act         *act,
       return TRUE;
     }
 
-  b = json_builder_new ();
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "value");
-  json_builder_add_string_value (b, value_text);
-  json_builder_end_object (b);
-  action_args = json_builder_get_root (b);
+  /* A value the model wrote out that is a param's value is recorded as the param,
+   * so a replay with other params types theirs. */
+  if (param == NULL && params != NULL && JSON_NODE_HOLDS_OBJECT (params))
+    {
+      JsonObject *object = json_node_get_object (params);
+      g_autoptr(GList) names = json_object_get_members (object);
+
+      for (GList *l = names; l != NULL; l = l->next)
+        {
+          JsonNode *member = json_object_get_member (object, l->data);
+
+          if (JSON_NODE_HOLDS_VALUE (member) && json_node_get_value_type (member) == G_TYPE_STRING &&
+              g_strcmp0 (json_node_get_string (member), value_text) == 0)
+            {
+              param = g_intern_string (l->data);
+              break;
+            }
+        }
+    }
+  record = fill_record (ref, param, param != NULL ? NULL : value_text);
   label = node_label (node);
   line = g_strdup_printf ("fill %s with \"%s\"", label, value_text);
-  return commit (act, SIGHT_PAGE_ACTION_FILL, ref, action_args, line, out, error);
+  return commit (act, "fill", record, ref, "fill", value_text, FALSE, 0, 0, line, out, error);
 }
 
 static gboolean
@@ -646,10 +750,11 @@ tool_screenshot (Act         *act,
 
 static gboolean
 tool_tap_at (Act         *act,
-             JsonObject  *args,
+             JsonNode    *call_args,
              ToolResult  *out,
              GError     **error)
 {
+  JsonObject *args = json_node_get_object (call_args);
   double x = json_object_get_double_member (args, "x");
   double y = json_object_get_double_member (args, "y");
   int vw = 0, vh = 0;
@@ -685,24 +790,13 @@ tool_tap_at (Act         *act,
           g_strcmp0 (role, "img") != 0 && g_strcmp0 (role, "text") != 0)
         {
           line = g_strdup_printf ("tap_at (%.0f, %.0f) → %s", x, y, label);
-          return commit (act, SIGHT_PAGE_ACTION_CLICK, ref, NULL, line, out, error);
+          return commit (act, "tap_at", call_args, ref, "click", NULL, FALSE, 0, 0, line, out,
+                         error);
         }
     }
 
-  {
-    g_autoptr(JsonBuilder) b = json_builder_new ();
-    g_autoptr(JsonNode) point = NULL;
-
-    json_builder_begin_object (b);
-    json_builder_set_member_name (b, "x");
-    json_builder_add_double_value (b, cx);
-    json_builder_set_member_name (b, "y");
-    json_builder_add_double_value (b, cy);
-    json_builder_end_object (b);
-    point = json_builder_get_root (b);
-    line = g_strdup_printf ("tap_at (%.0f, %.0f) → bare point (%.0f, %.0f) CSS px", x, y, cx, cy);
-    return commit (act, SIGHT_PAGE_ACTION_TAP_POINT, NULL, point, line, out, error);
-  }
+  line = g_strdup_printf ("tap_at (%.0f, %.0f) → bare point (%.0f, %.0f) CSS px", x, y, cx, cy);
+  return commit (act, "tap_at", call_args, NULL, "tap", NULL, TRUE, cx, cy, line, out, error);
 }
 
 static gboolean
@@ -745,6 +839,13 @@ tool_navigate (Act         *act,
       return TRUE;
     }
   g_clear_object (&waiter.result);
+  {
+    g_autoptr(JsonNode) record = json_node_new (JSON_NODE_OBJECT);
+
+    json_node_take_object (record, json_object_new ());
+    json_object_set_string_member (json_node_get_object (record), "url", absolute);
+    record_action (act, "navigate", record, NULL);
+  }
   g_ptr_array_add (step->result->action_log, sight_secrets_redact (line));
   _sight_agent_emit_action (step->agent, line);
   return observe_after (act, "Done: navigated.", out, error);
@@ -756,9 +857,11 @@ tool_back (Act         *act,
            GError     **error)
 {
   SightStep *step = act->step;
-  WebKitWebView *view = sight_web_page_get_web_view (sight_agent_get_page (step->agent));
+  SightWebPage *page = sight_agent_get_page (step->agent);
+  g_autoptr(GError) local_error = NULL;
+  SightWaiter waiter = { NULL };
 
-  if (!webkit_web_view_can_go_back (view))
+  if (!webkit_web_view_can_go_back (sight_web_page_get_web_view (page)))
     {
       tool_result_set (out, TRUE, "There is no page to go back to.");
       return TRUE;
@@ -766,10 +869,21 @@ tool_back (Act         *act,
   if (!sight_budget_take_action (step->budget, error))
     return FALSE;
   step->result->actions = sight_budget_get_actions (step->budget);
-  webkit_web_view_go_back (view);
+  sight_web_page_history_async (page, SIGHT_HISTORY_BACK,
+                                (guint) MAX (1, sight_budget_cap_ms (step->budget, NAVIGATE_TIMEOUT_MS)),
+                                step->cancellable, _sight_waiter_cb, &waiter);
+  if (!sight_web_page_history_finish (page, _sight_waiter_wait (&waiter), &local_error))
+    {
+      g_clear_object (&waiter.result);
+      if (!sight_budget_check_deadline (step->budget, error))
+        return FALSE;
+      tool_result_set (out, TRUE, "Going back failed: %s", local_error->message);
+      return TRUE;
+    }
+  g_clear_object (&waiter.result);
+  record_action (act, "back", NULL, NULL);
   g_ptr_array_add (step->result->action_log, g_strdup ("back"));
   _sight_agent_emit_action (step->agent, "back");
-  _sight_page_settle (step);
   return observe_after (act, "Done: went back.", out, error);
 }
 
@@ -849,7 +963,7 @@ run_tool (Act                *act,
   if (g_str_equal (call->name, "screenshot"))
     return tool_screenshot (act, out, error);
   if (g_str_equal (call->name, "tap_at"))
-    return tool_tap_at (act, args, out, error);
+    return tool_tap_at (act, call->arguments, out, error);
   if (g_str_equal (call->name, "navigate"))
     return tool_navigate (act, args, out, error);
   if (g_str_equal (call->name, "back"))
@@ -866,17 +980,20 @@ run_tool (Act                *act,
         }
       if (!sight_budget_check_deadline (step->budget, error))
         return FALSE;
+      record_action (act, "wait", call->arguments, NULL);
       return observe_after (act, "Waited.", out, error);
     }
   if (g_str_equal (call->name, "scroll") && ref == NULL)
     {
       line = g_strdup_printf ("scroll %s", string_arg (args, "direction") ?: "down");
-      return commit (act, SIGHT_PAGE_ACTION_SCROLL, NULL, call->arguments, line, out, error);
+      return commit (act, "scroll", call->arguments, NULL, "scroll",
+                     string_arg (args, "direction"), FALSE, 0, 0, line, out, error);
     }
   if (g_str_equal (call->name, "press") && ref == NULL)
     {
       line = g_strdup_printf ("press %s", string_arg (args, "key"));
-      return commit (act, SIGHT_PAGE_ACTION_PRESS, NULL, call->arguments, line, out, error);
+      return commit (act, "press", call->arguments, NULL, "press", string_arg (args, "key"),
+                     FALSE, 0, 0, line, out, error);
     }
 
   if ((node = held_node (act, ref, out)) == NULL)
@@ -886,34 +1003,41 @@ run_tool (Act                *act,
   if (g_str_equal (call->name, "click"))
     {
       line = g_strdup_printf ("click %s", label);
-      return commit (act, SIGHT_PAGE_ACTION_CLICK, ref, NULL, line, out, error);
+      return commit (act, "click", call->arguments, ref, "click", NULL, FALSE, 0, 0, line, out,
+                     error);
     }
   if (g_str_equal (call->name, "hover"))
     {
       line = g_strdup_printf ("hover %s", label);
-      return commit (act, SIGHT_PAGE_ACTION_HOVER, ref, NULL, line, out, error);
+      return commit (act, "hover", call->arguments, ref, "hover", NULL, FALSE, 0, 0, line, out,
+                     error);
     }
   if (g_str_equal (call->name, "press"))
     {
       line = g_strdup_printf ("press %s on %s", string_arg (args, "key"), label);
-      return commit (act, SIGHT_PAGE_ACTION_PRESS, ref, call->arguments, line, out, error);
+      return commit (act, "press", call->arguments, ref, "press", string_arg (args, "key"),
+                     FALSE, 0, 0, line, out, error);
     }
   if (g_str_equal (call->name, "select"))
     {
       line = g_strdup_printf ("select \"%s\" in %s", string_arg (args, "option"), label);
-      return commit (act, SIGHT_PAGE_ACTION_SELECT, ref, call->arguments, line, out, error);
+      return commit (act, "select", call->arguments, ref, "select", string_arg (args, "option"),
+                     FALSE, 0, 0, line, out, error);
     }
   if (g_str_equal (call->name, "check"))
     {
       line = g_strdup_printf ("%s %s",
                               json_object_get_boolean_member_with_default (args, "checked", TRUE)
                               ? "check" : "uncheck", label);
-      return commit (act, SIGHT_PAGE_ACTION_CHECK, ref, call->arguments, line, out, error);
+      return commit (act, "check", call->arguments, ref,
+                     json_object_get_boolean_member_with_default (args, "checked", TRUE)
+                     ? "check" : "uncheck", NULL, FALSE, 0, 0, line, out, error);
     }
   if (g_str_equal (call->name, "scroll"))
     {
       line = g_strdup_printf ("scroll to %s", label);
-      return commit (act, SIGHT_PAGE_ACTION_SCROLL, ref, call->arguments, line, out, error);
+      return commit (act, "scroll", call->arguments, ref, "scroll", NULL, FALSE, 0, 0, line, out,
+                     error);
     }
 
   tool_result_set (out, TRUE, "There is no tool \"%s\".", call->name);
@@ -930,8 +1054,10 @@ act_clear (Act *act)
   g_clear_object (&act->shot_observation);
 }
 
-void
-_sight_step_run_act (SightStep *step)
+/* The model loop; *@out_end gets the last observation the model held. */
+static void
+run_model_loop (SightStep         *step,
+                SightObservation **out_end)
 {
   Act act = { step };
   GError *error = NULL;
@@ -1048,6 +1174,8 @@ _sight_step_run_act (SightStep *step)
         }
     }
 
+  if (out_end != NULL)
+    *out_end = g_steal_pointer (&act.held);
   act_clear (&act);
   return;
 
@@ -1055,4 +1183,235 @@ failed:
   if (error != NULL)
     sight_step_result_take_error (step->result, error);
   act_clear (&act);
+}
+
+/* The trace cache (sight-trace-cache.h) inside act. */
+
+typedef struct {
+  SightTraceCache *cache;
+  SightTrace      *trace;       /* the trace found, or NULL */
+  char            *start_url;
+  int              viewport_width;
+  int              viewport_height;
+  guint            n_replayed;  /* actions of the trace that ran before the model took over */
+} Cached;
+
+static void
+cached_clear (Cached *cached)
+{
+  g_clear_pointer (&cached->cache, sight_trace_cache_free);
+  g_clear_pointer (&cached->trace, sight_trace_unref);
+  g_clear_pointer (&cached->start_url, g_free);
+}
+
+static void
+set_cache_info (SightStep        *step,
+                SightCacheStatus  status,
+                const char       *reason)
+{
+  g_clear_pointer (&step->result->cache, json_node_unref);
+  step->result->cache = sight_cache_info_new (status, reason);
+}
+
+static const char *
+agent_name (SightStep *step)
+{
+  const SightAgentConfig *agent = step->request->limits.agent;
+
+  return agent != NULL && agent->name != NULL ? agent->name : "default";
+}
+
+/* Replays the trace with no model.  TRUE when the step is finished (self-finalized,
+ * agent-concluded, or an error that ends it); FALSE when the model takes over, with
+ * result.cache saying why (missed). */
+static gboolean
+replay_cached (SightStep *step,
+               Cached    *cached)
+{
+  SightWebPage *page = sight_agent_get_page (step->agent);
+  SightSecrets *secrets = sight_project_get_secrets (sight_agent_get_project (step->agent));
+  guint n = sight_trace_get_n_actions (cached->trace);
+  g_autoptr(JsonNode) outcome = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *reason = NULL;
+  SightWaiter waiter = { NULL };
+  const SightBudgetLimits *limits = sight_budget_get_limits (step->budget);
+  JsonObject *info;
+  const char *status;
+  gint64 failed_at;
+
+  if ((gint64) n > limits->max_actions)
+    {
+      reason = g_strdup_printf ("the trace has %u actions, more than the step's %" G_GINT64_FORMAT,
+                                n, limits->max_actions);
+      set_cache_info (step, SIGHT_CACHE_MISSED, reason);
+      return FALSE;
+    }
+
+  sight_trace_replay_async (cached->trace, page, step->request->options->params, secrets,
+                            (guint) MAX (1, sight_budget_remaining_ms (step->budget)),
+                            step->cancellable, _sight_waiter_cb, &waiter);
+  outcome = sight_trace_replay_finish (cached->trace, _sight_waiter_wait (&waiter), &error);
+  g_clear_object (&waiter.result);
+  if (outcome == NULL)
+    {
+      sight_step_result_take_error (step->result, g_steal_pointer (&error));
+      return TRUE;
+    }
+  info = json_node_get_object (outcome);
+  status = json_object_get_string_member_with_default (info, "status", "missed");
+  failed_at = json_object_get_int_member_with_default (info, "action", 0);
+  reason = g_strdup (json_object_get_string_member_with_default (info, "reason", NULL));
+
+  /* The actions that ran were committed engine actions. */
+  cached->n_replayed = g_str_equal (status, "missed") ? (guint) MAX (0, failed_at - 1) : n;
+  for (guint i = 0; i < cached->n_replayed; i++)
+    {
+      JsonObject *action = sight_trace_get_action (cached->trace, i);
+      g_autofree char *line = g_strdup_printf ("%s (replayed from the trace cache)",
+                                               json_object_get_string_member (action, "tool"));
+
+      if (!sight_budget_take_action (step->budget, &error))
+        {
+          sight_step_result_take_error (step->result, g_steal_pointer (&error));
+          return TRUE;
+        }
+      {
+        g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), action);
+
+        json_array_add_element (step->result->performed, json_node_copy (node));
+      }
+      g_ptr_array_add (step->result->action_log, g_steal_pointer (&line));
+    }
+  step->result->actions = sight_budget_get_actions (step->budget);
+
+  if (g_str_equal (status, "self-finalized"))
+    {
+      g_free (step->result->summary);
+      step->result->summary = g_strdup_printf ("Replayed %u recorded actions with no model call; "
+                                               "the recorded end state returned.", n);
+      set_cache_info (step, SIGHT_CACHE_SELF_FINALIZED, NULL);
+      return TRUE;
+    }
+  if (g_str_equal (status, "unconfirmed"))
+    {
+      g_autofree char *condition = NULL;
+      g_autofree char *explanation = NULL;
+      gboolean verdict = FALSE;
+
+      /* Every action ran; one judgment decides whether the task is done. */
+      condition = g_strdup_printf ("The task \"%s\" has been carried out: the page shows its "
+                                   "outcome.", step->request->model_instruction);
+      if (!_sight_step_judge (step, condition, &verdict, &explanation, &error))
+        {
+          sight_step_result_take_error (step->result, g_steal_pointer (&error));
+          return TRUE;
+        }
+      if (verdict)
+        {
+          set_cache_info (step, SIGHT_CACHE_AGENT_CONCLUDED, NULL);
+          return TRUE;
+        }
+      g_free (step->result->summary);
+      step->result->summary = NULL;
+      step->result->has_judgment = FALSE;
+      {
+        g_autofree char *why = g_strdup_printf ("the recorded end state did not return (%s) and "
+                                                "a judgment found the task not done: %s",
+                                                reason != NULL ? reason : "?", explanation);
+
+        set_cache_info (step, SIGHT_CACHE_MISSED, why);
+      }
+      return FALSE;
+    }
+  set_cache_info (step, SIGHT_CACHE_MISSED, reason != NULL ? reason : "the replay failed");
+  return FALSE;
+}
+
+/* Writes the trace of a passing act: the replayed actions that ran, then the
+ * model's, and the end state.  A trace the model healed is marked for review. */
+static void
+write_trace (SightStep        *step,
+             Cached           *cached,
+             SightObservation *end)
+{
+  SightSecrets *secrets = sight_project_get_secrets (sight_agent_get_project (step->agent));
+  JsonNode *params = step->request->options->params;
+  g_autoptr(SightTrace) trace = NULL;
+  g_autoptr(GPtrArray) secret_values = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  JsonArray *performed = step->result->performed;
+  gboolean ok;
+
+  /* A trace never holds a secret value: every secret of the params is checked. */
+  for (guint i = 0; step->request->secret_names[i] != NULL; i++)
+    {
+      const char *value = sight_secrets_resolve_for_origin (secrets, step->request->secret_names[i],
+                                                            cached->start_url, NULL);
+
+      if (value != NULL)
+        g_ptr_array_add (secret_values, (gpointer) value);
+    }
+  g_ptr_array_add (secret_values, NULL);
+
+  trace = sight_trace_new (agent_name (step), step->request->instruction, params,
+                           cached->start_url, cached->viewport_width, cached->viewport_height);
+  for (guint i = 0; i < json_array_get_length (performed); i++)
+    {
+      JsonObject *action = json_array_get_object_element (performed, i);
+
+      if (!sight_trace_add_action (trace, json_object_get_string_member (action, "tool"),
+                                   json_object_get_member (action, "args"),
+                                   json_object_get_member (action, "descriptor"),
+                                   (const char * const *) secret_values->pdata, &error))
+        {
+          g_debug ("not caching the trace: %s", error->message);
+          return;
+        }
+    }
+  sight_trace_set_end_state (trace, end);
+  ok = cached->trace != NULL ? sight_trace_cache_save_healed (cached->cache, trace, &error)
+                             : sight_trace_cache_save (cached->cache, trace, &error);
+  if (!ok)
+    {
+      g_debug ("the trace was not written: %s", error->message);
+      return;
+    }
+  if (cached->trace != NULL && step->result->cache != NULL)
+    json_object_set_boolean_member (json_node_get_object (step->result->cache), "healed", TRUE);
+}
+
+void
+_sight_step_run_act (SightStep *step)
+{
+  const char *dir = sight_project_get_trace_cache_dir (sight_agent_get_project (step->agent));
+  SightWebPage *page = sight_agent_get_page (step->agent);
+  g_autoptr(SightObservation) end = NULL;
+  g_autofree char *key = NULL;
+  Cached cached = { NULL };
+
+  if (dir == NULL)
+    {
+      run_model_loop (step, NULL);
+      return;
+    }
+
+  cached.cache = sight_trace_cache_new (dir);
+  cached.start_url = g_strdup (sight_web_page_get_uri (page));
+  sight_web_page_get_viewport (page, &cached.viewport_width, &cached.viewport_height);
+  key = sight_trace_key (agent_name (step), step->request->instruction,
+                         step->request->options->params, cached.start_url);
+  cached.trace = sight_trace_cache_lookup (cached.cache, key);
+  if (cached.trace == NULL)
+    set_cache_info (step, SIGHT_CACHE_MISSED, "no trace of this step was recorded yet");
+  else if (replay_cached (step, &cached))
+    {
+      cached_clear (&cached);
+      return;
+    }
+
+  run_model_loop (step, &end);
+  if (sight_step_result_passed (step->result) && end != NULL)
+    write_trace (step, &cached, end);
+  cached_clear (&cached);
 }

@@ -40,6 +40,7 @@ sight_step_result_new (SightStepKind  kind,
   self->instruction = sight_secrets_redact (instruction);
   self->verdict = SIGHT_STEP_VERDICT_PASS;
   self->action_log = g_ptr_array_new_with_free_func (g_free);
+  self->performed = json_array_new ();
   self->injections = g_ptr_array_new_with_free_func (g_free);
   sight_usage_init (&self->usage);
   return self;
@@ -67,6 +68,7 @@ sight_step_result_unref (SightStepResult *self)
   g_free (self->screenshot_path);
   g_free (self->vision_degraded);
   g_ptr_array_unref (self->action_log);
+  json_array_unref (self->performed);
   g_ptr_array_unref (self->injections);
   g_free (self->url);
   g_free (self);
@@ -198,6 +200,13 @@ sight_step_result_to_json (SightStepResult *self)
   json_builder_set_member_name (b, "secretFilled");
   json_builder_add_boolean_value (b, self->secret_filled);
   add_strings (b, "actionLog", self->action_log);
+  {
+    g_autoptr(JsonNode) performed = json_node_new (JSON_NODE_ARRAY);
+
+    json_node_set_array (performed, self->performed);
+    json_builder_set_member_name (b, "performed");
+    json_builder_add_value (b, sight_secrets_redact_json (performed));
+  }
   add_strings (b, "injections", self->injections);
   add_string (b, "url", self->url);
   json_builder_end_object (b);

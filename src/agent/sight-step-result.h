@@ -67,6 +67,10 @@ typedef struct {
   gboolean         secret_filled;
   /* act: one line per committed action ("click e5 button \"Sign in\"") */
   GPtrArray       *action_log;
+  /* act: each committed action as the trace cache replays it: {"tool", "args",
+   * "descriptor"} (args name params, never a secret value; descriptor as the
+   * engine returned it, NULL for an action on the page itself) */
+  JsonArray       *performed;
   /* page text that tried to instruct the agent, as the model reported it */
   GPtrArray       *injections;
   /* the URL the step ended on */
@@ -95,7 +99,7 @@ gboolean         sight_step_result_propagate  (SightStepResult  *self,
  *  "judgment"?, "value"?, "modelCalls", "actions", "repairRounds", "usage", "cache"?,
  *  "screenshot"?, "visionInput", "visionDegraded"?, "metrics": {"pixelBytes",
  *  "imagesSent", "durationMs", "observations"}, "secretFilled", "actionLog",
- *  "injections", "url"?}, every string redacted. */
+ *  "performed", "injections", "url"?}, every string redacted. */
 JsonNode        *sight_step_result_to_json    (SightStepResult  *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightStepResult, sight_step_result_unref)

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "sight-actions.h"
 #include "sight-direct-run.h"
 #include "sight-direct-step.h"
 #include "sight-error.h"
@@ -750,7 +751,6 @@ sight_trace_cache_forget (SightTraceCache *cache,
 
 /* Replay */
 
-#define SETTLE_MS 150
 #define END_STATE_POLL_MS 100
 /* how long the recorded end state may take to come back after the last action */
 #define END_STATE_WAIT_MS 3000
@@ -763,7 +763,6 @@ typedef struct {
   gint64        deadline;
   guint         index;
   gint64        end_deadline;
-  char         *before_uri;
 } Replay;
 
 static void
@@ -773,7 +772,6 @@ replay_free (Replay *replay)
   g_object_unref (replay->page);
   g_clear_pointer (&replay->params, json_node_unref);
   g_clear_pointer (&replay->secrets, sight_secrets_unref);
-  g_free (replay->before_uri);
   g_free (replay);
 }
 
@@ -822,8 +820,9 @@ replay_advance (GTask *task)
 {
   Replay *replay = g_task_get_task_data (task);
 
+  /* the engine settled the page after the action */
   replay->index++;
-  g_timeout_add (SETTLE_MS, replay_next_cb, task);
+  g_idle_add (replay_next_cb, task);
 }
 
 static void
@@ -834,9 +833,17 @@ performed_cb (GObject      *source,
   GTask *task = data;
   Replay *replay = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
+  g_autoptr(JsonObject) reply = _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result,
+                                                              &error);
 
-  if (!_sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error))
+  if (reply == NULL)
     {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_task_return_error (task, g_steal_pointer (&error));
+          g_object_unref (task);
+          return;
+        }
       JsonObject *action = sight_trace_get_action (replay->trace, replay->index);
       g_autofree char *why = g_strdup_printf ("the recorded %s failed: %s",
                                               json_object_get_string_member (action, "tool"),
@@ -986,25 +993,21 @@ end_state_cb (GObject      *source,
   g_timeout_add (END_STATE_POLL_MS, replay_next_cb, task);
 }
 
-static gboolean
-replay_back_cb (gpointer data)
+static void
+replay_back_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      data)
 {
   GTask *task = data;
   Replay *replay = g_task_get_task_data (task);
-  WebKitWebView *view = sight_web_page_get_web_view (replay->page);
+  g_autoptr(GError) error = NULL;
 
-  if (!webkit_web_view_is_loading (view) &&
-      g_strcmp0 (webkit_web_view_get_uri (view), replay->before_uri) != 0)
+  if (!sight_web_page_history_finish (SIGHT_WEB_PAGE (source), result, &error))
     {
-      replay_advance (task);
-      return G_SOURCE_REMOVE;
+      replay_outcome (task, "missed", error->message, replay->index);
+      return;
     }
-  if (g_get_monotonic_time () >= replay->deadline)
-    {
-      replay_outcome (task, "missed", "going back did not finish in time", replay->index);
-      return G_SOURCE_REMOVE;
-    }
-  return G_SOURCE_CONTINUE;
+  replay_advance (task);
 }
 
 static void
@@ -1053,12 +1056,8 @@ replay_next (GTask *task)
     }
   if (g_str_equal (tool, "back"))
     {
-      WebKitWebView *view = sight_web_page_get_web_view (replay->page);
-
-      g_free (replay->before_uri);
-      replay->before_uri = g_strdup (webkit_web_view_get_uri (view));
-      webkit_web_view_go_back (view);
-      g_timeout_add (END_STATE_POLL_MS, replay_back_cb, task);
+      sight_web_page_history_async (replay->page, SIGHT_HISTORY_BACK, replay_remaining (replay),
+                                    g_task_get_cancellable (task), replay_back_cb, task);
       return;
     }
   if (g_str_equal (tool, "wait"))
@@ -1078,12 +1077,13 @@ replay_next (GTask *task)
   if (object_member (action, "descriptor") == NULL)
     {
       /* an action on the page or the focused element: a key, a page scroll */
-      const char *verb = g_str_equal (tool, "press") ? "press" : "scroll";
-      const char *value = args != NULL ? json_object_get_string_member_with_default (args, "key", "Enter")
-                                       : "Enter";
+      gboolean press = g_str_equal (tool, "press");
+      const char *value = args == NULL ? NULL
+                          : json_object_get_string_member_with_default (args, press ? "key"
+                                                                              : "direction", NULL);
 
-      _sight_direct_perform_async (replay->page, NULL, FALSE, 0, 0, verb, value,
-                                   replay_remaining (replay), g_task_get_cancellable (task),
+      _sight_direct_perform_async (replay->page, NULL, FALSE, 0, 0, press ? "press" : "scroll",
+                                   value, replay_remaining (replay), g_task_get_cancellable (task),
                                    performed_cb, task);
       return;
     }

@@ -19,6 +19,8 @@ struct _SightProject {
   gint64            timeout_ms;
   gint64            action_timeout_ms;
   char             *default_agent;
+  /* act's trace cache folder; NULL: off */
+  char             *trace_cache_dir;
   /* name → SightAgentConfig */
   GHashTable       *agents;
   SightAgentConfig  builtin_agent;
@@ -85,6 +87,7 @@ sight_project_unref (SightProject *self)
   g_free (self->path);
   g_free (self->base_dir);
   g_free (self->default_agent);
+  g_free (self->trace_cache_dir);
   g_hash_table_unref (self->agents);
   agent_config_clear (&self->builtin_agent);
   sight_secrets_unref (self->secrets);
@@ -564,8 +567,27 @@ parse_root (Ctx      *c,
           if (!parse_defaults (c, value, sub))
             return FALSE;
         }
+      else if (g_str_equal (key, "traceCache"))
+        {
+          g_clear_pointer (&c->self->trace_cache_dir, g_free);
+          if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_BOOLEAN)
+            {
+              if (json_node_get_boolean (value))
+                c->self->trace_cache_dir = g_build_filename (g_get_user_cache_dir (), "sightline",
+                                                             "traces", NULL);
+            }
+          else if (JSON_NODE_HOLDS_VALUE (value) &&
+                   json_node_get_value_type (value) == G_TYPE_STRING &&
+                   *json_node_get_string (value) != '\0')
+            c->self->trace_cache_dir =
+              g_canonicalize_filename (json_node_get_string (value),
+                                       c->self->base_dir ? c->self->base_dir : NULL);
+          else
+            return bad (c, sub, "must be true, false or a folder");
+        }
       else if (!g_str_equal (key, "$schema") && !g_str_equal (key, "$comment"))
-        return bad (c, sub, "unknown member (a project takes agents, credentials, defaults)");
+        return bad (c, sub, "unknown member (a project takes agents, credentials, defaults, "
+                    "traceCache)");
     }
 
   if (c->self->default_agent != NULL &&
@@ -695,6 +717,13 @@ sight_project_get_timeout (SightProject *self)
 {
   g_return_val_if_fail (self != NULL, SIGHT_DEFAULT_TIMEOUT_MS);
   return self->timeout_ms;
+}
+
+const char *
+sight_project_get_trace_cache_dir (SightProject *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+  return self->trace_cache_dir;
 }
 
 gint64

@@ -23,7 +23,8 @@ G_BEGIN_DECLS
  *                            "allowedOrigins": ["http://127.0.0.1:8765"],
  *                            "source": { "env": "MEMBER_PASSWORD" } }
  *     },
- *     "defaults": { "timeout": 120000, "actionTimeout": 15000, "agent": "default" }
+ *     "defaults": { "timeout": 120000, "actionTimeout": 15000, "agent": "default" },
+ *     "traceCache": true
  *   }
  *
  * An agent may also give "maxTokens" (a positive integer) and "price" / "prices" (US
@@ -34,7 +35,9 @@ G_BEGIN_DECLS
  * "ollama:llama3:8b" is provider "ollama", model "llama3:8b"), or give "provider" and
  * "model" apart.  credentials may also be an array of objects with a "name".  A
  * credential's source is exactly one of {"env": VAR}, {"file": PATH} (relative to the
- * project file's folder) or {"keyring": {attribute: value, …}}.  Unknown members are
+ * project file's folder) or {"keyring": {attribute: value, …}}.  "traceCache" turns the
+ * trace cache of act on: true keeps traces under $XDG_CACHE_HOME/sightline/traces, a
+ * string names the folder (relative to the project file's), false or absent is off.  Unknown members are
  * INVALID_ARGUMENT naming their JSON pointer, so a typo does not pass silently. */
 
 #define SIGHT_PROJECT_FILE_NAME "sightline.json"
@@ -90,6 +93,8 @@ const char       *sight_project_get_path         (SightProject *self);
 gint64            sight_project_get_timeout      (SightProject *self);
 /* defaults.actionTimeout, 0 when unset. */
 gint64            sight_project_get_action_timeout (SightProject *self);
+/* The folder of act's trace cache, or NULL when traceCache is off. */
+const char       *sight_project_get_trace_cache_dir (SightProject *self);
 /* max(30000, defaults.actionTimeout): the default timeout of assert, waitFor, extract. */
 gint64            sight_project_get_judgment_budget (SightProject *self);
 

@@ -24,7 +24,9 @@ G_BEGIN_DECLS
  *   press        keys: a key or chord ("Enter", "Control+A") or a list of them
  *   select       values: option values or labels (or value)
  *   check, uncheck, focus, scrollIntoView
- *   scroll       dx, dy in CSS pixels (the ref's element, or the page with ref NULL)
+ *   scroll       dx, dy in CSS pixels, or pages (a multiple of 0.8 viewport
+ *                heights), on the ref's element or, with ref NULL, the page
+ *   press        with ref NULL: to the focused element
  *   setFiles     files: paths, answered through WebKit's file chooser request
  *   drag         to: the ref to drop on
  *

@@ -44,5 +44,6 @@ GCancellable *_sight_mcp_job_cancellable (SightMcpToolCall *call);
 /* The handlers of each file, installed by sight_mcp_runner_tools_install(). */
 void _sight_mcp_report_tools_install (SightMcpRegistry *registry);
 void _sight_mcp_step_tools_install   (SightMcpRegistry *registry);
+void _sight_mcp_task_tools_install   (SightMcpRegistry *registry);
 
 G_END_DECLS

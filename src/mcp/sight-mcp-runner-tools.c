@@ -441,4 +441,5 @@ sight_mcp_runner_tools_install (SightMcpRegistry *registry)
       g_warning ("no tool %s to install", runner_tools[i].tool);
   _sight_mcp_report_tools_install (registry);
   _sight_mcp_step_tools_install (registry);
+  _sight_mcp_task_tools_install (registry);
 }

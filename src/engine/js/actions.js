@@ -623,7 +623,8 @@
     press: { checks: { visible: true },
       async run (el, a) {
         const keys = Array.isArray (a.keys) ? a.keys : [a.keys ?? a.key];
-        if (el.ownerDocument.activeElement !== el)
+        /* With no ref the keys go to whatever has the focus. */
+        if (el !== el.ownerDocument.documentElement && el.ownerDocument.activeElement !== el)
           el.focus ();
         for (const chord of keys)
           pressChord (el.ownerDocument, String (chord));
@@ -661,7 +662,9 @@
       run (el, a) { return setChecked (el, a, false); } },
     scroll: { checks: {},
       run (el, a) {
-        const dx = Number (a.dx || 0), dy = Number (a.dy || 0);
+        /* pages: a multiple of 0.8 viewport heights (the page-down of a person). */
+        const dx = Number (a.dx || 0);
+        const dy = a.pages !== undefined ? Number (a.pages) * 0.8 * innerHeight : Number (a.dy || 0);
         const scroller = el === el.ownerDocument.documentElement ? el.ownerDocument.defaultView : el;
         const point = clickPoint (el);
         fireMouse (el, 'wheel', point, { deltaX: dx, deltaY: dy, deltaMode: 0 });
