@@ -13,10 +13,14 @@
 
 static const SightCommand commands[] = {
   { "version", N_("Print the version"), sight_cmd_version, FALSE },
+  { "run", N_("Run test files headless and report"), sight_cmd_run, TRUE },
+  { "merge-reports", N_("Combine the JSON results of shards into one report"),
+    sight_cmd_merge_reports, FALSE },
   { "scrape", N_("Load a page and return its content"), sight_cmd_scrape, TRUE },
   { "crawl", N_("Crawl a site from a page"), sight_cmd_crawl, TRUE },
   { "pdf", N_("Print a page to PDF"), sight_cmd_pdf, TRUE },
   { "smoke", N_("Smoke-test a page or a short flow and report"), sight_cmd_smoke, TRUE },
+  { "task", N_("Give the agent a goal on a page and print its answer"), sight_cmd_task, TRUE },
   { "screenshot", N_("Take a screenshot of a URL, headless"), sight_cmd_screenshot, TRUE },
   { "demo-site", N_("Serve the bundled demo site on 127.0.0.1"), sight_cmd_demo_site, FALSE },
   { "export", N_("Write a test file as a Playwright or @e2edev/e2e test"), sight_cmd_export, FALSE },

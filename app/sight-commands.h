@@ -11,6 +11,7 @@ int sight_cmd_scrape (int argc, char **argv);
 int sight_cmd_crawl (int argc, char **argv);
 int sight_cmd_pdf (int argc, char **argv);
 int sight_cmd_smoke (int argc, char **argv);
+int sight_cmd_task (int argc, char **argv);
 int sight_cmd_screenshot (int argc, char **argv);
 int sight_cmd_demo_site (int argc, char **argv);
 int sight_cmd_export (int argc, char **argv);
@@ -23,5 +24,7 @@ int sight_cmd_wait_for (int argc, char **argv);
 int sight_cmd_extract (int argc, char **argv);
 int sight_cmd_runs (int argc, char **argv);
 int sight_cmd_report (int argc, char **argv);
+int sight_cmd_run (int argc, char **argv);
+int sight_cmd_merge_reports (int argc, char **argv);
 
 G_END_DECLS

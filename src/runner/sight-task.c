@@ -50,6 +50,7 @@ struct _SightTask
   char          *reason;
   char          *answer;
   char          *final_url;
+  const char    *code;
 
   gint64         max_steps;
   gboolean       keep_open;
@@ -163,6 +164,13 @@ sight_task_get_stopped_by (SightTask *self)
 {
   g_return_val_if_fail (SIGHT_IS_TASK (self), NULL);
   return self->finished ? self->stopped_by : NULL;
+}
+
+const char *
+sight_task_get_code (SightTask *self)
+{
+  g_return_val_if_fail (SIGHT_IS_TASK (self), NULL);
+  return self->finished ? self->code : NULL;
 }
 
 gboolean
@@ -486,6 +494,7 @@ finish (SightTask       *self,
       sight_agent_get_step_usage (self->agent, &self->usage);
     }
   classify (self, result, error, &code);
+  self->code = code;
   if (result != NULL && result->summary != NULL && *result->summary != '\0')
     self->answer = cut (result->summary);
   self->finished = TRUE;

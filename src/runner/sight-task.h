@@ -54,6 +54,10 @@ gboolean      sight_task_is_finished   (SightTask *self);
 /* done, budget, stuck, timeout, blocked, navigation_blocked, error,
  * aborted; NULL while running. */
 const char   *sight_task_get_stopped_by (SightTask *self);
+/* The error code name of sight-error.h the agent stopped with (ACTION_FAILED
+ * for a goal it concluded cannot be reached, STEP_BUDGET_EXHAUSTED, …), NULL
+ * when it reached the goal or is still running. */
+const char   *sight_task_get_code      (SightTask *self);
 /* TRUE when the stop means the agent could not test (the tools' isError). */
 gboolean      sight_task_is_unusable   (SightTask *self);
 /* Whether the task's own session was closed when it ended. */
