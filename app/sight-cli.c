@@ -13,6 +13,9 @@
 
 static const SightCommand commands[] = {
   { "version", N_("Print the version"), sight_cmd_version, FALSE },
+  { "run", N_("Run test files headless and report"), sight_cmd_run, TRUE },
+  { "merge-reports", N_("Combine the JSON results of shards into one report"),
+    sight_cmd_merge_reports, FALSE },
   { "scrape", N_("Load a page and return its content"), sight_cmd_scrape, TRUE },
   { "crawl", N_("Crawl a site from a page"), sight_cmd_crawl, TRUE },
   { "pdf", N_("Print a page to PDF"), sight_cmd_pdf, TRUE },

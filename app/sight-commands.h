@@ -24,5 +24,7 @@ int sight_cmd_wait_for (int argc, char **argv);
 int sight_cmd_extract (int argc, char **argv);
 int sight_cmd_runs (int argc, char **argv);
 int sight_cmd_report (int argc, char **argv);
+int sight_cmd_run (int argc, char **argv);
+int sight_cmd_merge_reports (int argc, char **argv);
 
 G_END_DECLS

@@ -25,9 +25,11 @@ struct _SightStepList
   AdwBin parent_instance;
 
   /* template widgets */
+  AdwExpanderRow *details_row;
   AdwEntryRow   *name_row;
   AdwEntryRow   *url_row;
   GtkLabel      *count_label;
+  GtkLabel      *status_label;
   GtkStack      *steps_stack;
   GtkListBox    *steps_box;
   AdwEntryRow   *add_row;
@@ -45,6 +47,7 @@ struct _SightStepList
   SightComposer *composer;
 
   int            run_index;       /* the step running, -1 when none */
+  guint          run_first;       /* where the run started */
   guint          next_source;
   gboolean       run_to_end;
   gboolean       waiting;         /* for the composer's ::step-finished */
@@ -341,6 +344,21 @@ rebuild (SightStepList *self)
   update_actions (self);
 }
 
+/* The collapsed details say what the test is and where it starts. */
+static void
+update_details_summary (SightStepList *self)
+{
+  JsonObject *object = json_node_get_object (self->root);
+  const char *name = json_object_get_string_member_with_default (object, "name", "");
+  const char *url = json_object_get_string_member_with_default (object, "url", "");
+  g_autofree char *title = g_markup_escape_text (*name != '\0' ? name : _("Unnamed test"), -1);
+  g_autofree char *subtitle = g_markup_escape_text (*url != '\0' ? url : _("No start address"),
+                                                    -1);
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->details_row), title);
+  adw_expander_row_set_subtitle (self->details_row, subtitle);
+}
+
 static void
 fill_details (SightStepList *self)
 {
@@ -352,6 +370,7 @@ fill_details (SightStepList *self)
   gtk_editable_set_text (GTK_EDITABLE (self->url_row),
                          json_object_get_string_member_with_default (object, "url", ""));
   self->updating = FALSE;
+  update_details_summary (self);
 }
 
 /* An empty name or URL is left out of the file rather than written empty. */
@@ -366,6 +385,7 @@ set_member (SightStepList *self,
     json_object_remove_member (object, name);
   else
     json_object_set_string_member (object, name, value);
+  update_details_summary (self);
   set_modified (self, TRUE);
 }
 
@@ -429,14 +449,74 @@ set_state (SightStepList *self,
 }
 
 static void
+show_status (SightStepList *self,
+             const char    *text,
+             const char    *style)
+{
+  const char *styles[] = { "success", "error", "warning", "dim-label" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (styles); i++)
+    gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), styles[i]);
+  if (style != NULL)
+    gtk_widget_add_css_class (GTK_WIDGET (self->status_label), style);
+  gtk_label_set_text (self->status_label, text != NULL ? text : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->status_label), text != NULL);
+}
+
+/* One line on how the run went: which step stopped it, and why. */
+static void
+update_status (SightStepList *self,
+               guint          first,
+               guint          last,
+               gboolean       stopped)
+{
+  guint passed = 0;
+
+  for (guint i = first; i <= last && i < self->states->len; i++)
+    {
+      const StepState *state = g_ptr_array_index (self->states, i);
+      g_autofree char *text = NULL;
+
+      if (g_strcmp0 (state->verdict, "pass") == 0)
+        {
+          passed++;
+          continue;
+        }
+      if (state->verdict == NULL || g_str_equal (state->verdict, "running"))
+        break;
+      text = g_strdup_printf (g_str_equal (state->verdict, "blocked")
+                              /* Translators: why a run stopped: a step number, then why */
+                              ? _("Step %u was blocked: %s") : _("Step %u failed: %s"),
+                              i + 1, state->detail != NULL ? state->detail : "");
+      show_status (self, text, g_str_equal (state->verdict, "blocked") ? "warning" : "error");
+      return;
+    }
+  if (stopped)
+    show_status (self, _("Stopped"), "dim-label");
+  else
+    {
+      g_autofree char *text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u step passed",
+                                                            "%u steps passed", passed), passed);
+
+      show_status (self, text, "success");
+    }
+}
+
+static void
 end_run (SightStepList *self)
 {
+  gboolean stopped = FALSE;
+
   if (self->run_index >= 0 && (guint) self->run_index < self->states->len)
     {
       StepState *state = g_ptr_array_index (self->states, self->run_index);
 
       if (g_strcmp0 (state->verdict, "running") == 0)
-        set_state (self, self->run_index, NULL, NULL, NULL);
+        {
+          set_state (self, self->run_index, NULL, NULL, NULL);
+          stopped = TRUE;
+        }
+      update_status (self, self->run_first, self->run_index, stopped);
     }
   self->run_index = -1;
   self->waiting = FALSE;
@@ -548,7 +628,9 @@ start_run (SightStepList *self,
   for (guint i = index; i < (to_end ? self->states->len : index + 1); i++)
     set_state (self, i, NULL, NULL, NULL);
   self->run_index = index;
+  self->run_first = index;
   self->run_to_end = to_end;
+  show_status (self, NULL, NULL);
   self->run_cancellable = g_cancellable_new ();
   update_actions (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
@@ -740,6 +822,8 @@ sight_step_list_class_init (SightStepListClass *klass)
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/dev/sightline/Sightline/sight-step-list.ui");
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, details_row);
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, status_label);
   gtk_widget_class_bind_template_child (widget_class, SightStepList, name_row);
   gtk_widget_class_bind_template_child (widget_class, SightStepList, url_row);
   gtk_widget_class_bind_template_child (widget_class, SightStepList, count_label);
@@ -813,6 +897,7 @@ set_root (SightStepList *self,
   if (g_set_object (&self->file, file))
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FILE]);
   fill_details (self);
+  show_status (self, NULL, NULL);
   rebuild (self);
   set_modified (self, FALSE);
 }
@@ -1094,4 +1179,12 @@ sight_step_list_get_url (SightStepList *self)
   g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
   return json_object_get_string_member_with_default (json_node_get_object (self->root), "url",
                                                      NULL);
+}
+
+const char *
+sight_step_list_get_status (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
+  return gtk_widget_get_visible (GTK_WIDGET (self->status_label))
+         ? gtk_label_get_text (self->status_label) : NULL;
 }

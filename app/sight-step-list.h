@@ -70,6 +70,8 @@ void        sight_step_list_move_step       (SightStepList  *self,
                                              guint           to);
 void        sight_step_list_remove_step     (SightStepList  *self,
                                              guint           index);
+/* The line on how the last run went ("Step 3 failed: …"), or NULL. */
+const char *sight_step_list_get_status      (SightStepList  *self);
 /* The test's start URL, or NULL. */
 const char *sight_step_list_get_url         (SightStepList  *self);
 /* Sets the start URL when the test has none (a recording's first page). */

@@ -12,6 +12,7 @@
 #include "sight-composer.h"
 #include "sight-demo-site.h"
 #include "sight-error.h"
+#include "sight-history.h"
 #include "sight-recorder.h"
 #include "sight-step-list.h"
 
@@ -32,6 +33,7 @@ struct _SightWindow
   SightComposer   *composer;
   SightInspector  *inspector;
   SightStepList   *step_list;
+  SightHistory    *history;
   AdwViewStack    *sidebar_stack;
 
   /* owned */
@@ -48,6 +50,8 @@ struct _SightWindow
   gboolean         uri_requested;
   gboolean         inspector_visible;
   gboolean         recording;
+  /* The inspector shows a stored run's step, not the live page. */
+  gboolean         time_travel;
   /* What to do once the unsaved changes are saved or discarded. */
   enum { AFTER_NOTHING, AFTER_CLOSE, AFTER_NEW, AFTER_OPEN } after_save;
   gboolean         closing;
@@ -117,6 +121,8 @@ capture_cb (GObject      *source,
         }
       return;
     }
+  if (self->time_travel)
+    return;
   sight_inspector_set_observation (self->inspector, observation);
   g_signal_emit (self, signals[OBSERVATION_CHANGED], 0);
 }
@@ -240,6 +246,41 @@ step_finished_cb (SightComposer *composer,
 {
   /* The inspector shows the page as the step left it. */
   schedule_refresh (self);
+}
+
+/* Time travel ------------------------------------------------------------ */
+
+static void
+history_observation_cb (SightHistory     *history,
+                        SightObservation *observation,
+                        SightWindow      *self)
+{
+  if (observation != NULL)
+    {
+      self->time_travel = TRUE;
+      if (!self->inspector_visible)
+        g_object_set (self, "inspector-visible", TRUE, NULL);
+      sight_inspector_set_observation (self->inspector, observation);
+    }
+  else if (self->time_travel)
+    {
+      /* Back to the present: the live page. */
+      self->time_travel = FALSE;
+      refresh_observation (self);
+    }
+}
+
+static void
+sidebar_page_cb (AdwViewStack *stack,
+                 GParamSpec   *pspec,
+                 SightWindow  *self)
+{
+  if (self->time_travel &&
+      g_strcmp0 (adw_view_stack_get_visible_child_name (stack), "runs") != 0)
+    {
+      self->time_travel = FALSE;
+      refresh_observation (self);
+    }
 }
 
 static void
@@ -791,6 +832,22 @@ sight_window_get_save_dialog (SightWindow *self)
   return self->save_dialog;
 }
 
+SightHistory *
+sight_window_get_history (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->history;
+}
+
+/* Shows the sidebar's "test", "compose" or "runs" page. */
+void
+sight_window_show_page (SightWindow *self,
+                        const char  *name)
+{
+  g_return_if_fail (SIGHT_IS_WINDOW (self));
+  adw_view_stack_set_visible_child_name (self->sidebar_stack, name);
+}
+
 SightStepList *
 sight_window_get_step_list (SightWindow *self)
 {
@@ -925,6 +982,13 @@ sight_window_dispose (GObject *object)
     g_cancellable_cancel (self->observe_cancellable);
   g_clear_handle_id (&self->refresh_source, g_source_remove);
   g_clear_handle_id (&self->startup_source, g_source_remove);
+  /* The sidebar's widgets go with the template, after this. */
+  if (self->history != NULL)
+    g_signal_handlers_disconnect_by_data (self->history, self);
+  if (self->step_list != NULL)
+    g_signal_handlers_disconnect_by_data (self->step_list, self);
+  if (self->sidebar_stack != NULL)
+    g_signal_handlers_disconnect_by_data (self->sidebar_stack, self);
   if (self->recorder != NULL)
     sight_recorder_stop (self->recorder);
   g_clear_object (&self->recorder);
@@ -975,6 +1039,7 @@ sight_window_class_init (SightWindowClass *klass)
   g_type_ensure (SIGHT_TYPE_INSPECTOR);
   g_type_ensure (SIGHT_TYPE_COMPOSER);
   g_type_ensure (SIGHT_TYPE_STEP_LIST);
+  g_type_ensure (SIGHT_TYPE_HISTORY);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/dev/sightline/Sightline/sight-window.ui");
   gtk_widget_class_bind_template_child (widget_class, SightWindow, toast_overlay);
@@ -984,6 +1049,9 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SightWindow, inspector);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, composer);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, step_list);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, history);
+  gtk_widget_class_bind_template_callback (widget_class, history_observation_cb);
+  gtk_widget_class_bind_template_callback (widget_class, sidebar_page_cb);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, sidebar_stack);
   gtk_widget_class_bind_template_callback (widget_class, step_finished_cb);
   gtk_widget_class_install_action (widget_class, "win.run", NULL, run_action);

@@ -5,6 +5,7 @@
 
 #include "sight-application.h"
 #include "sight-composer.h"
+#include "sight-history.h"
 #include "sight-inspector.h"
 #include "sight-observation.h"
 #include "sight-step-list.h"
@@ -29,6 +30,10 @@ gboolean          sight_window_open_test_file  (SightWindow      *self,
                                                 GFile            *file,
                                                 GError          **error);
 SightStepList    *sight_window_get_step_list   (SightWindow      *self);
+SightHistory     *sight_window_get_history     (SightWindow      *self);
+/* Shows the sidebar's "test", "compose" or "runs" page. */
+void              sight_window_show_page       (SightWindow      *self,
+                                                const char       *name);
 /* The "Save Changes?" dialog while it is up (closing, opening or starting a
  * new test with unsaved changes), else NULL. */
 AdwMessageDialog *sight_window_get_save_dialog (SightWindow      *self);

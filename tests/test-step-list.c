@@ -228,6 +228,7 @@ test_run_all_shows_verdicts (void)
   /* "Sign in" is both a link and a button: an ambiguous target fails at
    * once, and a test stops at its first failure. */
   g_assert_null (sight_step_list_get_verdict (list, 3));
+  g_assert_true (g_str_has_prefix (sight_step_list_get_status (list), "Step 3 failed: "));
 
   /* Run one step on its own: only that row changes. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run", "u", 1));
@@ -235,6 +236,7 @@ test_run_all_shows_verdicts (void)
   g_assert_true (wait_until_idle (list));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 1), ==, "pass");
   g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "fail");
+  g_assert_cmpstr (sight_step_list_get_status (list), ==, "1 step passed");
   /* Running changes no file. */
   g_assert_false (sight_step_list_get_modified (list));
 }

@@ -70,7 +70,7 @@ test_invalid (void)
 {
   /* A syntax error names its line and column. */
   expect_invalid ("{\n  \"name\": \"x\",\n  \"steps\": [\n    { \"do\": \"click A\" },,\n  ]\n}\n",
-                  "4:");
+                  "line 4, column ");
   expect_invalid ("[]", "JSON object");
   expect_invalid ("{ \"name\": \"x\" }", "steps");
   expect_invalid ("{ \"steps\": [ 3 ] }", "step 1");

@@ -353,11 +353,12 @@ ping_timeout_cb (gpointer user_data)
                             "deadline); its web process was terminated",
                             self->hang_timeout_ms, op->timeout_ms);
   g_debug ("%s", reason);
-  sight_web_page_terminate_web_process (self, reason);
-  /* Normally failed by web-process-terminated already. */
+  /* Fail the op first: terminating finishes the engine call it wraps, whose
+   * callback may free it before terminate returns. */
   page_op_complete (op, g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
                                              reason),
                     NULL, NULL);
+  sight_web_page_terminate_web_process (self, reason);
   return G_SOURCE_REMOVE;
 }
 

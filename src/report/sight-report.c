@@ -864,6 +864,7 @@ static const char base_css[] =
   "overflow-wrap:anywhere}"
   ".ok{color:var(--pass)}.bad{color:var(--fail)}"
   "footer{margin-top:2em;color:var(--muted);font-size:.8em}"
+  ".tests td.n{white-space:nowrap}.test{margin-top:2.4em}"
   "@media (max-width:700px){.shots{grid-template-columns:1fr}}"
   "@media print{body{max-width:none;padding:0;font-size:11pt}.film{display:none}"
   "pre{max-height:none}a{color:inherit;text-decoration:none}"
@@ -875,6 +876,7 @@ typedef struct {
   GString            *body;
   GHashTable         *shots;   /* GBytes screenshot -> ShotInfo */
   guint               n_rules;
+  const char         *prefix;  /* of anchors, so several runs share a page */
 } HtmlContext;
 
 static const ShotInfo *
@@ -1103,8 +1105,8 @@ html_step (HtmlContext           *ctx,
   if (seen == NULL)
     seen = before ? before : after;
 
-  g_string_append_printf (out, "<section class=\"step s-%s\" id=\"step-%u\"><h3>Step %u · ",
-                          verdict, st->index + 1, st->index + 1);
+  g_string_append_printf (out, "<section class=\"step s-%s\" id=\"%sstep-%u\"><h3>Step %u · ",
+                          verdict, ctx->prefix, st->index + 1, st->index + 1);
   html_text (out, step_label (st));
   g_string_append_printf (out, " <span class=\"badge v-%s\">%s</span> <span class=\"meta\">%s</span></h3>",
                           verdict, verdict, secs);
@@ -1197,6 +1199,7 @@ html_step (HtmlContext           *ctx,
 static void
 html_logs (GString            *out,
            const SightRunData *data,
+           const char         *prefix,
            gboolean            failed_requests)
 {
   guint n = 0;
@@ -1229,7 +1232,8 @@ html_logs (GString            *out,
         }
       g_string_append (out, "</td><td>");
       if (l->step_index >= 0)
-        g_string_append_printf (out, "<a href=\"#step-%d\">%d</a>", l->step_index + 1, l->step_index + 1);
+        g_string_append_printf (out, "<a href=\"#%sstep-%d\">%d</a>", prefix, l->step_index + 1,
+                                l->step_index + 1);
       g_string_append (out, "</td></tr>");
     }
   if (n == 0)
@@ -1239,16 +1243,15 @@ html_logs (GString            *out,
     g_string_append (out, "</table>");
 }
 
-static GBytes *
-render_html (const SightRunData *data)
+/* The report of one run into ctx->body: its header (h1, or h2 when the run
+ * is one of several on the page), totals, filmstrip, findings and steps. */
+static void
+html_run (HtmlContext *ctx,
+          gboolean     nested)
 {
+  const SightRunData *data = ctx->data;
   const SightRunRecord *run = data->run;
-  HtmlContext ctx = { data, g_string_new (NULL), g_string_new (NULL),
-                      g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
-                                             (GDestroyNotify) g_bytes_unref,
-                                             (GDestroyNotify) shot_info_free), 0 };
-  GString *out = ctx.body;
-  GString *doc;
+  GString *out = ctx->body;
   g_autofree char *summary = sight_report_summary (data);
   g_autofree char *started = iso_time (run->started_at);
   g_autofree char *secs = format_seconds (seconds_between (run->started_at, run_end (run)));
@@ -1260,17 +1263,16 @@ render_html (const SightRunData *data)
   g_autofree char *steps = g_strdup_printf ("%u of %u", run->n_steps_passed,
                                             data->steps->len);
   g_autofree char *title = NULL;
-  g_autofree char *hash = NULL;
   const char *verdict = report_verdict (run->verdict);
   const char *shown_verdict = run->verdict == SIGHT_RUN_VERDICT_INTERRUPTED ? "interrupted" : verdict;
 
   title = g_strdup (run->name && *run->name ? run->name : run->url ? run->url : run->id);
 
   /* header */
-  g_string_append (out, "<header><h1>");
+  g_string_append (out, nested ? "<header><h3>" : "<header><h1>");
   html_text (out, title);
-  g_string_append_printf (out, " <span class=\"badge v-%s\">%s</span></h1>", shown_verdict,
-                          shown_verdict);
+  g_string_append_printf (out, " <span class=\"badge v-%s\">%s</span>%s", shown_verdict,
+                          shown_verdict, nested ? "</h3>" : "</h1>");
   g_string_append (out, "<p class=\"summary\">");
   html_text (out, summary);
   g_string_append (out, "</p><p class=\"meta\">");
@@ -1318,11 +1320,11 @@ render_html (const SightRunData *data)
         {
           const SightStepRecord *st = data->steps->pdata[i];
           const SightObservationRecord *o = after_observation (data, st->index);
-          const ShotInfo *info = shot_for (&ctx, o ? o : before_observation (data, st->index));
+          const ShotInfo *info = shot_for (ctx, o ? o : before_observation (data, st->index));
 
           any |= info != NULL;
-          g_string_append_printf (film, "<a class=\"f-%s\" href=\"#step-%u\"><div class=\"thumb %s\"></div>Step %u</a>",
-                                  sight_run_verdict_to_string (st->verdict), st->index + 1,
+          g_string_append_printf (film, "<a class=\"f-%s\" href=\"#%sstep-%u\"><div class=\"thumb %s\"></div>Step %u</a>",
+                                  sight_run_verdict_to_string (st->verdict), ctx->prefix, st->index + 1,
                                   info ? info->css_class : "", st->index + 1);
         }
       if (any)
@@ -1331,9 +1333,9 @@ render_html (const SightRunData *data)
 
   /* findings */
   g_string_append (out, "<h2>Console errors</h2>");
-  html_logs (out, data, FALSE);
+  html_logs (out, data, ctx->prefix, FALSE);
   g_string_append (out, "<h2>Failed network calls</h2>");
-  html_logs (out, data, TRUE);
+  html_logs (out, data, ctx->prefix, TRUE);
   if (run->final_url)
     {
       g_string_append (out, "<p class=\"meta\">Final address: ");
@@ -1357,28 +1359,54 @@ render_html (const SightRunData *data)
   if (data->steps->len == 0)
     g_string_append (out, "<p class=\"meta\">No steps were recorded.</p>");
   for (guint i = 0; i < data->steps->len; i++)
-    html_step (&ctx, data->steps->pdata[i]);
+    html_step (ctx, data->steps->pdata[i]);
+}
 
-  g_string_append (out, "<footer>Written by Sightline " PACKAGE_VERSION ". This file is "
-                        "self-contained: it loads nothing from the network and runs no script. "
-                        "Green steps passed; red ones failed; the red box on a "
-                        "“Before” screenshot marks the element the step acted on.</footer>");
+static const char footer_text[] =
+  "<footer>Written by Sightline " PACKAGE_VERSION ". This file is "
+  "self-contained: it loads nothing from the network and runs no script. "
+  "Green steps passed; red ones failed; the red box on a "
+  "“Before” screenshot marks the element the step acted on.</footer>";
+
+static HtmlContext
+html_context_new (void)
+{
+  HtmlContext ctx = { NULL, g_string_new (NULL), g_string_new (NULL),
+                      g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
+                                             (GDestroyNotify) g_bytes_unref,
+                                             (GDestroyNotify) shot_info_free), 0, "" };
+
+  return ctx;
+}
+
+/* Wraps ctx->body in the document, with the style allowed by its hash, and
+ * frees the context. */
+static GBytes *
+html_document (HtmlContext *ctx,
+               const char  *title,
+               const char  *verdict)
+{
+  GString *out = ctx->body;
+  GString *doc;
+  g_autofree char *hash = NULL;
+
+  g_string_append (out, footer_text);
 
   /* The style is allowed by its hash: no inline script or style attribute
    * can run or apply even if escaping ever failed. */
-  g_string_prepend (ctx.css, base_css);
+  g_string_prepend (ctx->css, base_css);
   {
     GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
     guint8 digest[32];
     gsize len = sizeof digest;
 
-    g_checksum_update (sum, (const guchar *) ctx.css->str, ctx.css->len);
+    g_checksum_update (sum, (const guchar *) ctx->css->str, ctx->css->len);
     g_checksum_get_digest (sum, digest, &len);
     g_checksum_free (sum);
     hash = g_base64_encode (digest, len);
   }
 
-  doc = g_string_sized_new (ctx.css->len + out->len + 1024);
+  doc = g_string_sized_new (ctx->css->len + out->len + 1024);
   g_string_append (doc, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n");
   g_string_append_printf (doc, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                                "img-src data:; style-src 'sha256-%s'; base-uri 'none'; "
@@ -1388,15 +1416,541 @@ render_html (const SightRunData *data)
                         "<meta name=\"color-scheme\" content=\"light dark\">\n<title>");
   html_text (doc, title);
   g_string_append_printf (doc, " — %s — Sightline report</title>\n<style>", verdict);
-  g_string_append_len (doc, ctx.css->str, ctx.css->len);
+  g_string_append_len (doc, ctx->css->str, ctx->css->len);
   g_string_append (doc, "</style></head>\n<body>\n");
   g_string_append_len (doc, out->str, out->len);
   g_string_append (doc, "\n</body></html>\n");
 
-  g_string_free (ctx.css, TRUE);
-  g_string_free (ctx.body, TRUE);
-  g_hash_table_unref (ctx.shots);
+  g_string_free (ctx->css, TRUE);
+  g_string_free (ctx->body, TRUE);
+  g_hash_table_unref (ctx->shots);
   return g_string_free_to_bytes (doc);
+}
+
+static GBytes *
+render_html (const SightRunData *data)
+{
+  HtmlContext ctx = html_context_new ();
+  const SightRunRecord *run = data->run;
+  g_autofree char *title = g_strdup (run->name && *run->name ? run->name : run->url ? run->url : run->id);
+
+  ctx.data = data;
+  html_run (&ctx, FALSE);
+  return html_document (&ctx, title, report_verdict (run->verdict));
+}
+
+/* ------------------------------------------------------------------ suites */
+
+static const char *
+member_string (JsonObject *o,
+               const char *name)
+{
+  JsonNode *node = o ? json_object_get_member (o, name) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+static gint64
+member_int (JsonObject *o,
+            const char *name,
+            gint64      fallback)
+{
+  JsonNode *node = o ? json_object_get_member (o, name) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return fallback;
+  return json_node_get_value_type (node) == G_TYPE_DOUBLE ? (gint64) json_node_get_double (node)
+                                                          : json_node_get_int (node);
+}
+
+static JsonArray *
+member_array (JsonObject *o,
+              const char *name)
+{
+  JsonNode *node = o ? json_object_get_member (o, name) : NULL;
+
+  return node && JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
+}
+
+static JsonObject *
+member_object (JsonObject *o,
+               const char *name)
+{
+  JsonNode *node = o ? json_object_get_member (o, name) : NULL;
+
+  return node && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+}
+
+static gint64
+parse_iso (const char *text)
+{
+  g_autoptr(GDateTime) dt = text ? g_date_time_new_from_iso8601 (text, NULL) : NULL;
+
+  return dt ? g_date_time_to_unix (dt) * G_USEC_PER_SEC : 0;
+}
+
+static SightRunVerdict
+verdict_from (const char      *name,
+              SightRunVerdict  fallback)
+{
+  SightRunVerdict verdict;
+
+  return name && sight_run_verdict_from_string (name, &verdict) ? verdict : fallback;
+}
+
+/* A run as its JSON report (sight_report_to_json) describes it: everything
+ * but the screenshots, trees and model calls, which the report leaves out.
+ * Used when the run is not in this machine's store (a shard ran elsewhere). */
+static SightRunData *
+run_data_from_report (JsonObject *report)
+{
+  SightRunData *data = g_new0 (SightRunData, 1);
+  SightRunRecord *run = g_new0 (SightRunRecord, 1);
+  JsonObject *counts = member_object (report, "counts");
+  JsonObject *usage = member_object (report, "usage");
+  JsonObject *findings = member_object (report, "findings");
+  JsonArray *steps = member_array (report, "steps");
+  JsonArray *notes = member_array (report, "notes");
+  JsonArray *console = member_array (findings, "consoleErrors");
+  JsonArray *failed = member_array (findings, "failedRequests");
+
+  data->run = run;
+  data->steps = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_step_record_free);
+  data->observations = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_observation_record_free);
+  data->model_calls = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_model_call_record_free);
+  data->logs = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_log_record_free);
+  data->artifacts = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_artifact_record_free);
+
+  run->id = g_strdup (member_string (report, "id"));
+  run->kind = g_strdup (member_string (report, "kind"));
+  run->name = g_strdup (member_string (report, "name"));
+  run->url = g_strdup (member_string (report, "url"));
+  run->code = g_strdup (member_string (report, "code"));
+  run->answer = g_strdup (member_string (report, "answer"));
+  run->final_url = g_strdup (member_string (findings, "finalUrl"));
+  run->verdict = verdict_from (member_string (report, "status"), SIGHT_RUN_VERDICT_ERROR);
+  run->started_at = parse_iso (member_string (report, "startedAt"));
+  run->finished_at = run->started_at + member_int (report, "ms", 0) * 1000;
+  run->n_steps_passed = member_int (counts, "passed", 0);
+  run->n_steps_failed = member_int (counts, "failed", 0);
+  run->n_steps_skipped = member_int (counts, "skipped", 0);
+  run->model_calls = member_int (usage, "modelCalls", 0);
+  run->actions = member_int (usage, "actions", 0);
+  run->input_tokens = member_int (usage, "inputTokens", 0);
+  run->output_tokens = member_int (usage, "outputTokens", 0);
+  run->cost_micros = member_int (usage, "costMicros", -1);
+  if (notes != NULL)
+    {
+      g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+
+      for (guint i = 0; i < json_array_get_length (notes); i++)
+        if (json_node_get_value_type (json_array_get_element (notes, i)) == G_TYPE_STRING)
+          g_strv_builder_add (builder, json_array_get_string_element (notes, i));
+      run->notes = g_strv_builder_end (builder);
+    }
+
+  for (guint i = 0; steps && i < json_array_get_length (steps); i++)
+    {
+      JsonObject *o = json_array_get_object_element (steps, i);
+      SightStepRecord *st;
+
+      if (o == NULL)
+        continue;
+      st = g_new0 (SightStepRecord, 1);
+      st->run_id = g_strdup (run->id);
+      st->index = member_int (o, "index", i);
+      st->kind = g_strdup (member_string (o, "kind"));
+      st->label = g_strdup (member_string (o, "label"));
+      st->instruction = g_strdup (member_string (o, "instruction"));
+      st->verdict = verdict_from (member_string (o, "verdict"), SIGHT_RUN_VERDICT_ERROR);
+      st->code = g_strdup (member_string (o, "code"));
+      st->explanation = g_strdup (member_string (o, "explanation"));
+      st->model_calls = member_int (o, "modelCalls", 0);
+      st->actions = member_int (o, "actions", 0);
+      st->started_at = run->started_at;
+      st->finished_at = run->started_at + member_int (o, "ms", 0) * 1000;
+      g_ptr_array_add (data->steps, st);
+    }
+  for (guint pass = 0; pass < 2; pass++)
+    {
+      JsonArray *list = pass == 0 ? console : failed;
+
+      for (guint i = 0; list && i < json_array_get_length (list); i++)
+        {
+          JsonObject *o = json_array_get_object_element (list, i);
+          SightLogRecord *l;
+
+          if (o == NULL)
+            continue;
+          l = g_new0 (SightLogRecord, 1);
+          l->run_id = g_strdup (run->id);
+          l->step_index = member_int (o, "step", -1);
+          if (pass == 0)
+            {
+              l->kind = g_strdup (member_string (o, "kind") ? member_string (o, "kind") : "console");
+              l->level = g_strdup ("error");
+              l->text = g_strdup (member_string (o, "text"));
+            }
+          else
+            {
+              l->kind = g_strdup ("request_failed");
+              l->status = member_int (o, "status", 0);
+              l->text = g_strdup (member_string (o, "error"));
+            }
+          l->url = g_strdup (member_string (o, "url"));
+          g_ptr_array_add (data->logs, l);
+        }
+    }
+  return data;
+}
+
+/* The stored run of an attempt, else one rebuilt from its JSON report. */
+static SightRunData *
+attempt_run (JsonObject *attempt,
+             GHashTable *runs,
+             gboolean   *owned)
+{
+  const char *run_id = member_string (attempt, "runId");
+  SightRunData *data = run_id && runs ? g_hash_table_lookup (runs, run_id) : NULL;
+  JsonObject *report = member_object (attempt, "report");
+
+  *owned = FALSE;
+  if (data != NULL)
+    return data;
+  if (report == NULL)
+    return NULL;
+  *owned = TRUE;
+  return run_data_from_report (report);
+}
+
+static const char *
+suite_verdict_class (const char *verdict)
+{
+  if (g_strcmp0 (verdict, "pass") == 0 || g_strcmp0 (verdict, "flaky") == 0)
+    return "pass";
+  if (g_strcmp0 (verdict, "fail") == 0)
+    return "fail";
+  return "error";
+}
+
+static char *
+suite_summary (JsonObject *suite)
+{
+  JsonObject *counts = member_object (suite, "counts");
+  g_autofree char *secs = format_seconds (member_int (suite, "ms", 0) / 1000.0);
+
+  return g_strdup_printf ("%" G_GINT64_FORMAT " tests: %" G_GINT64_FORMAT " passed, %"
+                          G_GINT64_FORMAT " flaky, %" G_GINT64_FORMAT " failed, %"
+                          G_GINT64_FORMAT " could not run, in %s.",
+                          member_int (counts, "tests", 0), member_int (counts, "passed", 0),
+                          member_int (counts, "flaky", 0), member_int (counts, "failed", 0),
+                          member_int (counts, "errors", 0), secs);
+}
+
+static GBytes *
+render_suite_html (JsonObject *suite,
+                   GHashTable *runs)
+{
+  HtmlContext ctx = html_context_new ();
+  GString *out = ctx.body;
+  JsonArray *tests = member_array (suite, "tests");
+  JsonObject *counts = member_object (suite, "counts");
+  JsonObject *shard = member_object (suite, "shard");
+  const char *verdict = member_string (suite, "verdict");
+  g_autofree char *summary = suite_summary (suite);
+  g_autofree char *secs = format_seconds (member_int (suite, "ms", 0) / 1000.0);
+  static const char * const totals[][2] = {
+    { "tests", "tests" }, { "passed", "passed" }, { "flaky", "flaky" },
+    { "failed", "failed" }, { "errors", "could not run" },
+  };
+
+  if (verdict == NULL)
+    verdict = "error";
+  g_string_append_printf (out, "<header><h1>Test run <span class=\"badge v-%s\">%s</span></h1>",
+                          suite_verdict_class (verdict), suite_verdict_class (verdict));
+  g_string_append (out, "<p class=\"summary\">");
+  html_text (out, summary);
+  g_string_append (out, "</p><p class=\"meta\">");
+  if (member_string (suite, "startedAt"))
+    {
+      g_string_append (out, "Started ");
+      html_text (out, member_string (suite, "startedAt"));
+      g_string_append (out, " · ");
+    }
+  g_string_append_printf (out, "%" G_GINT64_FORMAT " worker(s) · %" G_GINT64_FORMAT " retries",
+                          member_int (suite, "workers", 1), member_int (suite, "retries", 0));
+  if (shard)
+    g_string_append_printf (out, " · shard %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT,
+                            member_int (shard, "index", 0), member_int (shard, "total", 0));
+  if (member_int (suite, "merged", 0) > 0)
+    g_string_append_printf (out, " · merged from %" G_GINT64_FORMAT " results",
+                            member_int (suite, "merged", 0));
+  if (member_string (suite, "grep"))
+    {
+      g_string_append (out, " · grep ");
+      html_text (out, member_string (suite, "grep"));
+    }
+  g_string_append (out, "</p></header>\n<ul class=\"totals\">");
+  for (guint i = 0; i < G_N_ELEMENTS (totals); i++)
+    {
+      g_autofree char *n = g_strdup_printf ("%" G_GINT64_FORMAT, member_int (counts, totals[i][0], 0));
+      total_item (out, n, totals[i][1]);
+    }
+  total_item (out, secs, "duration");
+  g_string_append (out, "</ul>\n");
+
+  /* the index of tests */
+  g_string_append (out, "<h2>Tests</h2><table class=\"tests\"><tr><th>Test</th><th>Verdict</th><th>Attempts</th>"
+                        "<th>Time</th><th>Why</th></tr>");
+  for (guint i = 0; tests && i < json_array_get_length (tests); i++)
+    {
+      JsonObject *t = json_array_get_object_element (tests, i);
+      const char *v = member_string (t, "verdict");
+      JsonArray *attempts = member_array (t, "attempts");
+      g_autofree char *time_s = format_seconds (member_int (t, "ms", 0) / 1000.0);
+
+      g_string_append_printf (out, "<tr><td><a href=\"#t%u\">", i + 1);
+      html_text (out, member_string (t, "name"));
+      g_string_append (out, "</a><br><span class=\"meta\">");
+      html_text (out, member_string (t, "file"));
+      g_string_append_printf (out, "</span></td><td class=\"n\"><span class=\"badge v-%s\">",
+                              suite_verdict_class (v));
+      html_text (out, v ? v : "error");
+      g_string_append_printf (out, "</span></td><td class=\"n\">%u</td><td class=\"n\">",
+                              attempts ? json_array_get_length (attempts) : 0);
+      html_text (out, time_s);
+      g_string_append (out, "</td><td>");
+      if (member_string (t, "code"))
+        {
+          g_string_append (out, "<span class=\"code\">");
+          html_text (out, member_string (t, "code"));
+          g_string_append (out, "</span> ");
+          html_text (out, member_string (t, "failedStep"));
+          g_string_append (out, ": ");
+          html_text (out, member_string (t, "explanation"));
+        }
+      else if (g_strcmp0 (v, "flaky") == 0)
+        g_string_append (out, "Passed on a retry");
+      g_string_append (out, "</td></tr>");
+    }
+  g_string_append (out, "</table>\n");
+
+  /* each test: every attempt, the last one open */
+  for (guint i = 0; tests && i < json_array_get_length (tests); i++)
+    {
+      JsonObject *t = json_array_get_object_element (tests, i);
+      JsonArray *attempts = member_array (t, "attempts");
+      guint n = attempts ? json_array_get_length (attempts) : 0;
+      const char *v = member_string (t, "verdict");
+
+      g_string_append_printf (out, "<section class=\"test\" id=\"t%u\"><h2>", i + 1);
+      html_text (out, member_string (t, "name"));
+      g_string_append_printf (out, " <span class=\"badge v-%s\">", suite_verdict_class (v));
+      html_text (out, v ? v : "error");
+      g_string_append (out, "</span></h2><p class=\"meta\">");
+      html_text (out, member_string (t, "file"));
+      g_string_append (out, "</p>");
+      for (guint a = 0; a < n; a++)
+        {
+          JsonObject *attempt = json_array_get_object_element (attempts, a);
+          gboolean owned = FALSE;
+          SightRunData *data = attempt_run (attempt, runs, &owned);
+          g_autofree char *prefix = g_strdup_printf ("t%u-a%u-", i + 1, a + 1);
+          gboolean last = a + 1 == n;
+
+          if (n > 1)
+            g_string_append_printf (out, "<details%s><summary>Attempt %u of %u: %s</summary>",
+                                    last ? " open" : "", a + 1, n,
+                                    sight_run_verdict_to_string (
+                                      verdict_from (member_string (attempt, "verdict"),
+                                                    SIGHT_RUN_VERDICT_ERROR)));
+          if (data == NULL)
+            g_string_append (out, "<p class=\"meta\">This attempt left no report.</p>");
+          else
+            {
+              if (owned)
+                g_string_append (out, "<p class=\"meta\">Drawn from the JSON result: the "
+                                      "screenshots are in the store of the machine that ran "
+                                      "it.</p>");
+              ctx.data = data;
+              ctx.prefix = prefix;
+              html_run (&ctx, TRUE);
+              ctx.data = NULL;
+              ctx.prefix = "";
+            }
+          if (n > 1)
+            g_string_append (out, "</details>");
+          if (owned)
+            sight_run_data_free (data);
+        }
+      g_string_append (out, "</section>\n");
+    }
+  if (tests == NULL || json_array_get_length (tests) == 0)
+    g_string_append (out, "<p class=\"meta\">No tests ran.</p>");
+  return html_document (&ctx, "Test run", suite_verdict_class (verdict));
+}
+
+static void
+junit_case_failure (GString    *out,
+                    const char *element,
+                    JsonObject *attempt)
+{
+  const char *code = member_string (attempt, "code");
+  const char *step = member_string (attempt, "failedStep");
+  const char *why = member_string (attempt, "explanation");
+  JsonObject *report = member_object (attempt, "report");
+  g_autofree char *message = g_strdup_printf ("%s%s%s%s%s", step ? step : "", step ? ": " : "",
+                                              code ? code : "", code && why ? ": " : "",
+                                              why ? why : "");
+  g_autofree char *body = sight_report_escape_xml (member_string (report, "text")
+                                                   ? member_string (report, "text") : message);
+
+  g_string_append_printf (out, "      <%s", element);
+  xml_attr (out, "message", message);
+  xml_attr (out, "type", code ? code : "ERROR");
+  g_string_append_printf (out, ">%s</%s>\n", body, element);
+}
+
+static GBytes *
+render_suite_junit (JsonObject *suite)
+{
+  GString *out = g_string_new ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  JsonArray *tests = member_array (suite, "tests");
+  JsonObject *counts = member_object (suite, "counts");
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_autofree char *time_s = g_strdup (g_ascii_formatd (buf, sizeof buf, "%.3f",
+                                                       member_int (suite, "ms", 0) / 1000.0));
+  guint n = tests ? json_array_get_length (tests) : 0;
+  gint64 failures = member_int (counts, "failed", 0), errors = member_int (counts, "errors", 0);
+
+  g_string_append (out, "<testsuites");
+  xml_attr (out, "name", "sightline run");
+  g_string_append_printf (out, " tests=\"%u\" failures=\"%" G_GINT64_FORMAT "\" errors=\"%"
+                          G_GINT64_FORMAT "\" skipped=\"0\" time=\"%s\">\n",
+                          n, failures, errors, time_s);
+  g_string_append (out, "  <testsuite");
+  xml_attr (out, "name", "sightline run");
+  g_string_append_printf (out, " tests=\"%u\" failures=\"%" G_GINT64_FORMAT "\" errors=\"%"
+                          G_GINT64_FORMAT "\" skipped=\"0\" time=\"%s\"", n, failures, errors,
+                          time_s);
+  if (member_string (suite, "startedAt"))
+    xml_attr (out, "timestamp", member_string (suite, "startedAt"));
+  g_string_append (out, ">\n");
+  for (guint i = 0; i < n; i++)
+    {
+      JsonObject *t = json_array_get_object_element (tests, i);
+      JsonArray *attempts = member_array (t, "attempts");
+      guint n_attempts = attempts ? json_array_get_length (attempts) : 0;
+      const char *v = member_string (t, "verdict");
+      JsonObject *last = n_attempts ? json_array_get_object_element (attempts, n_attempts - 1) : NULL;
+
+      g_string_append (out, "    <testcase");
+      xml_attr (out, "classname", member_string (t, "file") ? member_string (t, "file") : "");
+      xml_attr (out, "name", member_string (t, "name") ? member_string (t, "name") : "");
+      g_string_append_printf (out, " time=\"%s\">\n",
+                              g_ascii_formatd (buf, sizeof buf, "%.3f",
+                                               member_int (t, "ms", 0) / 1000.0));
+      if (g_strcmp0 (v, "fail") == 0 || g_strcmp0 (v, "error") == 0)
+        {
+          if (last != NULL)
+            junit_case_failure (out, g_strcmp0 (v, "fail") == 0 ? "failure" : "error", last);
+          else
+            g_string_append (out, "      <error message=\"The test did not run\" type=\"ERROR\"/>\n");
+        }
+      /* Earlier attempts, as Surefire writes reruns: a flaky test's failed
+       * attempts are flakyFailure, a failed test's are rerunFailure. */
+      for (guint a = 0; a + 1 < n_attempts; a++)
+        junit_case_failure (out, g_strcmp0 (v, "flaky") == 0 ? "flakyFailure" : "rerunFailure",
+                            json_array_get_object_element (attempts, a));
+      if (last != NULL)
+        {
+          g_autofree char *text = NULL;
+          g_autofree char *escaped = NULL;
+          JsonObject *report = member_object (last, "report");
+
+          text = g_strdup_printf ("%s%s%s", g_strcmp0 (v, "flaky") == 0 ? "Flaky: passed on a retry.\n" : "",
+                                  member_string (last, "runId") ? "Run " : "",
+                                  member_string (last, "runId") ? member_string (last, "runId") : "");
+          if (report && member_string (report, "text"))
+            {
+              g_autofree char *joined = g_strconcat (text, "\n", member_string (report, "text"), NULL);
+              g_free (text);
+              text = g_steal_pointer (&joined);
+            }
+          escaped = sight_report_escape_xml (text);
+          g_string_append_printf (out, "      <system-out>%s</system-out>\n", escaped);
+        }
+      g_string_append (out, "    </testcase>\n");
+    }
+  g_string_append (out, "  </testsuite>\n</testsuites>\n");
+  return g_string_free_to_bytes (out);
+}
+
+GBytes *
+sight_report_render_suite (JsonObject         *suite,
+                           GHashTable         *runs,
+                           SightReportFormat   format,
+                           GError            **error)
+{
+  g_return_val_if_fail (suite != NULL, NULL);
+
+  switch (format)
+    {
+    case SIGHT_REPORT_HTML:
+      return render_suite_html (suite, runs);
+    case SIGHT_REPORT_JUNIT:
+      return render_suite_junit (suite);
+    case SIGHT_REPORT_JSON:
+      {
+        g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
+        g_autoptr(JsonGenerator) gen = json_generator_new ();
+        char *text;
+
+        json_node_set_object (root, suite);
+        json_generator_set_pretty (gen, TRUE);
+        json_generator_set_root (gen, root);
+        text = json_generator_to_data (gen, NULL);
+        return g_bytes_new_take (text, strlen (text));
+      }
+    default:
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "Unknown report format");
+      return NULL;
+    }
+}
+
+static gboolean
+write_bytes (GBytes      *bytes,
+             const char  *path,
+             GError     **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  gsize len;
+  const char *contents = g_bytes_get_data (bytes, &len);
+
+  /* g_file_set_contents_full writes a temporary file and renames it. */
+  if (!g_file_set_contents_full (path, contents ? contents : "", len,
+                                 G_FILE_SET_CONTENTS_CONSISTENT, 0644, &local_error))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   "Cannot write the report: %s", local_error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+sight_report_write_suite (JsonObject         *suite,
+                          GHashTable         *runs,
+                          SightReportFormat   format,
+                          const char         *path,
+                          GError            **error)
+{
+  g_autoptr(GBytes) bytes = sight_report_render_suite (suite, runs, format, error);
+
+  return bytes != NULL && write_bytes (bytes, path, error);
 }
 
 /* ------------------------------------------------------------------ output */

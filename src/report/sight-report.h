@@ -38,6 +38,23 @@ gboolean    sight_report_write         (const SightRunData *data,
                                         const char         *path,
                                         GError            **error);
 
+/* The report of a suite: @suite is the result of sight_suite_run (tests,
+ * each with its attempts and their JSON reports; see sight-suite.h). HTML
+ * shows the index of tests, then every attempt of every test with its steps;
+ * @runs (run id -> SightRunData, may be NULL) gives it the screenshots, and an
+ * attempt whose run is not there is drawn from its JSON report without them.
+ * JUnit has one testcase per test (earlier attempts as Surefire's
+ * flakyFailure / rerunFailure); JSON is @suite itself. */
+GBytes     *sight_report_render_suite  (JsonObject         *suite,
+                                        GHashTable         *runs,
+                                        SightReportFormat   format,
+                                        GError            **error);
+gboolean    sight_report_write_suite   (JsonObject         *suite,
+                                        GHashTable         *runs,
+                                        SightReportFormat   format,
+                                        const char         *path,
+                                        GError            **error);
+
 /* Escaping, exposed for tests. Each returns a new string safe for its
  * context; invalid UTF-8, NUL and other control characters are dropped. */
 char       *sight_report_escape_html   (const char *text);

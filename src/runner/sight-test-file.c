@@ -5,6 +5,9 @@
 
 #include "sight-test-file.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "sight-direct-step.h"
 #include "sight-error.h"
 #include "sight-tool-args.h"
@@ -146,10 +149,20 @@ sight_test_file_parse (const char  *path,
   file->path = g_strdup (path);
   file->steps = g_ptr_array_new_with_free_func ((GDestroyNotify) test_step_free);
 
-  /* json-glib's message carries "line:column: what"; keep it. */
+  /* json-glib's message carries "<data>:line:column: what": say it in
+   * words after the file's name. */
   if (!json_parser_load_from_data (parser, text, length, &local_error))
     {
-      fail (error, path, "%s", local_error->message);
+      const char *message = local_error->message;
+      guint line = 0, column = 0;
+      int used = 0;
+
+      if (g_str_has_prefix (message, "<data>:"))
+        message += strlen ("<data>:");
+      if (sscanf (message, "%u:%u: %n", &line, &column, &used) == 2 && used > 0)
+        fail (error, path, "line %u, column %u: %s", line, column, message + used);
+      else
+        fail (error, path, "%s", message);
       return NULL;
     }
   file->root = json_node_copy (json_parser_get_root (parser));
@@ -161,7 +174,8 @@ sight_test_file_parse (const char  *path,
   root = json_node_get_object (file->root);
   if (!sight_tool_args_check_known (root, file_members, &local_error) ||
       !sight_tool_args_get_string (root, "name", 500, &name, &local_error) ||
-      !sight_tool_args_get_url (root, "url", FALSE, &url, &local_error) ||
+      !sight_tool_args_get_string (root, "url", 2048, &url, &local_error) ||
+      (url != NULL && url[0] != '/' && !sight_url_validate (url, "url", &local_error)) ||
       !sight_tool_args_get_string (root, "agent", 100, &agent, &local_error) ||
       !sight_tool_args_get_int (root, "timeout", 0, 1, G_GINT64_CONSTANT (9007199254740991),
                                 &timeout, &local_error))

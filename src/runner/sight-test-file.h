@@ -27,7 +27,8 @@ typedef struct {
 typedef struct {
   char       *path;
   char       *name;
-  char       *url;
+  char       *url;                 /* absolute, or a path ("/login") that the
+                                    * suite's base URL resolves; NULL: none */
   char       *agent;
   gint64      timeout_ms;          /* 0: the project's default */
   GPtrArray  *steps;               /* SightTestStep */

@@ -1,0 +1,1112 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-suite"
+
+#include "config.h"
+
+#include "sight-suite.h"
+
+#include <string.h>
+
+#include "sight-agent.h"
+#include "sight-direct-run.h"
+#include "sight-error.h"
+#include "sight-observation.h"
+#include "sight-project.h"
+#include "sight-report.h"
+#include "sight-scrape.h"
+#include "sight-step-request.h"
+#include "sight-tool-args.h"
+#include "sight-web-page.h"
+
+#define LOAD_TIMEOUT_MS 30000
+#define DO_TIMEOUT_MS 15000
+#define OBSERVE_TIMEOUT_MS 10000
+#define MAX_WORKERS 16
+#define MAX_RETRIES 10
+#define MAX_SHARDS 1000
+
+static const char * const suite_args[] = {
+  "workers", "shard", "retries", "grep", "baseUrl", "project", NULL
+};
+
+typedef struct _Suite Suite;
+
+/* One test of the suite and what its attempts gave. */
+typedef struct {
+  SightTestFile *file;          /* borrowed from the caller's array */
+  SightProject  *project;
+  char          *url;           /* resolved; NULL: start on about:blank */
+  JsonArray     *attempts;
+  guint          n_attempts;
+  gint64         started;
+  gint64         finished;
+} Test;
+
+/* One attempt of one test, as one stored run. */
+typedef struct {
+  Suite            *suite;
+  Test             *test;
+  SightWebPage     *page;
+  SightAgent       *agent;
+  char             *run_id;
+  guint             step;         /* the next step of the file */
+  guint             index;        /* the next step record of the run */
+  gint64            started;      /* monotonic */
+  gint64            deadline;     /* monotonic */
+  gint64            step_started; /* real time */
+  gboolean          loaded;
+  gboolean          stopped;      /* a step failed: the rest are skipped */
+  SightRunVerdict   verdict;
+  SightErrorCode    code;
+  char             *explanation;
+  char             *failed_step;
+} Attempt;
+
+struct _Suite {
+  SightStore   *store;
+  GTask        *task;
+  GPtrArray    *tests;          /* Test, the selected ones in order */
+  GQueue        queue;          /* Test * waiting for an attempt */
+  guint         workers;
+  guint         retries;
+  guint         running;
+  guint         total;          /* before grep and shard */
+  guint         shard_index;    /* 0: no shard */
+  guint         shard_total;
+  char         *grep;
+  gint64        started;        /* real time */
+};
+
+static void
+test_free (Test *test)
+{
+  g_clear_pointer (&test->project, sight_project_unref);
+  g_free (test->url);
+  g_clear_pointer (&test->attempts, json_array_unref);
+  g_free (test);
+}
+
+static void
+suite_free (Suite *suite)
+{
+  g_clear_object (&suite->store);
+  g_clear_pointer (&suite->tests, g_ptr_array_unref);
+  g_queue_clear (&suite->queue);
+  g_free (suite->grep);
+  g_free (suite);
+}
+
+static void
+attempt_free (Attempt *attempt)
+{
+  g_clear_object (&attempt->agent);
+  g_clear_object (&attempt->page);
+  g_free (attempt->run_id);
+  g_free (attempt->explanation);
+  g_free (attempt->failed_step);
+  g_free (attempt);
+}
+
+static void attempt_next (Attempt *attempt);
+static void suite_pump (Suite *suite);
+
+static void
+write_done_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_store_write_finish (SIGHT_STORE (source), result, &error))
+    g_warning ("Could not store a test's progress: %s", error->message);
+}
+
+static gint64
+remaining_ms (Attempt *attempt)
+{
+  return MAX (0, (attempt->deadline - g_get_monotonic_time ()) / 1000);
+}
+
+static guint
+capped_ms (Attempt *attempt,
+           gint64   limit)
+{
+  return (guint) CLAMP (MIN (limit, remaining_ms (attempt)), 1, G_MAXINT);
+}
+
+/* ------------------------------------------------------------ step records */
+
+static void
+step_open (Attempt    *attempt,
+           const char *kind,
+           const char *label,
+           const char *instruction,
+           JsonObject *options)
+{
+  SightStepRecord step = { 0 };
+  g_autofree char *options_json = NULL;
+
+  if (options != NULL && json_object_get_size (options) > 0)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+      json_node_set_object (node, options);
+      options_json = json_to_string (node, FALSE);
+    }
+  step.run_id = attempt->run_id;
+  step.index = attempt->index;
+  step.kind = (char *) kind;
+  step.label = (char *) label;
+  step.instruction = (char *) instruction;
+  step.options_json = options_json;
+  step.verdict = SIGHT_RUN_VERDICT_RUNNING;
+  step.started_at = g_get_real_time ();
+  attempt->step_started = step.started_at;
+  sight_store_add_step_async (attempt->suite->store, &step, NULL, write_done_cb, NULL);
+}
+
+static SightErrorCode
+error_code_of (const GError *error)
+{
+  return error != NULL && error->domain == SIGHT_ERROR ? (SightErrorCode) error->code
+                                                       : SIGHT_ERROR_INTERNAL;
+}
+
+/* A product failure (the page did not do what the test expects) fails the
+ * test; anything else means it could not run to a result. */
+static SightRunVerdict
+verdict_for_code (SightErrorCode code)
+{
+  return code == SIGHT_ERROR_ACTION_FAILED || code == SIGHT_ERROR_ASSERTION_FAILED
+         ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_ERROR;
+}
+
+static void
+step_close (Attempt         *attempt,
+            SightRunVerdict  verdict,
+            const GError    *error,
+            const char      *explanation,
+            SightStepResult *result,
+            const char      *what)
+{
+  SightStepRecord step = { 0 };
+  g_autofree char *usage_json = NULL;
+  g_autofree char *cache_json = NULL;
+
+  step.run_id = attempt->run_id;
+  step.index = attempt->index;
+  step.verdict = verdict;
+  step.started_at = attempt->step_started;
+  step.finished_at = g_get_real_time ();
+  step.explanation = (char *) explanation;
+  if (error != NULL)
+    {
+      step.code = (char *) sight_error_code_to_string (error_code_of (error));
+      step.explanation = (char *) error->message;
+    }
+  if (result != NULL)
+    {
+      g_autoptr(JsonNode) usage = sight_usage_to_json (&result->usage);
+
+      usage_json = json_to_string (usage, FALSE);
+      if (result->cache != NULL)
+        cache_json = json_to_string (result->cache, FALSE);
+      step.usage_json = usage_json;
+      step.cache_json = cache_json;
+      step.model_calls = result->model_calls;
+      step.actions = result->actions;
+    }
+  sight_store_finish_step_async (attempt->suite->store, &step, NULL, write_done_cb, NULL);
+
+  if ((verdict == SIGHT_RUN_VERDICT_FAIL || verdict == SIGHT_RUN_VERDICT_ERROR) &&
+      !attempt->stopped)
+    {
+      attempt->stopped = TRUE;
+      attempt->verdict = verdict;
+      attempt->code = error != NULL ? error_code_of (error) : SIGHT_ERROR_ASSERTION_FAILED;
+      attempt->explanation = g_strdup (step.explanation);
+      attempt->failed_step = g_strdup_printf ("Step %u (%s)", attempt->index + 1, what);
+    }
+  attempt->index++;
+}
+
+/* What the page looked like after the step: kept for the report. */
+static void
+observed_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  Attempt *attempt = user_data;
+  g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
+
+  if (observation != NULL)
+    {
+      const SightScreenshot *shot = sight_observation_get_screenshot (observation);
+      g_autofree char *tree = sight_observation_to_json (observation, FALSE);
+      SightObservationRecord record = { 0 };
+
+      record.run_id = attempt->run_id;
+      record.step_index = (int) attempt->index - 1;
+      record.phase = (char *) "after";
+      record.url = (char *) sight_observation_get_url (observation);
+      record.title = (char *) sight_observation_get_title (observation);
+      record.tree_json = tree;
+      record.tree_text = (char *) sight_observation_get_text (observation);
+      if (shot != NULL)
+        {
+          record.screenshot = shot->bytes;
+          record.screenshot_mime = (char *) "image/png";
+          if (g_bytes_get_size (shot->bytes) > 3 &&
+              memcmp (g_bytes_get_data (shot->bytes, NULL), "\xff\xd8\xff", 3) == 0)
+            record.screenshot_mime = (char *) "image/jpeg";
+          record.width = shot->width;
+          record.height = shot->height;
+          record.scale = shot->scale;
+        }
+      record.created_at = g_get_real_time ();
+      sight_store_add_observation_async (attempt->suite->store, &record, NULL, write_done_cb,
+                                         NULL);
+    }
+  attempt_next (attempt);
+}
+
+static void
+observe_then_next (Attempt *attempt)
+{
+  if (remaining_ms (attempt) < 1)
+    {
+      attempt_next (attempt);
+      return;
+    }
+  sight_observation_capture_async (attempt->page, SIGHT_OBSERVE_SCREENSHOT,
+                                   capped_ms (attempt, OBSERVE_TIMEOUT_MS),
+                                   g_task_get_cancellable (attempt->suite->task), observed_cb,
+                                   attempt);
+}
+
+/* ------------------------------------------------------------------ steps */
+
+static void
+loaded_cb (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  Attempt *attempt = user_data;
+  g_autoptr(GError) error = NULL;
+  guint status;
+
+  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+    {
+      /* The test could not start: not a product failure. */
+      if (error_code_of (error) == SIGHT_ERROR_ACTION_FAILED)
+        error->code = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;
+      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, NULL, "load the start page");
+      attempt_next (attempt);
+      return;
+    }
+  status = sight_page_status_code (attempt->page);
+  if (status >= 400)
+    {
+      g_autoptr(GError) http = g_error_new (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                            "The start page answered with HTTP status %u",
+                                            status);
+
+      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, http, NULL, NULL, "load the start page");
+    }
+  else
+    {
+      attempt->loaded = TRUE;
+      step_close (attempt, SIGHT_RUN_VERDICT_PASS, NULL, "The start page loaded", NULL,
+                  "load the start page");
+    }
+  observe_then_next (attempt);
+}
+
+static const char *
+step_what (SightTestStep *step)
+{
+  return sight_test_step_kind_to_string (step->kind);
+}
+
+static void
+direct_done_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  Attempt *attempt = user_data;
+  SightTestStep *step = g_ptr_array_index (attempt->test->file->steps, attempt->step - 1);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result,
+                                                           &error);
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      attempt_next (attempt);
+      return;
+    }
+  if (summary == NULL)
+    step_close (attempt, verdict_for_code (error_code_of (error)), error, NULL, NULL,
+                step_what (step));
+  else
+    step_close (attempt, SIGHT_RUN_VERDICT_PASS, NULL, summary, NULL, step_what (step));
+  observe_then_next (attempt);
+}
+
+static void
+agent_done_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  Attempt *attempt = user_data;
+  SightTestStep *step = g_ptr_array_index (attempt->test->file->steps, attempt->step - 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) outcome = sight_agent_run_finish (SIGHT_AGENT (source), result,
+                                                              &error);
+
+  if (outcome == NULL)
+    {
+      attempt_next (attempt);
+      return;
+    }
+  if (error != NULL)
+    step_close (attempt, verdict_for_code (error_code_of (error)), error, NULL, outcome,
+                step_what (step));
+  else
+    step_close (attempt, SIGHT_RUN_VERDICT_PASS, NULL, outcome->summary, outcome,
+                step_what (step));
+  observe_then_next (attempt);
+}
+
+static void
+run_step (Attempt       *attempt,
+          SightTestStep *step)
+{
+  GCancellable *cancellable = g_task_get_cancellable (attempt->suite->task);
+  SightProject *project = attempt->test->project;
+  g_autoptr(SightStepRequest) request = NULL;
+  g_autoptr(GError) error = NULL;
+  static const SightStepKind kinds[] = {
+    [SIGHT_TEST_STEP_ACT] = SIGHT_STEP_ACT,
+    [SIGHT_TEST_STEP_ASSERT] = SIGHT_STEP_ASSERT,
+    [SIGHT_TEST_STEP_WAIT_FOR] = SIGHT_STEP_WAIT_FOR,
+    [SIGHT_TEST_STEP_EXTRACT] = SIGHT_STEP_EXTRACT,
+  };
+
+  step_open (attempt, step_what (step), NULL, step->instruction, step->options);
+  if (step->kind == SIGHT_TEST_STEP_DO)
+    {
+      gint64 action = sight_project_get_action_timeout (project);
+
+      sight_direct_step_run_async (attempt->page, step->instruction, NULL,
+                                   sight_project_get_secrets (project),
+                                   capped_ms (attempt, action > 0 ? action : DO_TIMEOUT_MS),
+                                   cancellable, direct_done_cb, attempt);
+      return;
+    }
+
+  request = sight_step_request_new (project, kinds[step->kind], step->instruction, step->options,
+                                    attempt->test->file->agent, remaining_ms (attempt), &error);
+  if (request == NULL)
+    {
+      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, NULL, step_what (step));
+      attempt_next (attempt);
+      return;
+    }
+  if (attempt->agent == NULL)
+    attempt->agent = sight_agent_new (project, attempt->page);
+  sight_agent_run_async (attempt->agent, g_steal_pointer (&request), cancellable, agent_done_cb,
+                         attempt);
+}
+
+/* ---------------------------------------------------------------- the end */
+
+static void
+attempt_done (Attempt      *attempt,
+              SightRunData *data)
+{
+  Suite *suite = attempt->suite;
+  Test *test = attempt->test;
+  JsonObject *object = json_object_new ();
+
+  json_object_set_string_member (object, "runId", attempt->run_id);
+  json_object_set_string_member (object, "verdict", sight_run_verdict_to_string (attempt->verdict));
+  if (attempt->verdict != SIGHT_RUN_VERDICT_PASS)
+    {
+      json_object_set_string_member (object, "code", sight_error_code_to_string (attempt->code));
+      if (attempt->explanation != NULL)
+        json_object_set_string_member (object, "explanation", attempt->explanation);
+      if (attempt->failed_step != NULL)
+        json_object_set_string_member (object, "failedStep", attempt->failed_step);
+    }
+  json_object_set_int_member (object, "ms",
+                              (g_get_monotonic_time () - attempt->started) / 1000);
+  if (data != NULL)
+    json_object_set_member (object, "report", sight_report_to_json (data));
+  json_array_add_object_element (test->attempts, object);
+  test->n_attempts++;
+  test->finished = g_get_real_time ();
+
+  suite->running--;
+  /* Retry what may pass another time; a missing model or a bad argument
+   * will not. */
+  if (attempt->verdict != SIGHT_RUN_VERDICT_PASS && test->n_attempts <= suite->retries &&
+      !g_cancellable_is_cancelled (g_task_get_cancellable (suite->task)) &&
+      (attempt->verdict == SIGHT_RUN_VERDICT_FAIL ||
+       attempt->code == SIGHT_ERROR_STEP_TIMEOUT ||
+       attempt->code == SIGHT_ERROR_STEP_BUDGET_EXHAUSTED ||
+       attempt->code == SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE ||
+       attempt->code == SIGHT_ERROR_MODEL_OUTPUT_INVALID ||
+       attempt->code == SIGHT_ERROR_INTERNAL))
+    g_queue_push_head (&suite->queue, test);
+  attempt_free (attempt);
+  suite_pump (suite);
+}
+
+static void
+run_loaded_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  Attempt *attempt = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightRunData) data = sight_store_load_run_finish (SIGHT_STORE (source), result,
+                                                               &error);
+
+  if (data == NULL)
+    g_warning ("Could not read back run %s: %s", attempt->run_id, error->message);
+  attempt_done (attempt, data);
+}
+
+static void
+run_finished_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  Attempt *attempt = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_store_write_finish (SIGHT_STORE (source), result, &error))
+    {
+      g_warning ("Could not store run %s: %s", attempt->run_id, error->message);
+      attempt_done (attempt, NULL);
+      return;
+    }
+  sight_store_load_run_async (attempt->suite->store, attempt->run_id, NULL, run_loaded_cb,
+                              attempt);
+}
+
+static void
+attempt_finish (Attempt *attempt)
+{
+  GPtrArray *log = sight_web_page_get_log (attempt->page);
+  SightRunRecord run = { 0 };
+  static const char * const kinds[] = { "console", "page_error", "request_failed" };
+
+  for (guint i = 0; i < log->len; i++)
+    {
+      SightLogEntry *entry = g_ptr_array_index (log, i);
+      SightLogRecord record = { 0 };
+
+      record.run_id = attempt->run_id;
+      record.step_index = -1;
+      record.kind = (char *) kinds[entry->kind];
+      record.level = entry->level;
+      record.text = entry->text;
+      record.url = entry->url;
+      record.status = entry->status;
+      record.created_at = entry->timestamp;
+      sight_store_add_log_async (attempt->suite->store, &record, NULL, write_done_cb, NULL);
+    }
+
+  if (!attempt->stopped)
+    attempt->verdict = SIGHT_RUN_VERDICT_PASS;
+  run.id = attempt->run_id;
+  run.final_url = (char *) sight_web_page_get_uri (attempt->page);
+  run.verdict = attempt->verdict;
+  if (attempt->verdict != SIGHT_RUN_VERDICT_PASS)
+    {
+      run.code = (char *) sight_error_code_to_string (attempt->code);
+      run.explanation = attempt->explanation;
+    }
+  sight_store_finish_run_async (attempt->suite->store, &run, NULL, run_finished_cb, attempt);
+}
+
+static void
+attempt_next (Attempt *attempt)
+{
+  GPtrArray *steps = attempt->test->file->steps;
+  GCancellable *cancellable = g_task_get_cancellable (attempt->suite->task);
+  SightTestStep *step;
+
+  if (g_cancellable_is_cancelled (cancellable) && !attempt->stopped)
+    {
+      attempt->stopped = TRUE;
+      attempt->verdict = SIGHT_RUN_VERDICT_ERROR;
+      attempt->code = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;
+      attempt->explanation = g_strdup ("The run was cancelled");
+    }
+  if (attempt->step >= steps->len)
+    {
+      attempt_finish (attempt);
+      return;
+    }
+  step = g_ptr_array_index (steps, attempt->step++);
+  if (attempt->stopped)
+    {
+      step_open (attempt, step_what (step), NULL, step->instruction, step->options);
+      step_close (attempt, SIGHT_RUN_VERDICT_SKIPPED, NULL,
+                  attempt->loaded ? "An earlier step failed" : "The start page did not load",
+                  NULL, step_what (step));
+      attempt_next (attempt);
+      return;
+    }
+  if (remaining_ms (attempt) < 1)
+    {
+      g_autoptr(GError) error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT,
+                                             "The test's time (%" G_GINT64_FORMAT " ms) ran out "
+                                             "before this step",
+                                             (attempt->deadline - attempt->started) / 1000);
+
+      step_open (attempt, step_what (step), NULL, step->instruction, step->options);
+      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, NULL, step_what (step));
+      attempt_next (attempt);
+      return;
+    }
+  run_step (attempt, step);
+}
+
+static void
+attempt_start (Suite *suite,
+               Test  *test)
+{
+  Attempt *attempt = g_new0 (Attempt, 1);
+  SightRunRecord run = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+  gint64 timeout = test->file->timeout_ms > 0 ? test->file->timeout_ms
+                                               : sight_project_get_timeout (test->project);
+
+  attempt->suite = suite;
+  attempt->test = test;
+  attempt->started = g_get_monotonic_time ();
+  attempt->deadline = attempt->started + timeout * 1000;
+  if (test->n_attempts == 0)
+    test->started = g_get_real_time ();
+
+  g_ptr_array_add (notes, g_strdup_printf ("Test file: %s", test->file->path));
+  if (suite->retries > 0)
+    g_ptr_array_add (notes, g_strdup_printf ("Attempt %u of at most %u", test->n_attempts + 1,
+                                             suite->retries + 1));
+  g_ptr_array_add (notes, NULL);
+  run.kind = (char *) "test";
+  run.name = test->file->name;
+  run.url = test->url;
+  run.verdict = SIGHT_RUN_VERDICT_RUNNING;
+  run.notes = (char **) notes->pdata;
+  run.started_at = g_get_real_time ();
+  attempt->run_id = sight_store_open_run (suite->store, &run, &error);
+  if (attempt->run_id == NULL)
+    {
+      /* Without the store there is nothing to report into. */
+      g_critical ("Could not open a run: %s", error->message);
+      attempt->stopped = TRUE;
+      attempt->verdict = SIGHT_RUN_VERDICT_ERROR;
+      attempt->code = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;
+      attempt->explanation = g_strdup (error->message);
+      attempt_done (attempt, NULL);
+      return;
+    }
+
+  attempt->page = sight_web_page_new ();
+  step_open (attempt, "load", "load the start page", test->url ? test->url : "about:blank",
+             NULL);
+  sight_web_page_load_async (attempt->page, test->url ? test->url : "about:blank",
+                             SIGHT_WAIT_UNTIL_LOAD, capped_ms (attempt, LOAD_TIMEOUT_MS),
+                             g_task_get_cancellable (suite->task), loaded_cb, attempt);
+}
+
+/* ----------------------------------------------------------------- result */
+
+static JsonObject *
+test_result (Test *test)
+{
+  JsonObject *object = json_object_new ();
+  guint n = json_array_get_length (test->attempts);
+  JsonObject *last = n > 0 ? json_array_get_object_element (test->attempts, n - 1) : NULL;
+  const char *verdict = last ? json_object_get_string_member (last, "verdict") : "error";
+
+  json_object_set_string_member (object, "file", test->file->path);
+  json_object_set_string_member (object, "name", test->file->name);
+  if (test->url != NULL)
+    json_object_set_string_member (object, "url", test->url);
+  if (g_str_equal (verdict, "pass"))
+    json_object_set_string_member (object, "verdict", n > 1 ? "flaky" : "pass");
+  else
+    json_object_set_string_member (object, "verdict",
+                                   g_str_equal (verdict, "fail") ? "fail" : "error");
+  if (last != NULL && !g_str_equal (verdict, "pass"))
+    for (guint i = 0; i < 3; i++)
+      {
+        static const char * const members[] = { "code", "explanation", "failedStep" };
+
+        if (json_object_has_member (last, members[i]))
+          json_object_set_string_member (object, members[i],
+                                         json_object_get_string_member (last, members[i]));
+      }
+  json_object_set_int_member (object, "ms", MAX (0, test->finished - test->started) / 1000);
+  json_object_set_array_member (object, "attempts", json_array_ref (test->attempts));
+  return object;
+}
+
+static char *
+iso_now (gint64 t)
+{
+  g_autoptr(GDateTime) dt = g_date_time_new_from_unix_utc (t / G_USEC_PER_SEC);
+
+  return g_date_time_format (dt, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+/* Counts, verdict and exit status from the "tests" array of @result. */
+static void
+summarize (JsonObject *result)
+{
+  JsonArray *tests = json_object_get_array_member (result, "tests");
+  JsonObject *counts = json_object_new ();
+  guint passed = 0, flaky = 0, failed = 0, errors = 0;
+
+  for (guint i = 0; i < json_array_get_length (tests); i++)
+    {
+      const char *verdict = json_object_get_string_member (json_array_get_object_element (tests, i),
+                                                           "verdict");
+
+      if (g_str_equal (verdict, "pass"))
+        passed++;
+      else if (g_str_equal (verdict, "flaky"))
+        flaky++;
+      else if (g_str_equal (verdict, "fail"))
+        failed++;
+      else
+        errors++;
+    }
+  json_object_set_int_member (counts, "tests", json_array_get_length (tests));
+  json_object_set_int_member (counts, "passed", passed);
+  json_object_set_int_member (counts, "flaky", flaky);
+  json_object_set_int_member (counts, "failed", failed);
+  json_object_set_int_member (counts, "errors", errors);
+  json_object_set_object_member (result, "counts", counts);
+  json_object_set_string_member (result, "verdict",
+                                 failed > 0 ? "fail" : errors > 0 ? "error" : "pass");
+  json_object_set_int_member (result, "exitStatus", sight_suite_exit_status (result));
+}
+
+static void
+suite_return (Suite *suite)
+{
+  g_autoptr(GTask) task = suite->task;
+  JsonObject *result = json_object_new ();
+  JsonArray *tests = json_array_new ();
+  JsonNode *root;
+  gint64 now = g_get_real_time ();
+  g_autofree char *started = iso_now (suite->started);
+  g_autofree char *finished = iso_now (now);
+
+  suite->task = NULL;
+  for (guint i = 0; i < suite->tests->len; i++)
+    json_array_add_object_element (tests, test_result (g_ptr_array_index (suite->tests, i)));
+  json_object_set_string_member (result, "kind", "sightline-suite");
+  json_object_set_int_member (result, "version", 1);
+  json_object_set_string_member (result, "startedAt", started);
+  json_object_set_string_member (result, "finishedAt", finished);
+  json_object_set_int_member (result, "ms", (now - suite->started) / 1000);
+  json_object_set_int_member (result, "workers", suite->workers);
+  json_object_set_int_member (result, "retries", suite->retries);
+  if (suite->shard_total > 0)
+    {
+      JsonObject *shard = json_object_new ();
+
+      json_object_set_int_member (shard, "index", suite->shard_index);
+      json_object_set_int_member (shard, "total", suite->shard_total);
+      json_object_set_object_member (result, "shard", shard);
+    }
+  if (suite->grep != NULL)
+    json_object_set_string_member (result, "grep", suite->grep);
+  json_object_set_int_member (result, "total", suite->total);
+  json_object_set_int_member (result, "selected", suite->tests->len);
+  json_object_set_array_member (result, "tests", tests);
+  summarize (result);
+
+  root = json_node_new (JSON_NODE_OBJECT);
+  json_node_take_object (root, result);
+  g_task_return_pointer (task, root, (GDestroyNotify) json_node_unref);
+}
+
+static void
+suite_pump (Suite *suite)
+{
+  while (suite->running < suite->workers && !g_queue_is_empty (&suite->queue))
+    {
+      suite->running++;
+      attempt_start (suite, g_queue_pop_head (&suite->queue));
+    }
+  if (suite->running == 0 && g_queue_is_empty (&suite->queue) && suite->task != NULL)
+    suite_return (suite);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static gboolean
+parse_shard (const char  *text,
+             guint       *index,
+             guint       *total,
+             GError     **error)
+{
+  guint64 i = 0, n = 0;
+  g_auto(GStrv) parts = g_strsplit (text, "/", -1);
+
+  if (g_strv_length (parts) != 2 ||
+      !g_ascii_string_to_unsigned (parts[0], 10, 1, MAX_SHARDS, &i, NULL) ||
+      !g_ascii_string_to_unsigned (parts[1], 10, 1, MAX_SHARDS, &n, NULL) || i > n)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "shard: must be I/N with 1 <= I <= N <= %u, for example 1/2 (got “%s”)",
+                   MAX_SHARDS, text);
+      return FALSE;
+    }
+  *index = i;
+  *total = n;
+  return TRUE;
+}
+
+static gboolean
+resolve_url (SightTestFile  *file,
+             const char     *base_url,
+             char          **out,
+             GError        **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *base = g_path_get_basename (file->path);
+
+  *out = NULL;
+  if (file->url == NULL)
+    {
+      *out = g_strdup (base_url);
+      return TRUE;
+    }
+  if (g_uri_peek_scheme (file->url) != NULL)
+    {
+      *out = g_strdup (file->url);
+      return TRUE;
+    }
+  if (base_url == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "%s: url “%s” is relative: give --base-url (baseUrl) to resolve it", base,
+                   file->url);
+      return FALSE;
+    }
+  *out = g_uri_resolve_relative (base_url, file->url, G_URI_FLAGS_NONE, &local_error);
+  if (*out == NULL || !sight_url_validate (*out, "url", &local_error))
+    {
+      g_clear_pointer (out, g_free);
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "%s: %s", base,
+                   local_error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static SightProject *
+project_for (GHashTable     *cache,
+             SightTestFile  *file,
+             GError        **error)
+{
+  g_autofree char *path = sight_project_find (file->path);
+  SightProject *project;
+
+  if (path == NULL)
+    path = g_strdup ("");
+  project = g_hash_table_lookup (cache, path);
+  if (project == NULL)
+    {
+      project = *path ? sight_project_load (path, error) : sight_project_new_default ();
+      if (project == NULL)
+        return NULL;
+      g_hash_table_insert (cache, g_strdup (path), project);
+    }
+  return sight_project_ref (project);
+}
+
+void
+sight_suite_run_async (SightStore          *store,
+                       GPtrArray           *files,
+                       JsonObject          *args,
+                       GCancellable        *cancellable,
+                       GAsyncReadyCallback  callback,
+                       gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GHashTable) projects = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                          (GDestroyNotify) sight_project_unref);
+  g_autoptr(GRegex) regex = NULL;
+  g_autoptr(SightProject) shared_project = NULL;
+  g_autoptr(GPtrArray) selected = g_ptr_array_new ();
+  Suite *suite = g_new0 (Suite, 1);
+  const char *shard = NULL, *grep = NULL, *base_url = NULL, *project_path = NULL;
+  gint64 workers, retries;
+  guint from, to;
+
+  g_task_set_source_tag (task, sight_suite_run_async);
+  g_task_set_task_data (task, suite, (GDestroyNotify) suite_free);
+  suite->store = g_object_ref (store);
+  suite->tests = g_ptr_array_new_with_free_func ((GDestroyNotify) test_free);
+  g_queue_init (&suite->queue);
+  suite->started = g_get_real_time ();
+
+  if (!sight_tool_args_check_known (args, suite_args, &error) ||
+      !sight_tool_args_get_int (args, "workers", 1, 1, MAX_WORKERS, &workers, &error) ||
+      !sight_tool_args_get_int (args, "retries", 0, 0, MAX_RETRIES, &retries, &error) ||
+      !sight_tool_args_get_string (args, "shard", 20, &shard, &error) ||
+      !sight_tool_args_get_string (args, "grep", 500, &grep, &error) ||
+      !sight_tool_args_get_string (args, "project", 4096, &project_path, &error) ||
+      !sight_tool_args_get_url (args, "baseUrl", FALSE, &base_url, &error) ||
+      (shard != NULL && !parse_shard (shard, &suite->shard_index, &suite->shard_total, &error)))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  suite->workers = workers;
+  suite->retries = retries;
+  if (grep != NULL)
+    {
+      g_autoptr(GError) regex_error = NULL;
+
+      regex = g_regex_new (grep, G_REGEX_OPTIMIZE, 0, &regex_error);
+      if (regex == NULL)
+        {
+          g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                                   "grep: not a regular expression: %s", regex_error->message);
+          return;
+        }
+      suite->grep = g_strdup (grep);
+    }
+  if (project_path != NULL)
+    {
+      shared_project = sight_project_load (project_path, &error);
+      if (shared_project == NULL)
+        {
+          g_task_return_error (task, g_steal_pointer (&error));
+          return;
+        }
+    }
+
+  suite->total = files->len;
+  for (guint i = 0; i < files->len; i++)
+    {
+      SightTestFile *file = g_ptr_array_index (files, i);
+      g_autofree char *base = g_path_get_basename (file->path);
+
+      if (regex == NULL || g_regex_match (regex, file->name, 0, NULL) ||
+          g_regex_match (regex, base, 0, NULL))
+        g_ptr_array_add (selected, file);
+    }
+  if (regex != NULL && selected->len == 0)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                               "grep: no test's name or file name matches “%s”", grep);
+      return;
+    }
+  from = 0;
+  to = selected->len;
+  if (suite->shard_total > 0)
+    {
+      from = (guint) ((guint64) (suite->shard_index - 1) * selected->len / suite->shard_total);
+      to = (guint) ((guint64) suite->shard_index * selected->len / suite->shard_total);
+    }
+
+  for (guint i = from; i < to; i++)
+    {
+      Test *test = g_new0 (Test, 1);
+
+      test->file = g_ptr_array_index (selected, i);
+      test->attempts = json_array_new ();
+      g_ptr_array_add (suite->tests, test);
+      test->project = shared_project ? sight_project_ref (shared_project)
+                                     : project_for (projects, test->file, &error);
+      if (test->project == NULL || !resolve_url (test->file, base_url, &test->url, &error))
+        {
+          g_task_return_error (task, g_steal_pointer (&error));
+          return;
+        }
+      g_queue_push_tail (&suite->queue, test);
+    }
+
+  suite->task = g_steal_pointer (&task);
+  suite_pump (suite);
+}
+
+JsonNode *
+sight_suite_run_finish (GAsyncResult  *result,
+                        GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+GPtrArray *
+sight_suite_load_files (const char * const  *paths,
+                        GError             **error)
+{
+  g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_test_file_free);
+
+  for (guint i = 0; paths[i] != NULL; i++)
+    {
+      SightTestFile *file = sight_test_file_load (paths[i], error);
+
+      if (file == NULL)
+        return NULL;
+      g_ptr_array_add (files, file);
+    }
+  return g_steal_pointer (&files);
+}
+
+/* ------------------------------------------------------------------ merge */
+
+JsonNode *
+sight_suite_merge (GPtrArray  *results,
+                   GError    **error)
+{
+  JsonObject *merged = json_object_new ();
+  JsonArray *tests = json_array_new ();
+  JsonNode *root = json_node_new (JSON_NODE_OBJECT);
+  g_autofree char *started = NULL;
+  g_autofree char *finished = NULL;
+  gint64 ms = 0, total = 0, workers = 0, retries = 0;
+
+  json_node_take_object (root, merged);
+  json_object_set_array_member (merged, "tests", tests);
+  for (guint i = 0; i < results->len; i++)
+    {
+      JsonNode *node = g_ptr_array_index (results, i);
+      JsonObject *object;
+      JsonArray *part;
+      const char *s, *f;
+
+      if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node) ||
+          g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (node),
+                                                                 "kind", NULL),
+                     "sightline-suite") != 0 ||
+          json_object_get_int_member_with_default (json_node_get_object (node), "version", 0) != 1 ||
+          json_object_get_member (json_node_get_object (node), "tests") == NULL ||
+          !JSON_NODE_HOLDS_ARRAY (json_object_get_member (json_node_get_object (node), "tests")))
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "input %u: not the JSON result of “sightline run --json” "
+                       "(kind “sightline-suite”, version 1)", i + 1);
+          json_node_unref (root);
+          return NULL;
+        }
+      object = json_node_get_object (node);
+      part = json_object_get_array_member (object, "tests");
+      for (guint t = 0; t < json_array_get_length (part); t++)
+        json_array_add_element (tests, json_node_copy (json_array_get_element (part, t)));
+      s = json_object_get_string_member_with_default (object, "startedAt", NULL);
+      f = json_object_get_string_member_with_default (object, "finishedAt", NULL);
+      if (s != NULL && (started == NULL || strcmp (s, started) < 0))
+        { g_free (started); started = g_strdup (s); }
+      if (f != NULL && (finished == NULL || strcmp (f, finished) > 0))
+        { g_free (finished); finished = g_strdup (f); }
+      ms = MAX (ms, json_object_get_int_member_with_default (object, "ms", 0));
+      total = MAX (total, json_object_get_int_member_with_default (object, "total", 0));
+      workers = MAX (workers, json_object_get_int_member_with_default (object, "workers", 1));
+      retries = MAX (retries, json_object_get_int_member_with_default (object, "retries", 0));
+    }
+  json_object_set_string_member (merged, "kind", "sightline-suite");
+  json_object_set_int_member (merged, "version", 1);
+  if (started != NULL)
+    json_object_set_string_member (merged, "startedAt", started);
+  if (finished != NULL)
+    json_object_set_string_member (merged, "finishedAt", finished);
+  /* Shards run side by side: the longest is the suite's wall time. */
+  json_object_set_int_member (merged, "ms", ms);
+  json_object_set_int_member (merged, "workers", workers);
+  json_object_set_int_member (merged, "retries", retries);
+  json_object_set_int_member (merged, "total", total);
+  json_object_set_int_member (merged, "selected", json_array_get_length (tests));
+  json_object_set_int_member (merged, "merged", results->len);
+  summarize (merged);
+  return root;
+}
+
+/* ------------------------------------------------------------- exit, text */
+
+int
+sight_suite_exit_status (JsonObject *result)
+{
+  JsonArray *tests = json_object_get_array_member (result, "tests");
+  int status = 0;
+
+  for (guint i = 0; i < json_array_get_length (tests); i++)
+    {
+      JsonObject *test = json_array_get_object_element (tests, i);
+      const char *verdict = json_object_get_string_member (test, "verdict");
+      const char *code = json_object_get_string_member_with_default (test, "code", NULL);
+      SightErrorCode error_code;
+
+      if (g_str_equal (verdict, "fail"))
+        return 1;
+      if (status == 0 && g_str_equal (verdict, "error"))
+        status = code != NULL && sight_error_code_from_string (code, &error_code)
+                 ? sight_error_code_exit_status (error_code) : 70;
+    }
+  return status;
+}
+
+char *
+sight_suite_text (JsonObject *result)
+{
+  GString *out = g_string_new (NULL);
+  JsonArray *tests = json_object_get_array_member (result, "tests");
+  JsonObject *counts = json_object_get_object_member (result, "counts");
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  for (guint i = 0; i < json_array_get_length (tests); i++)
+    {
+      JsonObject *test = json_array_get_object_element (tests, i);
+      const char *verdict = json_object_get_string_member (test, "verdict");
+      guint attempts = json_array_get_length (json_object_get_array_member (test, "attempts"));
+      g_autofree char *base = g_path_get_basename (json_object_get_string_member (test, "file"));
+
+      g_string_append_printf (out, "%-5s  %s (%s) %s s", verdict,
+                              json_object_get_string_member (test, "name"), base,
+                              g_ascii_formatd (buf, sizeof buf, "%.1f",
+                                               json_object_get_int_member (test, "ms") / 1000.0));
+      if (g_str_equal (verdict, "flaky"))
+        g_string_append_printf (out, ": passed on attempt %u", attempts);
+      else if (!g_str_equal (verdict, "pass"))
+        {
+          g_string_append_printf (out, "\n       %s: %s: %s",
+                                  json_object_get_string_member_with_default (test, "failedStep",
+                                                                              "The test"),
+                                  json_object_get_string_member_with_default (test, "code",
+                                                                              "INTERNAL"),
+                                  json_object_get_string_member_with_default (test, "explanation",
+                                                                              ""));
+          if (attempts > 1)
+            g_string_append_printf (out, " (%u attempts)", attempts);
+        }
+      g_string_append_c (out, '\n');
+    }
+  g_string_append_printf (out, "%" G_GINT64_FORMAT " tests: %" G_GINT64_FORMAT " passed, %"
+                          G_GINT64_FORMAT " flaky, %" G_GINT64_FORMAT " failed, %"
+                          G_GINT64_FORMAT " could not run, in %s s",
+                          json_object_get_int_member (counts, "tests"),
+                          json_object_get_int_member (counts, "passed"),
+                          json_object_get_int_member (counts, "flaky"),
+                          json_object_get_int_member (counts, "failed"),
+                          json_object_get_int_member (counts, "errors"),
+                          g_ascii_formatd (buf, sizeof buf, "%.1f",
+                                           json_object_get_int_member (result, "ms") / 1000.0));
+  return g_string_free (out, FALSE);
+}

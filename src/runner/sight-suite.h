@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+#include "sight-store.h"
+#include "sight-test-file.h"
+
+G_BEGIN_DECLS
+
+/* A suite: test files run headless, several at once in one process.
+ *
+ * Arguments (the command line's kebab-case flags, camelCase here):
+ *   workers   1-16, default 1: how many tests run at once, each in a page of
+ *             its own (its own cookies and storage)
+ *   shard     "I/N" (1 <= I <= N <= 1000): only the I-th of N contiguous,
+ *             equal shares of the selected tests
+ *   retries   0-10, default 0: a failed test is run again up to this many
+ *             times; one that passes on a retry is "flaky"
+ *   grep      a regular expression (PCRE, at most 500 characters); only the
+ *             tests whose name or file name it matches run
+ *   baseUrl   an http(s) URL that a test file's relative "url" ("/login")
+ *             resolves against
+ *   project   a project file (sightline.json) to use for every test instead
+ *             of the one found next to or above each test file
+ *
+ * Each attempt of each test is a run in @store (kind "test"): a "load" step,
+ * then one step per step of the file, each with the screenshot and tree of
+ * the page after it, then the page's console and failed requests. The first
+ * step that fails stops the test; the later ones are recorded as skipped.
+ *
+ * The result (also what `sightline run --json` prints and what
+ * `merge-reports` reads):
+ *   { "kind": "sightline-suite", "version": 1, "verdict": "pass"|"fail"|"error",
+ *     "exitStatus", "startedAt", "finishedAt", "ms", "workers", "retries",
+ *     "shard"?: { "index", "total" }, "grep"?, "selected", "total",
+ *     "counts": { "tests", "passed", "flaky", "failed", "errors" },
+ *     "tests": [ { "file", "name", "url", "verdict": "pass"|"flaky"|"fail"|"error",
+ *                  "code"?, "explanation"?, "failedStep"?, "ms",
+ *                  "attempts": [ { "runId", "verdict", "code"?, "explanation"?,
+ *                                  "ms", "report" } ] } ] }
+ * where "report" is the run's report (sight_report_to_json). */
+
+void        sight_suite_run_async      (SightStore          *store,
+                                        GPtrArray           *files,
+                                        JsonObject          *args,
+                                        GCancellable        *cancellable,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data);
+JsonNode   *sight_suite_run_finish     (GAsyncResult        *result,
+                                        GError             **error);
+
+/* Loads every test file (SightTestFile); the first that does not load fails
+ * the call with its error (a syntax error names the line and column). */
+GPtrArray  *sight_suite_load_files     (const char * const  *paths,
+                                        GError             **error);
+
+/* Combines the results of several shards (each a suite result as above)
+ * into one: tests in shard order, counts and verdict recomputed. Fails with
+ * INVALID_ARGUMENT naming the input that is not a suite result. */
+JsonNode   *sight_suite_merge          (GPtrArray           *results,
+                                        GError             **error);
+
+/* The process exit status of DESIGN.md for a suite result: 0 when every
+ * test passed (flaky ones included), 1 when one failed, else the status of
+ * the first error's code (3 environment, 4 budget, 5 model, …). */
+int         sight_suite_exit_status    (JsonObject          *result);
+
+/* One line per test and a totals line, for a terminal. */
+char       *sight_suite_text           (JsonObject          *result);
+
+G_END_DECLS

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "screenshots"
+
+/* Takes the README's screenshots of the real window on the bundled demo
+ * site (run it under Xvfb):
+ *   xvfb-run -a -s "-screen 0 1600x1000x24" _build/tests/screenshots docs/screenshots
+ * main-window.png: a test opened, run, with the inspector; runs.png: a smoke
+ * test's stored run opened on its steps. The run comes from the real
+ * `sightline smoke` command ($SIGHTLINE_BIN), in a throwaway data dir. */
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <webkit/webkit.h>
+
+#include "sight-window.h"
+
+#define DEADLINE_US (90 * G_USEC_PER_SEC)
+
+static guint observations, runs_loaded, run_loaded;
+
+static void
+count_cb (guint *counter)
+{
+  (*counter)++;
+}
+
+static gboolean
+wake_cb (gpointer user_data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+wait_count (guint *counter,
+            guint  target)
+{
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+
+  while (*counter < target && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  return *counter >= target;
+}
+
+static void
+spin (guint ms)
+{
+  gint64 until = g_get_monotonic_time () + ms * 1000;
+
+  while (g_get_monotonic_time () < until)
+    g_main_context_iteration (NULL, FALSE), g_usleep (5000);
+}
+
+/* GTK's own rendering of the window, without the desktop around it. */
+static void
+shoot (SightWindow *window,
+       const char  *dir,
+       const char  *name)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (GTK_WIDGET (window));
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  int width = gtk_widget_get_width (GTK_WIDGET (window));
+  int height = gtk_widget_get_height (GTK_WIDGET (window));
+
+  spin (1500);
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  node = gtk_snapshot_free_to_node (snapshot);
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), node,
+                                         &GRAPHENE_RECT_INIT (0, 0, width, height));
+  if (!gdk_texture_save_to_png (texture, path))
+    g_error ("Could not write %s", path);
+  g_print ("%s\n", path);
+}
+
+static void
+smoke_done_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
+  *(gboolean *) user_data = TRUE;
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autofree char *tmpdir = g_dir_make_tmp ("sightline-screenshots-XXXXXX", NULL);
+  g_autofree char *test_path = g_build_filename (tmpdir, "sign-in.sightline.json", NULL);
+  g_autofree char *test_text = NULL;
+  g_autoptr(GFile) test_file = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) smoke = NULL;
+  const char *bin = g_getenv ("SIGHTLINE_BIN");
+  const char *dir = argc > 1 ? argv[1] : ".";
+  SightWindow *window;
+  SightStepList *list;
+  gboolean smoke_done = FALSE;
+  gint64 deadline;
+
+  g_setenv ("SIGHTLINE_DATA_DIR", tmpdir, TRUE);
+  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
+  g_unsetenv ("SIGHTLINE_MODEL");
+  gtk_init ();
+  adw_init ();
+  g_timeout_add (100, wake_cb, NULL);
+
+  window = g_object_new (SIGHT_TYPE_WINDOW, "default-width", 1440, "default-height", 900, NULL);
+  g_signal_connect_swapped (window, "observation-changed", G_CALLBACK (count_cb), &observations);
+  g_signal_connect_swapped (sight_window_get_history (window), "runs-loaded",
+                            G_CALLBACK (count_cb), &runs_loaded);
+  g_signal_connect_swapped (sight_window_get_history (window), "run-loaded",
+                            G_CALLBACK (count_cb), &run_loaded);
+  gtk_window_present (GTK_WINDOW (window));
+  if (!wait_count (&observations, 1))
+    g_error ("The demo site did not open");
+
+  /* A stored run, made by the command line like anyone's. */
+  if (bin != NULL)
+    {
+      smoke = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, bin, "smoke",
+                                sight_window_get_demo_url (window), "--expect-text", "Sign in",
+                                NULL);
+      if (smoke == NULL)
+        g_error ("%s", error->message);
+      g_subprocess_wait_async (smoke, NULL, smoke_done_cb, &smoke_done);
+    }
+
+  /* A test, opened and run. */
+  test_text = g_strdup_printf (
+    "{\n  \"name\": \"A member signs in\",\n  \"url\": \"%s\",\n  \"steps\": [\n"
+    "    { \"do\": \"type \\\"member@example.test\\\" into Email\" },\n"
+    "    { \"do\": \"expect Email has value \\\"member@example.test\\\"\" },\n"
+    "    { \"do\": \"check Remember me\" },\n"
+    "    { \"do\": \"expect text \\\"Sign in to your workspace\\\"\" },\n"
+    "    { \"act\": \"Sign in with the member's password\" },\n"
+    "    { \"assert\": \"the dashboard shows a trial badge\" }\n  ]\n}\n",
+    sight_window_get_demo_url (window));
+  g_file_set_contents (test_path, test_text, -1, NULL);
+  test_file = g_file_new_for_path (test_path);
+  if (!sight_window_open_test_file (window, test_file, &error))
+    g_error ("%s", error->message);
+  list = sight_window_get_step_list (window);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL);
+  deadline = g_get_monotonic_time () + DEADLINE_US;
+  while (sight_step_list_get_running (list) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  wait_count (&observations, observations + 1);
+  shoot (window, dir, "main-window.png");
+
+  /* The stored run, time-travelled to its failing (or first) step. */
+  deadline = g_get_monotonic_time () + DEADLINE_US;
+  while (smoke != NULL && !smoke_done && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  sight_window_show_page (window, "runs");
+  if (wait_count (&runs_loaded, 1) &&
+      sight_history_get_n_shown (sight_window_get_history (window)) > 0)
+    {
+      sight_history_open_run (sight_window_get_history (window),
+                              sight_history_get_shown_run_id (sight_window_get_history (window),
+                                                              0));
+      wait_count (&run_loaded, 1);
+    }
+  shoot (window, dir, "runs.png");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  return 0;
+}

@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+#include <libsoup/soup.h>
+#include <string.h>
+
+#include "sight-demo-site.h"
+#include "sight-error.h"
+#include "sight-report.h"
+#include "sight-store.h"
+#include "sight-suite.h"
+
+/* Suites of test files run for real: WebKit pages against the demo site and
+ * a fixture server, the store on disk, and the sightline command. */
+
+static SightDemoSite *site;
+static SoupServer *fixture;
+static char *fixture_url;
+static guint flaky_requests;
+static SightStore *store;
+static char *dir;
+static JsonNode *serial_result;   /* of the first test, for the JUnit one */
+
+static char *
+source_path (const char *first,
+             ...)
+{
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
+  va_list ap;
+
+  g_ptr_array_add (parts, (char *) g_getenv ("G_TEST_SRCDIR"));
+  va_start (ap, first);
+  for (const char *p = first; p != NULL; p = va_arg (ap, const char *))
+    g_ptr_array_add (parts, (char *) p);
+  va_end (ap);
+  g_ptr_array_add (parts, NULL);
+  return g_build_filenamev ((char **) parts->pdata);
+}
+
+#define EXAMPLE(name) source_path ("..", "examples", name, NULL)
+#define FIXTURE(name) source_path ("fixtures", "suite", name, NULL)
+
+/* /flaky says "warming up" to every first request after a reset, then
+ * "serving". */
+static void
+fixture_cb (SoupServer        *server,
+            SoupServerMessage *msg,
+            const char        *path,
+            GHashTable        *query,
+            gpointer           user_data)
+{
+  const char *body;
+
+  if (!g_str_equal (path, "/flaky"))
+    {
+      soup_server_message_set_status (msg, 404, NULL);
+      return;
+    }
+  body = flaky_requests++ % 2 == 0
+         ? "<!doctype html><html lang=en><title>Flaky</title><p>State: warming up</p></html>"
+         : "<!doctype html><html lang=en><title>Flaky</title><p>State: serving</p></html>";
+  soup_server_message_set_status (msg, 200, NULL);
+  soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, body, strlen (body));
+}
+
+static void
+done_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+static JsonNode *
+run_suite (const char * const  *paths,
+           const char          *args_json,
+           GError             **error)
+{
+  g_autoptr(GPtrArray) files = sight_suite_load_files (paths, error);
+  g_autoptr(JsonNode) args = json_from_string (args_json, NULL);
+  g_autoptr(GAsyncResult) result = NULL;
+
+  g_assert_nonnull (files);
+  g_assert_nonnull (args);
+  if (!json_object_has_member (json_node_get_object (args), "baseUrl"))
+    json_object_set_string_member (json_node_get_object (args), "baseUrl",
+                                   sight_demo_site_get_url (site));
+  sight_suite_run_async (store, files, json_node_get_object (args), NULL, done_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  return sight_suite_run_finish (result, error);
+}
+
+/* "name=verdict(code)" for every test, in order. */
+static char *
+verdicts (JsonNode *node)
+{
+  JsonArray *tests = json_object_get_array_member (json_node_get_object (node), "tests");
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; i < json_array_get_length (tests); i++)
+    {
+      JsonObject *test = json_array_get_object_element (tests, i);
+
+      g_string_append_printf (out, "%s=%s(%s);", json_object_get_string_member (test, "name"),
+                              json_object_get_string_member (test, "verdict"),
+                              json_object_get_string_member_with_default (test, "code", ""));
+    }
+  return g_string_free (out, FALSE);
+}
+
+static JsonObject *
+test_at (JsonNode *node,
+         guint     index)
+{
+  return json_array_get_object_element (json_object_get_array_member (json_node_get_object (node),
+                                                                      "tests"), index);
+}
+
+static const char *
+first_run_id (JsonObject *test)
+{
+  return json_object_get_string_member (
+    json_array_get_object_element (json_object_get_array_member (test, "attempts"), 0), "runId");
+}
+
+static void
+write_json (const char *path,
+            JsonNode   *node)
+{
+  g_autofree char *text = json_to_string (node, TRUE);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+}
+
+/* -------------------------------------------------------------- the CLI */
+
+typedef struct {
+  int   status;
+  char *out;
+  char *err;
+} Cli;
+
+static void
+cli_clear (Cli *cli)
+{
+  g_clear_pointer (&cli->out, g_free);
+  g_clear_pointer (&cli->err, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Cli, cli_clear)
+
+/* Runs `sightline ARGS…` with the store in @data_dir while the demo site
+ * answers on this thread. */
+static void
+run_cli (Cli        *cli,
+         const char *data_dir,
+         const char *first,
+         ...)
+{
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) out = NULL;
+  g_autoptr(GBytes) err = NULL;
+  gint64 deadline = g_get_monotonic_time () + 50 * G_USEC_PER_SEC;
+  va_list ap;
+
+  g_ptr_array_add (args, (char *) g_getenv ("SIGHTLINE_BIN"));
+  va_start (ap, first);
+  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
+    g_ptr_array_add (args, (char *) arg);
+  va_end (ap);
+  g_ptr_array_add (args, NULL);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "SIGHTLINE_DATA_DIR", data_dir, TRUE);
+  /* The model-step example must meet no model. */
+  g_subprocess_launcher_unsetenv (launcher, "SIGHTLINE_MODEL");
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) args->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_async (process, NULL, NULL, done_cb, &result);
+  while (result == NULL && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (result);
+  g_subprocess_communicate_finish (process, result, &out, &err, &error);
+  g_assert_no_error (error);
+  cli->status = g_subprocess_get_exit_status (process);
+  cli->out = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
+  cli->err = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+  g_test_message ("exit %d\nstdout: %s\nstderr: %s", cli->status, cli->out, cli->err);
+}
+
+static void
+assert_contains (const char *haystack,
+                 const char *needle)
+{
+  if (haystack == NULL || strstr (haystack, needle) == NULL)
+    g_error ("“%s” is not in “%s”", needle, haystack ? haystack : "(null)");
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* Two passing examples and a fixture that fails on purpose, run serially,
+ * with two workers and as two shards merged: the same verdicts each time. */
+static void
+test_workers_and_shards_agree (void)
+{
+  g_autofree char *pricing = EXAMPLE ("pricing.sightline.json");
+  g_autofree char *sign_in = EXAMPLE ("sign-in.sightline.json");
+  g_autofree char *wrong = FIXTURE ("wrong-plan.sightline.json");
+  const char *paths[] = { pricing, sign_in, wrong, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) serial = NULL;
+  g_autoptr(JsonNode) parallel = NULL;
+  g_autoptr(JsonNode) shard1 = NULL;
+  g_autoptr(JsonNode) shard2 = NULL;
+  g_autoptr(JsonNode) merged = NULL;
+  g_autoptr(GPtrArray) shards = g_ptr_array_new ();
+  g_autoptr(SightRunData) failed = NULL;
+  g_autoptr(SightRunData) first = NULL;
+  g_autoptr(SightRunData) second = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *got = NULL;
+  g_autofree char *a_path = g_build_filename (dir, "shard-1.json", NULL);
+  g_autofree char *b_path = g_build_filename (dir, "shard-2.json", NULL);
+  g_autofree char *report_dir = g_build_filename (dir, "merged", NULL);
+  g_autofree char *junit_path = g_build_filename (dir, "merged.xml", NULL);
+  g_autofree char *empty_store = g_build_filename (dir, "elsewhere", NULL);
+  g_autofree char *html = NULL;
+  g_autofree char *index_path = NULL;
+  g_auto(Cli) cli = { 0 };
+  JsonObject *wrong_test;
+
+  serial = run_suite (paths, "{}", &error);
+  g_assert_no_error (error);
+  expected = verdicts (serial);
+  g_assert_cmpstr (expected, ==,
+                   "The pricing page lists the plans=pass();"
+                   "A member signs in and lands on the workspace dashboard=pass();"
+                   "Fails on purpose: the pricing page has no free plan=fail(ASSERTION_FAILED);");
+  g_assert_cmpint (sight_suite_exit_status (json_node_get_object (serial)), ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (serial), "verdict"), ==,
+                   "fail");
+  serial_result = json_node_ref (serial);
+
+  /* The failing test stopped at its failed step and skipped the rest; each
+   * step has the page after it. */
+  wrong_test = test_at (serial, 2);
+  g_assert_cmpstr (json_object_get_string_member (wrong_test, "failedStep"), ==, "Step 3 (do)");
+  assert_contains (json_object_get_string_member (wrong_test, "explanation"), "Free forever");
+  failed = sight_store_load_run (store, first_run_id (wrong_test), &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (failed->run->kind, ==, "test");
+  g_assert_cmpint (failed->run->verdict, ==, SIGHT_RUN_VERDICT_FAIL);
+  g_assert_cmpuint (failed->steps->len, ==, 4);
+  g_assert_cmpint (((SightStepRecord *) failed->steps->pdata[0])->verdict, ==, SIGHT_RUN_VERDICT_PASS);
+  g_assert_cmpint (((SightStepRecord *) failed->steps->pdata[2])->verdict, ==, SIGHT_RUN_VERDICT_FAIL);
+  g_assert_cmpstr (((SightStepRecord *) failed->steps->pdata[2])->code, ==, "ASSERTION_FAILED");
+  g_assert_cmpint (((SightStepRecord *) failed->steps->pdata[3])->verdict, ==, SIGHT_RUN_VERDICT_SKIPPED);
+  g_assert_cmpuint (failed->observations->len, >=, 3);
+  g_assert_nonnull (((SightObservationRecord *) failed->observations->pdata[0])->screenshot);
+
+  /* Two workers: the same verdicts, and the first two tests ran at once. */
+  parallel = run_suite (paths, "{ \"workers\": 2 }", &error);
+  g_assert_no_error (error);
+  got = verdicts (parallel);
+  g_assert_cmpstr (got, ==, expected);
+  first = sight_store_load_run (store, first_run_id (test_at (parallel, 0)), &error);
+  g_assert_no_error (error);
+  second = sight_store_load_run (store, first_run_id (test_at (parallel, 1)), &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (second->run->started_at, <, first->run->finished_at);
+  g_assert_cmpint (first->run->started_at, <, second->run->finished_at);
+  g_clear_pointer (&got, g_free);
+
+  /* Two shards: contiguous shares, merged back in order. */
+  shard1 = run_suite (paths, "{ \"shard\": \"1/2\" }", &error);
+  g_assert_no_error (error);
+  shard2 = run_suite (paths, "{ \"shard\": \"2/2\" }", &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (shard1), "selected"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (shard2), "selected"), ==, 2);
+  g_assert_cmpint (sight_suite_exit_status (json_node_get_object (shard1)), ==, 0);
+  g_ptr_array_add (shards, shard1);
+  g_ptr_array_add (shards, shard2);
+  merged = sight_suite_merge (shards, &error);
+  g_assert_no_error (error);
+  got = verdicts (merged);
+  g_assert_cmpstr (got, ==, expected);
+  g_assert_cmpint (sight_suite_exit_status (json_node_get_object (merged)), ==, 1);
+
+  /* sightline merge-reports: the same verdicts and exit status, the HTML
+   * report with the stored screenshots, and a JUnit file. */
+  write_json (a_path, shard1);
+  write_json (b_path, shard2);
+  run_cli (&cli, dir, "merge-reports", b_path, a_path, "--report", report_dir, "--junit",
+           junit_path, NULL);
+  g_assert_cmpint (cli.status, ==, 1);
+  assert_contains (cli.out, "3 tests: 2 passed, 0 flaky, 1 failed, 0 could not run");
+  index_path = g_build_filename (report_dir, "index.html", NULL);
+  g_assert_true (g_file_get_contents (index_path, &html, NULL, NULL));
+  assert_contains (html, "Fails on purpose: the pricing page has no free plan");
+  assert_contains (html, "data:image/");
+  g_assert_null (strstr (html, "Drawn from the JSON result"));
+  g_assert_true (g_file_test (junit_path, G_FILE_TEST_EXISTS));
+  cli_clear (&cli);
+  g_clear_pointer (&html, g_free);
+
+  /* Where the shards' store is not at hand, the report is drawn from the
+   * JSON results, without screenshots. */
+  run_cli (&cli, empty_store, "merge-reports", a_path, b_path, "--report", report_dir, NULL);
+  g_assert_cmpint (cli.status, ==, 1);
+  g_assert_true (g_file_get_contents (index_path, &html, NULL, NULL));
+  assert_contains (html, "Drawn from the JSON result");
+  assert_contains (html, "Free forever");
+  g_assert_null (strstr (html, "data:image/"));
+  cli_clear (&cli);
+
+  run_cli (&cli, dir, "merge-reports", index_path, NULL);
+  g_assert_cmpint (cli.status, ==, 2);
+  assert_contains (cli.err, "INVALID_ARGUMENT");
+}
+
+/* What GMarkup saw of a JUnit file. */
+typedef struct {
+  guint testcases;
+  guint failures;
+  guint flaky;
+  char *tests_attr;
+  char *failures_attr;
+} JUnit;
+
+static void
+junit_start_cb (GMarkupParseContext  *context,
+                const char           *element,
+                const char          **names,
+                const char          **values,
+                gpointer              user_data,
+                GError              **error)
+{
+  JUnit *junit = user_data;
+
+  if (g_str_equal (element, "testcase"))
+    junit->testcases++;
+  else if (g_str_equal (element, "failure"))
+    junit->failures++;
+  else if (g_str_equal (element, "flakyFailure"))
+    junit->flaky++;
+  else if (g_str_equal (element, "testsuites"))
+    for (guint i = 0; names[i] != NULL; i++)
+      {
+        if (g_str_equal (names[i], "tests"))
+          junit->tests_attr = g_strdup (values[i]);
+        else if (g_str_equal (names[i], "failures"))
+          junit->failures_attr = g_strdup (values[i]);
+      }
+}
+
+static void
+parse_junit (JsonNode *result,
+             JUnit    *junit)
+{
+  static const GMarkupParser parser = { junit_start_cb, NULL, NULL, NULL, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = sight_report_render_suite (json_node_get_object (result), NULL,
+                                                       SIGHT_REPORT_JUNIT, &error);
+  g_autoptr(GMarkupParseContext) context = NULL;
+  gsize len;
+  const char *text;
+
+  g_assert_no_error (error);
+  text = g_bytes_get_data (bytes, &len);
+  g_assert_true (g_str_has_prefix (text, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"));
+  /* GMarkup refuses the declaration: skip it, parse the rest strictly. */
+  text = strchr (text, '\n') + 1;
+  context = g_markup_parse_context_new (&parser, G_MARKUP_TREAT_CDATA_AS_TEXT, junit, NULL);
+  if (!g_markup_parse_context_parse (context, text, -1, &error) ||
+      !g_markup_parse_context_end_parse (context, &error))
+    g_error ("the JUnit XML is not well-formed: %s\n%s", error->message, text);
+}
+
+/* A test that fails once and passes on a retry is flaky, not failed. */
+static void
+test_retries_make_flaky (void)
+{
+  g_autofree char *flaky = FIXTURE ("flaky.sightline.json");
+  const char *paths[] = { flaky, NULL };
+  g_autofree char *args = g_strdup_printf ("{ \"baseUrl\": \"%s\" }", fixture_url);
+  g_autofree char *args_retry = g_strdup_printf ("{ \"baseUrl\": \"%s\", \"retries\": 2 }",
+                                                 fixture_url);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) once = NULL;
+  g_autoptr(JsonNode) retried = NULL;
+  g_autofree char *got = NULL;
+  JsonObject *test;
+  JsonArray *attempts;
+  JUnit junit = { 0 };
+
+  flaky_requests = 0;
+  once = run_suite (paths, args, &error);
+  g_assert_no_error (error);
+  got = verdicts (once);
+  g_assert_cmpstr (got, ==, "Passes on the second try: the service warms up=fail(ASSERTION_FAILED);");
+  g_assert_cmpint (sight_suite_exit_status (json_node_get_object (once)), ==, 1);
+
+  flaky_requests = 0;
+  retried = run_suite (paths, args_retry, &error);
+  g_assert_no_error (error);
+  test = test_at (retried, 0);
+  g_assert_cmpstr (json_object_get_string_member (test, "verdict"), ==, "flaky");
+  attempts = json_object_get_array_member (test, "attempts");
+  /* It stopped retrying once it passed. */
+  g_assert_cmpuint (json_array_get_length (attempts), ==, 2);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (attempts, 0),
+                                                  "verdict"), ==, "fail");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (attempts, 1),
+                                                  "verdict"), ==, "pass");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (
+                     json_node_get_object (retried), "counts"), "flaky"), ==, 1);
+  g_assert_cmpint (sight_suite_exit_status (json_node_get_object (retried)), ==, 0);
+
+  parse_junit (retried, &junit);
+  g_assert_cmpuint (junit.testcases, ==, 1);
+  g_assert_cmpuint (junit.failures, ==, 0);
+  g_assert_cmpuint (junit.flaky, ==, 1);
+  g_free (junit.tests_attr);
+  g_free (junit.failures_attr);
+}
+
+/* JUnit of the failed suite of the first test parses and counts what the
+ * result says. */
+static void
+test_junit_well_formed (void)
+{
+  JUnit junit = { 0 };
+
+  if (serial_result == NULL)
+    {
+      g_test_skip ("the suite of /suite/workers-and-shards-agree did not run");
+      return;
+    }
+  parse_junit (serial_result, &junit);
+  g_assert_cmpuint (junit.testcases, ==, 3);
+  g_assert_cmpuint (junit.failures, ==, 1);
+  g_assert_cmpstr (junit.tests_attr, ==, "3");
+  g_assert_cmpstr (junit.failures_attr, ==, "1");
+  g_free (junit.tests_attr);
+  g_free (junit.failures_attr);
+}
+
+static void
+expect_bad_args (const char * const *paths,
+                 const char         *args,
+                 const char         *fragment)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = run_suite (paths, args, &error);
+
+  g_assert_null (result);
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT);
+  assert_contains (error->message, fragment);
+}
+
+static char *
+blank_test (const char *file,
+            const char *name)
+{
+  char *path = g_build_filename (dir, file, NULL);
+  g_autofree char *text = g_strdup_printf ("{ \"name\": \"%s\", "
+                                           "\"steps\": [] }", name);
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+/* --grep picks tests by name or file name; bad arguments name themselves.
+ * The tests here open the start page and have no steps: selection is what is
+ * checked. */
+static void
+test_grep_and_bad_arguments (void)
+{
+  g_autofree char *a = blank_test ("alpha.sightline.json", "Members sign in");
+  g_autofree char *b = blank_test ("beta.sightline.json", "Visitors read the pricing");
+  g_autofree char *c = blank_test ("gamma.sightline.json", "Members sign out");
+  const char *paths[] = { a, b, c, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = run_suite (paths, "{ \"grep\": \"sign in$|^gamma\\\\.\" }",
+                                          &error);
+  g_autofree char *got = NULL;
+
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "Members sign in=pass();Members sign out=pass();");
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (result), "total"), ==, 3);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (result), "selected"), ==, 2);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (result), "grep"), ==,
+                   "sign in$|^gamma\\.");
+
+  expect_bad_args (paths, "{ \"grep\": \"nothing like this\" }", "grep");
+  expect_bad_args (paths, "{ \"grep\": \"(\" }", "grep: not a regular expression");
+  expect_bad_args (paths, "{ \"workers\": 17 }", "workers");
+  expect_bad_args (paths, "{ \"workers\": 0 }", "workers");
+  expect_bad_args (paths, "{ \"retries\": 11 }", "retries");
+  expect_bad_args (paths, "{ \"shard\": \"3/2\" }", "shard: must be I/N");
+  expect_bad_args (paths, "{ \"shard\": \"0/2\" }", "shard");
+  expect_bad_args (paths, "{ \"shard\": \"two\" }", "shard");
+  expect_bad_args (paths, "{ \"baseUrl\": \"ftp://x/\" }", "baseUrl");
+  expect_bad_args (paths, "{ \"wrokers\": 2 }", "wrokers");
+}
+
+/* The command's exit statuses: 0, 1 (above), 2, 3 and 5, and a syntax
+ * error that names its line and column. */
+static void
+test_cli_exit_statuses (void)
+{
+  g_autofree char *pricing = EXAMPLE ("pricing.sightline.json");
+  g_autofree char *model = EXAMPLE ("dashboard-with-model.sightline.json");
+  g_autofree char *syntax = FIXTURE ("syntax-error.sightline.json");
+  g_autofree char *report = g_build_filename (dir, "pricing.html", NULL);
+  g_autofree char *junit = g_build_filename (dir, "pricing.xml", NULL);
+  g_autofree char *unreachable = g_build_filename (dir, "unreachable.sightline.json", NULL);
+  g_autofree char *relative = g_build_filename (dir, "relative.sightline.json", NULL);
+  g_autoptr(GSocketListener) listener = g_socket_listener_new ();
+  g_autoptr(JsonNode) json = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *html = NULL;
+  g_auto(Cli) cli = { 0 };
+  guint16 port;
+
+  run_cli (&cli, dir, "run", NULL);
+  g_assert_cmpint (cli.status, ==, 2);
+  cli_clear (&cli);
+  run_cli (&cli, dir, "run", pricing, "--wrokers", "2", NULL);
+  g_assert_cmpint (cli.status, ==, 2);
+  assert_contains (cli.err, "INVALID_ARGUMENT");
+  cli_clear (&cli);
+  run_cli (&cli, dir, "run", pricing, "--workers", "99", NULL);
+  g_assert_cmpint (cli.status, ==, 2);
+  assert_contains (cli.err, "workers");
+  cli_clear (&cli);
+
+  /* The comma on line 4 is a syntax error; nothing runs. */
+  run_cli (&cli, dir, "run", pricing, syntax, NULL);
+  g_assert_cmpint (cli.status, ==, 2);
+  assert_contains (cli.err, "INVALID_ARGUMENT: syntax-error.sightline.json: line 4, column 30: ");
+  cli_clear (&cli);
+
+  /* A relative start address needs --base-url. */
+  g_assert_true (g_file_set_contents (relative, "{ \"url\": \"/pricing\", \"steps\": [] }", -1,
+                                      NULL));
+  run_cli (&cli, dir, "run", relative, NULL);
+  g_assert_cmpint (cli.status, ==, 2);
+  assert_contains (cli.err, "--base-url");
+  cli_clear (&cli);
+
+  run_cli (&cli, dir, "run", pricing, "--base-url", sight_demo_site_get_url (site), "--json",
+           "--report", report, "--junit", junit, NULL);
+  g_assert_cmpint (cli.status, ==, 0);
+  json = json_from_string (cli.out, NULL);
+  g_assert_nonnull (json);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (json), "verdict"), ==,
+                   "pass");
+  g_assert_true (g_file_get_contents (report, &html, NULL, NULL));
+  assert_contains (html, "The pricing page lists the plans");
+  assert_contains (html, "Content-Security-Policy");
+  g_assert_true (g_file_test (junit, G_FILE_TEST_EXISTS));
+  assert_contains (cli.err, "HTML report: ");
+  cli_clear (&cli);
+
+  /* No model is configured: the model step says so and the test could not
+   * run to a result (5), with its direct steps done. */
+  run_cli (&cli, dir, "run", model, "--base-url", sight_demo_site_get_url (site), NULL);
+  g_assert_cmpint (cli.status, ==, 5);
+  assert_contains (cli.out, "error  The dashboard shows the trial badge");
+  assert_contains (cli.out, "Step 5 (assert): MODEL_UNAVAILABLE: no model is configured");
+  cli_clear (&cli);
+
+  /* Nothing listens on the start page's port: the environment (3). */
+  port = g_socket_listener_add_any_inet_port (listener, NULL, NULL);
+  g_socket_listener_close (listener);
+  text = g_strdup_printf ("{ \"url\": \"http://127.0.0.1:%u/\", \"steps\": "
+                          "[ { \"do\": \"click Pricing\" } ] }", port);
+  g_assert_true (g_file_set_contents (unreachable, text, -1, NULL));
+  run_cli (&cli, dir, "run", unreachable, NULL);
+  g_assert_cmpint (cli.status, ==, 3);
+  assert_contains (cli.out, "ENVIRONMENT_UNAVAILABLE");
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSList) uris = NULL;
+  g_autofree char *path = NULL;
+  int status;
+
+  gtk_test_init (&argc, &argv, NULL);
+  dir = g_dir_make_tmp ("sight-suite-XXXXXX", &error);
+  g_assert_no_error (error);
+  /* The command's default store is this one, so merge-reports finds the
+   * screenshots of the runs made here. */
+  path = g_build_filename (dir, "sightline.db", NULL);
+  store = sight_store_new (path, &error);
+  g_assert_no_error (error);
+  site = sight_demo_site_new ();
+  g_assert_true (sight_demo_site_start (site, 0, &error));
+  fixture = soup_server_new (NULL, NULL);
+  soup_server_add_handler (fixture, NULL, fixture_cb, NULL, NULL);
+  g_assert_true (soup_server_listen_local (fixture, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
+  uris = soup_server_get_uris (fixture);
+  fixture_url = g_uri_to_string (uris->data);
+  g_slist_free_full (g_steal_pointer (&uris), (GDestroyNotify) g_uri_unref);
+
+  g_test_add_func ("/suite/workers-and-shards-agree", test_workers_and_shards_agree);
+  g_test_add_func ("/suite/retries-make-flaky", test_retries_make_flaky);
+  g_test_add_func ("/suite/junit-well-formed", test_junit_well_formed);
+  g_test_add_func ("/suite/grep-and-bad-arguments", test_grep_and_bad_arguments);
+  g_test_add_func ("/suite/cli-exit-statuses", test_cli_exit_statuses);
+  status = g_test_run ();
+
+  g_clear_pointer (&serial_result, json_node_unref);
+  g_clear_object (&store);
+  g_clear_object (&site);
+  g_clear_object (&fixture);
+  return status;
+}
