@@ -72,5 +72,6 @@ sight_cmd_merge_reports (int    argc,
   store = sight_store_new (NULL, NULL);
   report = json_object_get_string_member_with_default (args.args, "report", NULL);
   junit = json_object_get_string_member_with_default (args.args, "junit", NULL);
-  return sight_cmd_run_emit (json_node_get_object (merged), store, report, junit, args.json);
+  return sight_cmd_run_emit (json_node_get_object (merged), store, report, junit, args.json,
+                             FALSE);
 }

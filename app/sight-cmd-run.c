@@ -63,7 +63,8 @@ sight_cmd_run_emit (JsonObject *result,
                     SightStore *store,
                     const char *report,
                     const char *junit,
-                    gboolean    json)
+                    gboolean    json,
+                    gboolean    tests_shown)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *html_path = NULL;
@@ -107,7 +108,8 @@ sight_cmd_run_emit (JsonObject *result,
     }
   else
     {
-      g_autofree char *text = sight_suite_text (result);
+      g_autofree char *text = tests_shown ? sight_suite_totals_text (result)
+                                          : sight_suite_text (result);
 
       g_print ("%s\n", text);
     }
@@ -122,6 +124,16 @@ sight_cmd_run_emit (JsonObject *result,
   if (junit != NULL && !json)
     g_print (_("JUnit report: %s\n"), junit);
   return sight_suite_exit_status (result);
+}
+
+/* Each test's line as it ends, so a long suite shows its progress. */
+static void
+test_done_cb (JsonObject *test,
+              gpointer    user_data)
+{
+  g_autofree char *line = sight_suite_test_text (test);
+
+  g_print ("%s\n", line);
 }
 
 static char *
@@ -155,7 +167,8 @@ sight_cmd_run (int    argc,
   if (!sight_args_parse ("run", "FILE…", run_specs, FALSE, argc, argv, &args, &status))
     return status;
   if (args.positional == NULL || args.positional[0] == NULL)
-    return sight_cli_usage_error ("run", _("give at least one test file (*.sightline.json)"));
+    return sight_cli_usage_error ("run", _("give at least one test file (*.sightline.json) or "
+                                           "a folder of them"));
   report = take_string (args.args, "report");
   junit = take_string (args.args, "junit");
 
@@ -168,9 +181,11 @@ sight_cmd_run (int    argc,
   if (store == NULL)
     return sight_cli_report_error (error);
 
-  sight_suite_run_async (store, files, args.args, NULL, sight_cli_result_cb, &result);
+  sight_suite_run_async (store, files, args.args, args.json ? NULL : test_done_cb, NULL, NULL,
+                         sight_cli_result_cb, &result);
   outcome = sight_suite_run_finish (sight_cli_wait (&result), &error);
   if (outcome == NULL)
     return sight_cli_report_error (error);
-  return sight_cmd_run_emit (json_node_get_object (outcome), store, report, junit, args.json);
+  return sight_cmd_run_emit (json_node_get_object (outcome), store, report, junit, args.json,
+                             !args.json);
 }

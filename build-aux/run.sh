@@ -32,7 +32,6 @@ case $status in
   *) echo "The example tests failed (exit status $status): see $out/report/index.html" >&2
      exit "$status" ;;
 esac
-echo "Open the report: $out/report/index.html"
 
 "$bin" screenshot "$url" --output "$out/demo-site.png"
 echo "Screenshot: $out/demo-site.png"

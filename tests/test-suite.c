@@ -73,6 +73,14 @@ done_cb (GObject      *source,
   *(GAsyncResult **) user_data = g_object_ref (result);
 }
 
+static void
+progress_cb (JsonObject *test,
+             gpointer    user_data)
+{
+  g_assert_nonnull (json_object_get_string_member (test, "verdict"));
+  (*(guint *) user_data)++;
+}
+
 static JsonNode *
 run_suite (const char * const  *paths,
            const char          *args_json,
@@ -81,16 +89,24 @@ run_suite (const char * const  *paths,
   g_autoptr(GPtrArray) files = sight_suite_load_files (paths, error);
   g_autoptr(JsonNode) args = json_from_string (args_json, NULL);
   g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  guint progressed = 0;
 
   g_assert_nonnull (files);
   g_assert_nonnull (args);
   if (!json_object_has_member (json_node_get_object (args), "baseUrl"))
     json_object_set_string_member (json_node_get_object (args), "baseUrl",
                                    sight_demo_site_get_url (site));
-  sight_suite_run_async (store, files, json_node_get_object (args), NULL, done_cb, &result);
+  sight_suite_run_async (store, files, json_node_get_object (args), progress_cb, &progressed,
+                         NULL, done_cb, &result);
   while (result == NULL)
     g_main_context_iteration (NULL, TRUE);
-  return sight_suite_run_finish (result, error);
+  node = sight_suite_run_finish (result, error);
+  /* Progress came once per test that ran, as it ended. */
+  if (node != NULL)
+    g_assert_cmpint (progressed, ==,
+                     json_object_get_int_member (json_node_get_object (node), "selected"));
+  return g_steal_pointer (&node);
 }
 
 /* "name=verdict(code)" for every test, in order. */
@@ -514,84 +530,6 @@ test_grep_and_bad_arguments (void)
   expect_bad_args (paths, "{ \"wrokers\": 2 }", "wrokers");
 }
 
-/* The command's exit statuses: 0, 1 (above), 2, 3 and 5, and a syntax
- * error that names its line and column. */
-static void
-test_cli_exit_statuses (void)
-{
-  g_autofree char *pricing = EXAMPLE ("pricing.sightline.json");
-  g_autofree char *model = EXAMPLE ("dashboard-with-model.sightline.json");
-  g_autofree char *syntax = FIXTURE ("syntax-error.sightline.json");
-  g_autofree char *report = g_build_filename (dir, "pricing.html", NULL);
-  g_autofree char *junit = g_build_filename (dir, "pricing.xml", NULL);
-  g_autofree char *unreachable = g_build_filename (dir, "unreachable.sightline.json", NULL);
-  g_autofree char *relative = g_build_filename (dir, "relative.sightline.json", NULL);
-  g_autoptr(GSocketListener) listener = g_socket_listener_new ();
-  g_autoptr(JsonNode) json = NULL;
-  g_autofree char *text = NULL;
-  g_autofree char *html = NULL;
-  g_auto(Cli) cli = { 0 };
-  guint16 port;
-
-  run_cli (&cli, dir, "run", NULL);
-  g_assert_cmpint (cli.status, ==, 2);
-  cli_clear (&cli);
-  run_cli (&cli, dir, "run", pricing, "--wrokers", "2", NULL);
-  g_assert_cmpint (cli.status, ==, 2);
-  assert_contains (cli.err, "INVALID_ARGUMENT");
-  cli_clear (&cli);
-  run_cli (&cli, dir, "run", pricing, "--workers", "99", NULL);
-  g_assert_cmpint (cli.status, ==, 2);
-  assert_contains (cli.err, "workers");
-  cli_clear (&cli);
-
-  /* The comma on line 4 is a syntax error; nothing runs. */
-  run_cli (&cli, dir, "run", pricing, syntax, NULL);
-  g_assert_cmpint (cli.status, ==, 2);
-  assert_contains (cli.err, "INVALID_ARGUMENT: syntax-error.sightline.json: line 4, column 30: ");
-  cli_clear (&cli);
-
-  /* A relative start address needs --base-url. */
-  g_assert_true (g_file_set_contents (relative, "{ \"url\": \"/pricing\", \"steps\": [] }", -1,
-                                      NULL));
-  run_cli (&cli, dir, "run", relative, NULL);
-  g_assert_cmpint (cli.status, ==, 2);
-  assert_contains (cli.err, "--base-url");
-  cli_clear (&cli);
-
-  run_cli (&cli, dir, "run", pricing, "--base-url", sight_demo_site_get_url (site), "--json",
-           "--report", report, "--junit", junit, NULL);
-  g_assert_cmpint (cli.status, ==, 0);
-  json = json_from_string (cli.out, NULL);
-  g_assert_nonnull (json);
-  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (json), "verdict"), ==,
-                   "pass");
-  g_assert_true (g_file_get_contents (report, &html, NULL, NULL));
-  assert_contains (html, "The pricing page lists the plans");
-  assert_contains (html, "Content-Security-Policy");
-  g_assert_true (g_file_test (junit, G_FILE_TEST_EXISTS));
-  assert_contains (cli.err, "HTML report: ");
-  cli_clear (&cli);
-
-  /* No model is configured: the model step says so and the test could not
-   * run to a result (5), with its direct steps done. */
-  run_cli (&cli, dir, "run", model, "--base-url", sight_demo_site_get_url (site), NULL);
-  g_assert_cmpint (cli.status, ==, 5);
-  assert_contains (cli.out, "error  The dashboard shows the trial badge");
-  assert_contains (cli.out, "Step 5 (assert): MODEL_UNAVAILABLE: no model is configured");
-  cli_clear (&cli);
-
-  /* Nothing listens on the start page's port: the environment (3). */
-  port = g_socket_listener_add_any_inet_port (listener, NULL, NULL);
-  g_socket_listener_close (listener);
-  text = g_strdup_printf ("{ \"url\": \"http://127.0.0.1:%u/\", \"steps\": "
-                          "[ { \"do\": \"click Pricing\" } ] }", port);
-  g_assert_true (g_file_set_contents (unreachable, text, -1, NULL));
-  run_cli (&cli, dir, "run", unreachable, NULL);
-  g_assert_cmpint (cli.status, ==, 3);
-  assert_contains (cli.out, "ENVIRONMENT_UNAVAILABLE");
-}
-
 int
 main (int    argc,
       char **argv)
@@ -622,7 +560,6 @@ main (int    argc,
   g_test_add_func ("/suite/retries-make-flaky", test_retries_make_flaky);
   g_test_add_func ("/suite/junit-well-formed", test_junit_well_formed);
   g_test_add_func ("/suite/grep-and-bad-arguments", test_grep_and_bad_arguments);
-  g_test_add_func ("/suite/cli-exit-statuses", test_cli_exit_statuses);
   status = g_test_run ();
 
   g_clear_pointer (&serial_result, json_node_unref);

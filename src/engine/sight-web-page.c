@@ -353,11 +353,12 @@ ping_timeout_cb (gpointer user_data)
                             "deadline); its web process was terminated",
                             self->hang_timeout_ms, op->timeout_ms);
   g_debug ("%s", reason);
-  sight_web_page_terminate_web_process (self, reason);
-  /* Normally failed by web-process-terminated already. */
+  /* Fail the op first: terminating finishes the engine call it wraps, whose
+   * callback may free it before terminate returns. */
   page_op_complete (op, g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
                                              reason),
                     NULL, NULL);
+  sight_web_page_terminate_web_process (self, reason);
   return G_SOURCE_REMOVE;
 }
 
@@ -400,6 +401,18 @@ fail_pending_ops (SightWebPage *self,
 /* ----------------------------------------------------------------------- */
 /* The process-wide web context                                             */
 
+guint
+sight_web_page_get_memory_limit (void)
+{
+  const char *env = g_getenv ("SIGHTLINE_PAGE_MEMORY_LIMIT_MB");
+  guint64 mb;
+
+  if (env != NULL && g_ascii_string_to_unsigned (env, 10, SIGHT_PAGE_MEMORY_LIMIT_MIN,
+                                                 SIGHT_PAGE_MEMORY_LIMIT_MAX, &mb, NULL))
+    return (guint) mb;
+  return SIGHT_PAGE_MEMORY_LIMIT_DEFAULT;
+}
+
 static WebKitWebContext *
 get_web_context (void)
 {
@@ -408,7 +421,17 @@ get_web_context (void)
   /* GTK and WebKit live on the main thread only. */
   if (context == NULL)
     {
-      context = webkit_web_context_new ();
+      g_autoptr(WebKitMemoryPressureSettings) memory = webkit_memory_pressure_settings_new ();
+
+      /* WebKit's default never kills a web process, so a page that allocates
+       * without bound takes the machine down with it. Past the limit it is
+       * ended (EXCEEDED_MEMORY_LIMIT), checked every second. */
+      webkit_memory_pressure_settings_set_memory_limit (memory, sight_web_page_get_memory_limit ());
+      webkit_memory_pressure_settings_set_kill_threshold (memory, 1.0);
+      webkit_memory_pressure_settings_set_poll_interval (memory, 1.0);
+      context = g_object_new (WEBKIT_TYPE_WEB_CONTEXT,
+                              "memory-pressure-settings", memory,
+                              NULL);
       webkit_web_context_set_cache_model (context, WEBKIT_CACHE_MODEL_DOCUMENT_VIEWER);
     }
   return context;
@@ -892,7 +915,13 @@ web_process_terminated_cb (WebKitWebView                     *view,
       message = "The page’s web process crashed";
       break;
     case WEBKIT_WEB_PROCESS_EXCEEDED_MEMORY_LIMIT:
-      message = "The page’s web process exceeded its memory limit and was stopped";
+      g_free (requested);
+      requested = g_strdup_printf ("EXCEEDED_MEMORY_LIMIT: the page’s web process used more "
+                                   "than its %u MB and was stopped",
+                                   sight_web_page_get_memory_limit ());
+      message = requested;
+      add_log_entry (self, SIGHT_LOG_PAGE_ERROR, "error", message,
+                     webkit_web_view_get_uri (view), 0);
       break;
     case WEBKIT_WEB_PROCESS_TERMINATED_BY_API:
     default:

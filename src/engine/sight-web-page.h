@@ -157,6 +157,16 @@ gboolean       sight_web_page_is_network_idle     (SightWebPage        *self,
 void           sight_web_page_set_hang_timeout    (SightWebPage        *self,
                                                    guint                timeout_ms);
 /* Terminates the web process; pending operations fail with @reason. */
+/* The memory one page's web process may use, in MB: past it WebKit ends the
+ * process and the page reports EXCEEDED_MEMORY_LIMIT (a page-error log entry,
+ * pending operations fail with ENVIRONMENT_UNAVAILABLE, the next load starts
+ * a new process). SIGHTLINE_PAGE_MEMORY_LIMIT_MB (128–65536) sets it for the
+ * process, read when the first page is made. */
+#define SIGHT_PAGE_MEMORY_LIMIT_DEFAULT 3072
+#define SIGHT_PAGE_MEMORY_LIMIT_MIN     128
+#define SIGHT_PAGE_MEMORY_LIMIT_MAX     65536
+guint          sight_web_page_get_memory_limit    (void);
+
 void           sight_web_page_terminate_web_process (SightWebPage      *self,
                                                      const char        *reason);
 

@@ -75,6 +75,8 @@ struct _Suite {
   guint         shard_total;
   char         *grep;
   gint64        started;        /* real time */
+  SightSuiteProgressFunc progress;
+  gpointer      progress_data;
 };
 
 static void
@@ -109,6 +111,7 @@ attempt_free (Attempt *attempt)
 
 static void attempt_next (Attempt *attempt);
 static void suite_pump (Suite *suite);
+static JsonObject *test_result (Test *test);
 
 static void
 write_done_cb (GObject      *source,
@@ -458,6 +461,12 @@ attempt_done (Attempt      *attempt,
        attempt->code == SIGHT_ERROR_MODEL_OUTPUT_INVALID ||
        attempt->code == SIGHT_ERROR_INTERNAL))
     g_queue_push_head (&suite->queue, test);
+  else if (suite->progress != NULL)
+    {
+      g_autoptr(JsonObject) entry = test_result (test);
+
+      suite->progress (entry, suite->progress_data);
+    }
   attempt_free (attempt);
   suite_pump (suite);
 }
@@ -837,12 +846,14 @@ project_for (GHashTable     *cache,
 }
 
 void
-sight_suite_run_async (SightStore          *store,
-                       GPtrArray           *files,
-                       JsonObject          *args,
-                       GCancellable        *cancellable,
-                       GAsyncReadyCallback  callback,
-                       gpointer             user_data)
+sight_suite_run_async (SightStore             *store,
+                       GPtrArray              *files,
+                       JsonObject             *args,
+                       SightSuiteProgressFunc  progress,
+                       gpointer                progress_data,
+                       GCancellable           *cancellable,
+                       GAsyncReadyCallback     callback,
+                       gpointer                user_data)
 {
   g_autoptr(GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   g_autoptr(GError) error = NULL;
@@ -859,6 +870,8 @@ sight_suite_run_async (SightStore          *store,
   g_task_set_source_tag (task, sight_suite_run_async);
   g_task_set_task_data (task, suite, (GDestroyNotify) suite_free);
   suite->store = g_object_ref (store);
+  suite->progress = progress;
+  suite->progress_data = progress_data;
   suite->tests = g_ptr_array_new_with_free_func ((GDestroyNotify) test_free);
   g_queue_init (&suite->queue);
   suite->started = g_get_real_time ();
@@ -954,19 +967,76 @@ sight_suite_run_finish (GAsyncResult  *result,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+static int
+compare_paths (gconstpointer a,
+               gconstpointer b)
+{
+  return g_strcmp0 (*(const char * const *) a, *(const char * const *) b);
+}
+
+/* The test files under @dir, recursively, in name order. */
+static gboolean
+collect_folder (const char  *dir,
+                GPtrArray   *paths,
+                GError     **error)
+{
+  g_autoptr(GDir) handle = NULL;
+  g_autoptr(GPtrArray) here = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) local_error = NULL;
+  const char *name;
+
+  handle = g_dir_open (dir, 0, &local_error);
+  if (handle == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "%s", local_error->message);
+      return FALSE;
+    }
+  while ((name = g_dir_read_name (handle)) != NULL)
+    if (name[0] != '.')
+      g_ptr_array_add (here, g_build_filename (dir, name, NULL));
+  g_ptr_array_sort (here, compare_paths);
+  for (guint i = 0; i < here->len; i++)
+    {
+      const char *path = g_ptr_array_index (here, i);
+
+      if (g_file_test (path, G_FILE_TEST_IS_DIR))
+        {
+          if (!collect_folder (path, paths, error))
+            return FALSE;
+        }
+      else if (g_str_has_suffix (path, ".sightline.json"))
+        g_ptr_array_add (paths, g_strdup (path));
+    }
+  return TRUE;
+}
+
 GPtrArray *
 sight_suite_load_files (const char * const  *paths,
                         GError             **error)
 {
   g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_test_file_free);
+  g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func (g_free);
 
   for (guint i = 0; paths[i] != NULL; i++)
     {
-      SightTestFile *file = sight_test_file_load (paths[i], error);
+      if (!g_file_test (paths[i], G_FILE_TEST_IS_DIR))
+        g_ptr_array_add (all, g_strdup (paths[i]));
+      else if (!collect_folder (paths[i], all, error))
+        return NULL;
+    }
+  for (guint i = 0; i < all->len; i++)
+    {
+      SightTestFile *file = sight_test_file_load (g_ptr_array_index (all, i), error);
 
       if (file == NULL)
         return NULL;
       g_ptr_array_add (files, file);
+    }
+  if (files->len == 0)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "no test files (*.sightline.json) in %s", paths[0] ? paths[0] : "(none)");
+      return NULL;
     }
   return g_steal_pointer (&files);
 }
@@ -1064,41 +1134,42 @@ sight_suite_exit_status (JsonObject *result)
 }
 
 char *
-sight_suite_text (JsonObject *result)
+sight_suite_test_text (JsonObject *test)
 {
   GString *out = g_string_new (NULL);
-  JsonArray *tests = json_object_get_array_member (result, "tests");
+  const char *verdict = json_object_get_string_member (test, "verdict");
+  guint attempts = json_array_get_length (json_object_get_array_member (test, "attempts"));
+  g_autofree char *base = g_path_get_basename (json_object_get_string_member (test, "file"));
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  g_string_append_printf (out, "%-5s  %s (%s) %s s", verdict,
+                          json_object_get_string_member (test, "name"), base,
+                          g_ascii_formatd (buf, sizeof buf, "%.1f",
+                                           json_object_get_int_member (test, "ms") / 1000.0));
+  if (g_str_equal (verdict, "flaky"))
+    g_string_append_printf (out, ": passed on attempt %u", attempts);
+  else if (!g_str_equal (verdict, "pass"))
+    {
+      g_string_append_printf (out, "\n       %s: %s: %s",
+                              json_object_get_string_member_with_default (test, "failedStep",
+                                                                          "The test"),
+                              json_object_get_string_member_with_default (test, "code",
+                                                                          "INTERNAL"),
+                              json_object_get_string_member_with_default (test, "explanation",
+                                                                          ""));
+      if (attempts > 1)
+        g_string_append_printf (out, " (%u attempts)", attempts);
+    }
+  return g_string_free (out, FALSE);
+}
+
+char *
+sight_suite_totals_text (JsonObject *result)
+{
   JsonObject *counts = json_object_get_object_member (result, "counts");
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
 
-  for (guint i = 0; i < json_array_get_length (tests); i++)
-    {
-      JsonObject *test = json_array_get_object_element (tests, i);
-      const char *verdict = json_object_get_string_member (test, "verdict");
-      guint attempts = json_array_get_length (json_object_get_array_member (test, "attempts"));
-      g_autofree char *base = g_path_get_basename (json_object_get_string_member (test, "file"));
-
-      g_string_append_printf (out, "%-5s  %s (%s) %s s", verdict,
-                              json_object_get_string_member (test, "name"), base,
-                              g_ascii_formatd (buf, sizeof buf, "%.1f",
-                                               json_object_get_int_member (test, "ms") / 1000.0));
-      if (g_str_equal (verdict, "flaky"))
-        g_string_append_printf (out, ": passed on attempt %u", attempts);
-      else if (!g_str_equal (verdict, "pass"))
-        {
-          g_string_append_printf (out, "\n       %s: %s: %s",
-                                  json_object_get_string_member_with_default (test, "failedStep",
-                                                                              "The test"),
-                                  json_object_get_string_member_with_default (test, "code",
-                                                                              "INTERNAL"),
-                                  json_object_get_string_member_with_default (test, "explanation",
-                                                                              ""));
-          if (attempts > 1)
-            g_string_append_printf (out, " (%u attempts)", attempts);
-        }
-      g_string_append_c (out, '\n');
-    }
-  g_string_append_printf (out, "%" G_GINT64_FORMAT " tests: %" G_GINT64_FORMAT " passed, %"
+  return g_strdup_printf ("%" G_GINT64_FORMAT " tests: %" G_GINT64_FORMAT " passed, %"
                           G_GINT64_FORMAT " flaky, %" G_GINT64_FORMAT " failed, %"
                           G_GINT64_FORMAT " could not run, in %s s",
                           json_object_get_int_member (counts, "tests"),
@@ -1108,5 +1179,21 @@ sight_suite_text (JsonObject *result)
                           json_object_get_int_member (counts, "errors"),
                           g_ascii_formatd (buf, sizeof buf, "%.1f",
                                            json_object_get_int_member (result, "ms") / 1000.0));
+}
+
+char *
+sight_suite_text (JsonObject *result)
+{
+  GString *out = g_string_new (NULL);
+  JsonArray *tests = json_object_get_array_member (result, "tests");
+  g_autofree char *totals = sight_suite_totals_text (result);
+
+  for (guint i = 0; i < json_array_get_length (tests); i++)
+    {
+      g_autofree char *line = sight_suite_test_text (json_array_get_object_element (tests, i));
+
+      g_string_append_printf (out, "%s\n", line);
+    }
+  g_string_append (out, totals);
   return g_string_free (out, FALSE);
 }

@@ -41,17 +41,27 @@ G_BEGIN_DECLS
  *                                  "ms", "report" } ] } ] }
  * where "report" is the run's report (sight_report_to_json). */
 
-void        sight_suite_run_async      (SightStore          *store,
-                                        GPtrArray           *files,
-                                        JsonObject          *args,
-                                        GCancellable        *cancellable,
-                                        GAsyncReadyCallback  callback,
-                                        gpointer             user_data);
+/* Called in the caller's main context as each test ends (after its last
+ * attempt), with that test's entry of the result's "tests". */
+typedef void (*SightSuiteProgressFunc) (JsonObject *test,
+                                        gpointer    user_data);
+
+/* @files (SightTestFile) must stay alive until the run finishes. */
+void        sight_suite_run_async      (SightStore             *store,
+                                        GPtrArray              *files,
+                                        JsonObject             *args,
+                                        SightSuiteProgressFunc  progress,
+                                        gpointer                progress_data,
+                                        GCancellable           *cancellable,
+                                        GAsyncReadyCallback     callback,
+                                        gpointer                user_data);
 JsonNode   *sight_suite_run_finish     (GAsyncResult        *result,
                                         GError             **error);
 
-/* Loads every test file (SightTestFile); the first that does not load fails
- * the call with its error (a syntax error names the line and column). */
+/* Loads every test file (SightTestFile); a folder stands for the
+ * *.sightline.json files under it, in name order. The first that does not
+ * load fails the call with its error (a syntax error names the line and
+ * column). */
 GPtrArray  *sight_suite_load_files     (const char * const  *paths,
                                         GError             **error);
 
@@ -68,5 +78,9 @@ int         sight_suite_exit_status    (JsonObject          *result);
 
 /* One line per test and a totals line, for a terminal. */
 char       *sight_suite_text           (JsonObject          *result);
+/* The line (or two, with the failure) of one test of a result. */
+char       *sight_suite_test_text      (JsonObject          *test);
+/* The totals line. */
+char       *sight_suite_totals_text    (JsonObject          *result);
 
 G_END_DECLS

@@ -51,7 +51,8 @@ const env = {
   GSETTINGS_BACKEND: 'memory',
   NO_AT_BRIDGE: '1',
 };
-for (const key of ['DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'GSETTINGS_SCHEMA_DIR']) {
+for (const key of ['DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'GSETTINGS_SCHEMA_DIR',
+  'ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']) {
   if (process.env[key]) env[key] = process.env[key];
 }
 
