@@ -59,6 +59,12 @@ struct _SightComposer
 
   /* owned */
   SightProject   *project;
+  SightModelProvider *provider;     /* the app's preferences, or NULL */
+  char           *provider_hint;    /* why there is none, or NULL */
+  /* the preferences' defaults for what a step leaves unsaid (0, NULL: none) */
+  guint           default_max_steps;
+  guint           default_max_calls;
+  char           *default_vision;
   SightWebPage   *page;
   SightAgent     *agent;
   GCancellable   *cancellable;      /* the window's */
@@ -185,6 +191,15 @@ model_configured (SightComposer *self,
     agent = gtk_editable_get_text (GTK_EDITABLE (self->agent_entry));
 
   config = sight_project_resolve_agent (self->project, *agent ? agent : NULL, &error);
+  /* The preferences' model serves an agent that names none. */
+  if (config != NULL && config->provider == NULL && self->provider != NULL)
+    return TRUE;
+  if (config != NULL && config->provider == NULL && self->provider_hint != NULL)
+    {
+      if (hint != NULL)
+        *hint = g_strdup (self->provider_hint);
+      return FALSE;
+    }
   if (config != NULL)
     provider = sight_model_provider_new_for_agent_config (config, &error);
   if (provider != NULL)
@@ -603,6 +618,21 @@ start_run_full (SightComposer *self,
             json_object_set_string_member (options, "agent", agent);
         }
 
+      if (step_kind == SIGHT_STEP_ACT && self->default_max_steps > 0 &&
+          !json_object_has_member (options, "maxSteps"))
+        json_object_set_int_member (options, "maxSteps", self->default_max_steps);
+      if ((step_kind == SIGHT_STEP_ACT || step_kind == SIGHT_STEP_WAIT_FOR) &&
+          self->default_max_calls > 0 && !json_object_has_member (options, "maxModelCalls"))
+        json_object_set_int_member (options, "maxModelCalls", self->default_max_calls);
+      if (step_kind != SIGHT_STEP_ACT && self->default_vision != NULL &&
+          !json_object_has_member (options, "vision"))
+        {
+          if (g_str_equal (self->default_vision, "only"))
+            json_object_set_string_member (options, "vision", "only");
+          else if (g_str_equal (self->default_vision, "on"))
+            json_object_set_boolean_member (options, "vision", TRUE);
+        }
+
       request = sight_step_request_new (self->project, step_kind, instruction, options, NULL,
                                         -1, &error);
       if (request == NULL)
@@ -629,6 +659,14 @@ start_run_full (SightComposer *self,
 
       g_clear_object (&self->agent);
       self->agent = sight_agent_new (self->project, self->page);
+      {
+        const SightAgentConfig *config = sight_project_resolve_agent (self->project,
+                                                                      *agent ? agent : NULL,
+                                                                      NULL);
+
+        if (config != NULL && config->provider == NULL && self->provider != NULL)
+          sight_agent_set_provider (self->agent, self->provider);
+      }
       g_signal_connect_object (self->agent, "budget-changed",
                                G_CALLBACK (budget_changed_cb), self, 0);
       g_signal_connect_object (self->agent, "model-call-started",
@@ -696,6 +734,7 @@ sight_composer_dispose (GObject *object)
   g_clear_object (&self->agent);
   g_clear_object (&self->page);
   g_clear_pointer (&self->project, sight_project_unref);
+  g_clear_object (&self->provider);
   G_OBJECT_CLASS (sight_composer_parent_class)->dispose (object);
 }
 
@@ -705,6 +744,8 @@ sight_composer_finalize (GObject *object)
   SightComposer *self = SIGHT_COMPOSER (object);
 
   g_free (self->verdict);
+  g_free (self->provider_hint);
+  g_free (self->default_vision);
   G_OBJECT_CLASS (sight_composer_parent_class)->finalize (object);
 }
 
@@ -929,4 +970,45 @@ sight_composer_run_step (SightComposer *self,
   if (options == NULL)
     options = empty = json_object_new ();
   return start_run_full (self, kind, instruction, options);
+}
+
+void
+sight_composer_set_provider (SightComposer      *self,
+                             SightModelProvider *provider,
+                             const char         *hint)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+
+  g_set_object (&self->provider, provider);
+  g_free (self->provider_hint);
+  self->provider_hint = provider == NULL && hint != NULL ? g_strdup (hint) : NULL;
+  update_kind (self);
+}
+
+void
+sight_composer_set_project (SightComposer *self,
+                            SightProject  *project)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+  g_return_if_fail (project != NULL);
+
+  if (self->project == project)
+    return;
+  g_clear_pointer (&self->project, sight_project_unref);
+  self->project = sight_project_ref (project);
+  update_kind (self);
+}
+
+void
+sight_composer_set_defaults (SightComposer *self,
+                             guint          max_steps,
+                             guint          max_model_calls,
+                             const char    *vision)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+
+  self->default_max_steps = max_steps;
+  self->default_max_calls = max_model_calls;
+  g_free (self->default_vision);
+  self->default_vision = g_strdup (vision);
 }

@@ -3,6 +3,8 @@
 
 #include <adwaita.h>
 
+#include "sight-model-provider.h"
+#include "sight-project.h"
 #include "sight-web-page.h"
 
 G_BEGIN_DECLS
@@ -51,6 +53,22 @@ gboolean    sight_composer_run_step        (SightComposer *self,
 /* Adds a step the recorder made (a test-file step object) to the timeline. */
 void        sight_composer_add_recorded_step (SightComposer *self,
                                               JsonNode      *step);
+/* The model of the app's preferences, for agents that name none (NULL:
+ * none; @hint then says why, or NULL to fall back to the environment). */
+void        sight_composer_set_provider    (SightComposer      *self,
+                                            SightModelProvider *provider,
+                                            const char         *hint);
+/* The project whose agents, budgets and credentials steps use (a step
+ * running keeps the one it started with). */
+void        sight_composer_set_project     (SightComposer *self,
+                                            SightProject  *project);
+/* What a step that says nothing gets: act's maxSteps, act's and waitFor's
+ * maxModelCalls, and vision ("off", "on", "only") for the judgments. 0 and
+ * NULL leave it to the agent. */
+void        sight_composer_set_defaults    (SightComposer *self,
+                                            guint          max_steps,
+                                            guint          max_model_calls,
+                                            const char    *vision);
 /* Whether the "No model configured" notice is up. */
 gboolean    sight_composer_get_no_model_shown (SightComposer *self);
 

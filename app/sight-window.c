@@ -11,7 +11,10 @@
 
 #include "sight-composer.h"
 #include "sight-demo-site.h"
+#include "sight-api-key.h"
 #include "sight-error.h"
+#include "sight-model-config.h"
+#include "sight-preferences.h"
 #include "sight-history.h"
 #include "sight-recorder.h"
 #include "sight-step-list.h"
@@ -42,6 +45,7 @@ struct _SightWindow
   SightRecorder   *recorder;
   GCancellable    *cancellable;        /* fired when the window closes */
   GCancellable    *observe_cancellable;
+  GCancellable    *model_cancellable;
   GSettings       *settings;
   GtkNativeDialog *file_dialog;
   AdwMessageDialog *save_dialog;
@@ -246,6 +250,154 @@ step_finished_cb (SightComposer *composer,
 {
   /* The inspector shows the page as the step left it. */
   schedule_refresh (self);
+}
+
+/* Preferences ------------------------------------------------------------ */
+
+/* The step defaults of the preferences: the timeouts as the project of the
+ * steps run here, the budgets and vision as the composer's defaults. */
+static void
+apply_defaults (SightWindow *self)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(SightProject) project = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *vision = NULL;
+
+  if (self->settings == NULL)
+    return;
+  vision = g_settings_get_string (self->settings, "default-vision");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "defaults");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "timeout");
+  json_builder_add_int_value (builder, g_settings_get_uint (self->settings, "default-timeout"));
+  json_builder_set_member_name (builder, "actionTimeout");
+  json_builder_add_int_value (builder,
+                              g_settings_get_uint (self->settings, "default-action-timeout"));
+  json_builder_end_object (builder);
+  json_builder_end_object (builder);
+  root = json_builder_get_root (builder);
+  text = json_to_string (root, FALSE);
+  project = sight_project_new_from_data (text, -1, NULL, &error);
+  if (project == NULL)
+    {
+      g_warning ("The step defaults are not usable: %s", error->message);
+      return;
+    }
+  sight_composer_set_project (self->composer, project);
+  sight_composer_set_defaults (self->composer,
+                               g_settings_get_uint (self->settings, "default-max-steps"),
+                               g_settings_get_uint (self->settings, "default-max-model-calls"),
+                               vision);
+}
+
+static void
+model_key_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(SightWindow) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightModelProvider) provider = NULL;
+  g_autofree char *provider_name = NULL;
+  g_autofree char *model = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *name = NULL;
+  char *key;
+
+  key = sight_api_key_lookup_finish (result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      g_cancellable_is_cancelled (self->cancellable))
+    {
+      sight_api_key_free (key);
+      return;
+    }
+  /* No keyring: a local server needs no key; others say what is missing. */
+  if (error != NULL)
+    g_debug ("No keyring: %s", error->message);
+  g_clear_error (&error);
+
+  provider_name = g_settings_get_string (self->settings, "model-provider");
+  model = g_strstrip (g_settings_get_string (self->settings, "model-name"));
+  base_url = g_strstrip (g_settings_get_string (self->settings, "model-base-url"));
+  if (*model == '\0')
+    {
+      sight_api_key_free (key);
+      sight_composer_set_provider (self->composer, NULL,
+                                   _("Choose a model name in Preferences."));
+      return;
+    }
+  name = g_strdup_printf ("%s:%s", provider_name, model);
+  provider = sight_model_provider_new_for_name (name, *base_url != '\0' ? base_url : NULL, key,
+                                                &error);
+  sight_api_key_free (key);
+  sight_composer_set_provider (self->composer, provider, error != NULL ? error->message : NULL);
+}
+
+/* The model of the preferences, its key read from the keyring. */
+static void
+apply_model (SightWindow *self)
+{
+  g_autofree char *provider = NULL;
+
+  if (self->settings == NULL)
+    return;
+  if (self->model_cancellable != NULL)
+    g_cancellable_cancel (self->model_cancellable);
+  g_clear_object (&self->model_cancellable);
+  provider = g_settings_get_string (self->settings, "model-provider");
+  if (g_str_equal (provider, "none"))
+    {
+      /* The environment (SIGHTLINE_MODEL) still decides. */
+      sight_composer_set_provider (self->composer, NULL, NULL);
+      return;
+    }
+  self->model_cancellable = g_cancellable_new ();
+  g_signal_connect_object (self->cancellable, "cancelled", G_CALLBACK (g_cancellable_cancel),
+                           self->model_cancellable, G_CONNECT_SWAPPED);
+  sight_api_key_lookup_async (provider, self->model_cancellable, model_key_cb,
+                              g_object_ref (self));
+}
+
+static void
+settings_changed_cb (GSettings   *settings,
+                     const char  *key,
+                     SightWindow *self)
+{
+  if (g_str_has_prefix (key, "model-"))
+    apply_model (self);
+  else if (g_str_has_prefix (key, "default-"))
+    apply_defaults (self);
+}
+
+static void
+api_key_changed_cb (SightPreferences *preferences,
+                    const char       *provider,
+                    SightWindow      *self)
+{
+  apply_model (self);
+}
+
+static void
+preferences_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  SightWindow *self = SIGHT_WINDOW (widget);
+  SightPreferences *preferences;
+
+  if (self->settings == NULL)
+    {
+      show_toast (self, _("Preferences need the app’s settings schema installed"));
+      return;
+    }
+  preferences = sight_preferences_new (GTK_WINDOW (self), self->settings);
+  g_signal_connect_object (preferences, "api-key-changed", G_CALLBACK (api_key_changed_cb),
+                           self, 0);
+  gtk_window_present (GTK_WINDOW (preferences));
 }
 
 /* Time travel ------------------------------------------------------------ */
@@ -980,6 +1132,8 @@ sight_window_dispose (GObject *object)
     g_cancellable_cancel (self->cancellable);
   if (self->observe_cancellable != NULL)
     g_cancellable_cancel (self->observe_cancellable);
+  if (self->model_cancellable != NULL)
+    g_cancellable_cancel (self->model_cancellable);
   g_clear_handle_id (&self->refresh_source, g_source_remove);
   g_clear_handle_id (&self->startup_source, g_source_remove);
   /* The sidebar's widgets go with the template, after this. */
@@ -1003,6 +1157,7 @@ sight_window_dispose (GObject *object)
     gtk_native_dialog_destroy (self->file_dialog);
   g_clear_object (&self->file_dialog);
   g_clear_object (&self->observe_cancellable);
+  g_clear_object (&self->model_cancellable);
   g_clear_object (&self->cancellable);
   G_OBJECT_CLASS (sight_window_parent_class)->dispose (object);
 }
@@ -1064,6 +1219,9 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.save", NULL, save_action);
   gtk_widget_class_install_action (widget_class, "win.save-as", NULL, save_as_action);
   gtk_widget_class_install_action (widget_class, "win.run-all", NULL, run_all_action);
+  gtk_widget_class_install_action (widget_class, "win.preferences", NULL, preferences_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_comma, GDK_CONTROL_MASK,
+                                       "win.preferences", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_n, GDK_CONTROL_MASK,
                                        "win.new-test", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK,
@@ -1170,6 +1328,10 @@ sight_window_init (SightWindow *self)
                        G_SETTINGS_BIND_SET);
       g_settings_bind (self->settings, "inspector-visible", self, "inspector-visible",
                        G_SETTINGS_BIND_DEFAULT);
+      g_signal_connect_object (self->settings, "changed", G_CALLBACK (settings_changed_cb),
+                               self, 0);
+      apply_defaults (self);
+      apply_model (self);
     }
 
   self->startup_source = g_idle_add (startup_idle_cb, self);

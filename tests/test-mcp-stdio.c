@@ -192,7 +192,8 @@ test_session (void)
   g_assert_cmpint (json_object_get_int_member (answer, "id"), ==, 2);
   tools = json_object_get_array_member (json_object_get_object_member (answer, "result"),
                                         "tools");
-  g_assert_cmpuint (json_array_get_length (tools), ==, 19);
+  /* The 19 built-in tools and skill_smoke_uat. */
+  g_assert_cmpuint (json_array_get_length (tools), ==, 20);
   g_clear_pointer (&answer, json_object_unref);
 
   /* Batches are refused under 2025-06-18. */

@@ -422,7 +422,10 @@ test_builtin_schemas (void)
     { "extract", "{\"sessionId\":\"sess_1\",\"instruction\":\"name\"}", 1 },
   };
 
-  g_assert_cmpuint (json_array_get_length (list), ==, 19);
+  /* The 19 built-in tools, then one per skill: here only skill_smoke_uat. */
+  g_assert_cmpuint (json_array_get_length (list), ==, 20);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (list, 19),
+                                                  "name"), ==, "skill_smoke_uat");
   for (guint i = 0; names[i] != NULL; i++)
     {
       JsonObject *entry = json_array_get_object_element (list, i);
@@ -617,8 +620,9 @@ test_batches (void)
                    ==, "a");
   g_assert_cmpint (error_code_of (json_array_get_element (answers, 1)), ==,
                    SIGHT_MCP_METHOD_NOT_FOUND);
-  g_assert_cmpstr (error_code_in_result (result_of (json_array_get_element (answers, 2))), ==,
-                   "unavailable");
+  g_assert_true (json_object_has_member (json_object_get_object_member (
+                    result_of (json_array_get_element (answers, 2)), "structuredContent"),
+                  "skills"));
   g_assert_cmpint (error_code_of (json_array_get_element (answers, 3)), ==,
                    SIGHT_MCP_INVALID_REQUEST);
   g_clear_pointer (&answer, json_node_unref);
@@ -654,7 +658,7 @@ test_tools_call (void)
 
   answer = send_node (session, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (result_of (answer),
-                                                                         "tools")), ==, 19);
+                                                                         "tools")), ==, 20);
   g_clear_pointer (&answer, json_node_unref);
 
   /* The spec: an unknown tool is not_found, as a result. */
@@ -699,10 +703,27 @@ test_tools_call (void)
   g_assert_cmpstr (error_code_in_result (result_of (answer)), ==, "invalid_input");
   g_clear_pointer (&answer, json_node_unref);
 
-  /* A tool whose runner part is missing says so; it never fakes a result. */
+  /* The built-in skill is listed with its tool. */
   answer = call_tool (session, "list_skills", "{}");
   result = result_of (answer);
-  g_assert_cmpstr (error_code_in_result (result), ==, "unavailable");
+  g_assert_false (json_object_get_boolean_member_with_default (result, "isError", FALSE));
+  g_assert_cmpstr (json_object_get_string_member (
+                     json_array_get_object_element (
+                       json_object_get_array_member (
+                         json_object_get_object_member (result, "structuredContent"), "skills"),
+                       0), "tool"), ==, "skill_smoke_uat");
+  g_clear_pointer (&answer, json_node_unref);
+
+  /* A typed skill tool refuses sign-in options before anything runs. */
+  answer = call_tool (session, "skill_smoke_uat", "{\"url\":\"https://example.test\","
+                                                  "\"options\":{\"session\":{\"profileId\":\"p\"}}}");
+  result = result_of (answer);
+  g_assert_cmpstr (error_code_in_result (result), ==, "invalid_input");
+  g_assert_nonnull (strstr (json_object_get_string_member (
+                              json_array_get_object_element (
+                                json_object_get_array_member (result, "content"), 0), "text"),
+                            "Signed-in skill runs are not available yet: remove "
+                            "session.profileId"));
   g_clear_pointer (&answer, json_node_unref);
 
   /* A missing arguments member is {}. */
@@ -1026,7 +1047,12 @@ int
 main (int    argc,
       char **argv)
 {
+  g_autofree char *data_dir = NULL;
+
   g_test_init (&argc, &argv, NULL);
+  /* Skills and runs come from a data folder of the test's own. */
+  data_dir = g_dir_make_tmp ("sight-mcp-XXXXXX", NULL);
+  g_setenv ("SIGHTLINE_DATA_DIR", data_dir, TRUE);
 
   g_test_add_func ("/mcp/schema", test_schema);
   g_test_add_func ("/mcp/builtin-schemas", test_builtin_schemas);

@@ -483,6 +483,75 @@ expect_bad_args (const char * const *paths,
   assert_contains (error->message, fragment);
 }
 
+/* A direct step fills a credential of the project file by reference: the
+ * value signs in, and reaches neither the store nor any report. */
+static void
+test_secret_param_stays_out (void)
+{
+  g_autofree char *folder = g_build_filename (dir, "secret", NULL);
+  g_autofree char *project = g_build_filename (folder, "sightline.json", NULL);
+  g_autofree char *path = g_build_filename (folder, "sign-in.sightline.json", NULL);
+  g_autofree char *origin = g_strndup (sight_demo_site_get_url (site),
+                                       strlen (sight_demo_site_get_url (site)) - 1);
+  g_autofree char *project_text = g_strdup_printf (
+    "{ \"credentials\": { \"member.password\": { \"purpose\": \"password\","
+    "    \"allowedOrigins\": [\"%s\"], \"source\": { \"env\": \"SIGHT_SUITE_TEST_PASSWORD\" } } },"
+    "  \"defaults\": { \"actionTimeout\": 5000 } }", origin);
+  const char *test_text =
+    "{ \"name\": \"Sign in with the stored password\", \"url\": \"/login\", \"steps\": ["
+    "  { \"do\": \"type \\\"member@example.test\\\" into Email\" },"
+    "  { \"do\": \"type {password} into Password\","
+    "    \"params\": { \"password\": { \"secret\": \"member.password\" } } },"
+    "  { \"do\": \"click the Sign in button\" },"
+    "  { \"do\": \"expect text \\\"Northwind Logistics\\\"\" } ] }";
+  const char *paths[] = { path, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  g_autofree char *got = NULL;
+  g_autofree char *suite_json = NULL;
+  g_autoptr(GBytes) html = NULL;
+  g_autoptr(GBytes) json = NULL;
+  g_autoptr(GBytes) junit = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (project, project_text, -1, NULL));
+  g_assert_true (g_file_set_contents (path, test_text, -1, NULL));
+  g_setenv ("SIGHT_SUITE_TEST_PASSWORD", SIGHT_DEMO_SITE_PASSWORD, TRUE);
+
+  result = run_suite (paths, "{}", &error);
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "Sign in with the stored password=pass();");
+
+  data = sight_store_load_run (store, first_run_id (test_at (result, 0)), &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (((SightStepRecord *) data->steps->pdata[2])->instruction, ==,
+                   "type {password} into Password");
+  for (guint i = 0; i < data->steps->len; i++)
+    {
+      SightStepRecord *step = data->steps->pdata[i];
+
+      g_assert_null (strstr (step->instruction ? step->instruction : "", SIGHT_DEMO_SITE_PASSWORD));
+      g_assert_null (strstr (step->explanation ? step->explanation : "", SIGHT_DEMO_SITE_PASSWORD));
+    }
+  html = sight_report_render (data, SIGHT_REPORT_HTML, &error);
+  g_assert_no_error (error);
+  json = sight_report_render (data, SIGHT_REPORT_JSON, &error);
+  g_assert_no_error (error);
+  junit = sight_report_render_suite (json_node_get_object (result), NULL, SIGHT_REPORT_JUNIT,
+                                     &error);
+  g_assert_no_error (error);
+  suite_json = json_to_string (result, FALSE);
+  g_assert_null (g_strstr_len (g_bytes_get_data (html, NULL), g_bytes_get_size (html),
+                               SIGHT_DEMO_SITE_PASSWORD));
+  g_assert_null (g_strstr_len (g_bytes_get_data (json, NULL), g_bytes_get_size (json),
+                               SIGHT_DEMO_SITE_PASSWORD));
+  g_assert_null (g_strstr_len (g_bytes_get_data (junit, NULL), g_bytes_get_size (junit),
+                               SIGHT_DEMO_SITE_PASSWORD));
+  g_assert_null (strstr (suite_json, SIGHT_DEMO_SITE_PASSWORD));
+}
+
 static char *
 blank_test (const char *file,
             const char *name)
@@ -560,6 +629,7 @@ main (int    argc,
   g_test_add_func ("/suite/retries-make-flaky", test_retries_make_flaky);
   g_test_add_func ("/suite/junit-well-formed", test_junit_well_formed);
   g_test_add_func ("/suite/grep-and-bad-arguments", test_grep_and_bad_arguments);
+  g_test_add_func ("/suite/secret-param-stays-out", test_secret_param_stays_out);
   status = g_test_run ();
 
   g_clear_pointer (&serial_result, json_node_unref);

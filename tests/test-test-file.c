@@ -51,6 +51,26 @@ test_valid (void)
   g_assert_cmpuint (json_object_get_size (step->options), ==, 0);
 }
 
+/* A start address may be a path for the suite's base URL; a direct step
+ * may take params for its {name} placeholders. */
+static void
+test_relative_url_and_do_params (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightTestFile) file = sight_test_file_parse (
+    "/x/t.sightline.json",
+    "{ \"url\": \"/login\", \"steps\": [ { \"do\": \"type {password} into Password\","
+    "  \"params\": { \"password\": { \"secret\": \"member.password\" } } } ] }", -1, &error);
+  SightTestStep *step;
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (file->url, ==, "/login");
+  g_assert_cmpstr (file->name, ==, "t.sightline.json");
+  step = g_ptr_array_index (file->steps, 0);
+  g_assert_cmpint (step->kind, ==, SIGHT_TEST_STEP_DO);
+  g_assert_true (json_object_has_member (step->options, "params"));
+}
+
 static void
 expect_invalid (const char *text,
                 const char *fragment)
@@ -77,7 +97,9 @@ test_invalid (void)
   expect_invalid ("{ \"steps\": [ { \"click\": \"A\" } ] }", "needs one of");
   expect_invalid ("{ \"steps\": [ { \"do\": \"click A\", \"act\": \"B\" } ] }", "both");
   expect_invalid ("{ \"steps\": [ { \"do\": \"\" } ] }", "non-empty");
-  expect_invalid ("{ \"steps\": [ { \"do\": \"click A\", \"timeout\": 5 } ] }", "no options");
+  expect_invalid ("{ \"steps\": [ { \"do\": \"click A\", \"timeout\": 5 } ] }", "no options but params");
+  expect_invalid ("{ \"steps\": [ { \"do\": \"type {p} into A\", \"params\": 3 } ] }",
+                  "params must be an object");
   expect_invalid ("{ \"steps\": [ { \"do\": \"dance wildly\" } ] }", "step 1");
   expect_invalid ("{ \"url\": \"ftp://x/\", \"steps\": [] }", "url");
   expect_invalid ("{ \"timeout\": -1, \"steps\": [] }", "timeout");
@@ -110,6 +132,7 @@ main (int    argc,
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/test-file/valid", test_valid);
+  g_test_add_func ("/test-file/relative-url-and-do-params", test_relative_url_and_do_params);
   g_test_add_func ("/test-file/invalid", test_invalid);
   g_test_add_func ("/test-file/save-round-trip", test_save_round_trip);
   return g_test_run ();

@@ -83,9 +83,14 @@ main (int    argc,
       g_autoptr(JsonNode) action = json_from_string ("{\"type\": \"click\"}", NULL);
       g_autoptr(GArray) pair = g_array_new (FALSE, FALSE, sizeof (double));
       g_autoptr(GArray) click = g_array_new (FALSE, FALSE, sizeof (double));
+      /* where the click's time goes: settling after the action, and the script's parts */
+      const char *parts[] = { "settleMs", "actionableMs", "describeMs", "actMs", "quietMs" };
+      GArray *part[G_N_ELEMENTS (parts)];
       g_autofree char *body = NULL;
       const char *ref;
 
+      for (guint k = 0; k < G_N_ELEMENTS (parts); k++)
+        part[k] = g_array_new (FALSE, FALSE, sizeof (double));
       sight_web_page_set_viewport (page, 1280, 720, 1.0);
       sight_web_page_load_async (page, argv[u], SIGHT_WAIT_UNTIL_LOAD, 60000, NULL, done_cb,
                                  &result);
@@ -135,12 +140,29 @@ main (int    argc,
           {
             double p = (t2 - t0) / 1000.0, c = (t1 - t0) / 1000.0;
 
+            JsonObject *timing = json_object_get_object_member (done, "timing");
+
             g_array_append_val (pair, p);
             g_array_append_val (click, c);
+            for (guint k = 0; k < G_N_ELEMENTS (parts); k++)
+              {
+                JsonObject *from = k == 0 ? done : timing;
+                double v = from != NULL ? json_object_get_int_member_with_default (from, parts[k], -1)
+                                        : -1;
+
+                g_array_append_val (part[k], v);
+              }
           }
         }
       g_print ("{\"url\": \"%s\", \"pairMs\": %.1f, \"pairP90Ms\": %.1f, \"clickMs\": %.1f}\n",
                argv[u], percentile (pair, 0.5), percentile (pair, 0.9), percentile (click, 0.5));
+      g_printerr ("%s: medians of the click's parts:", argv[u]);
+      for (guint k = 0; k < G_N_ELEMENTS (parts); k++)
+        {
+          g_printerr (" %s %.0f", parts[k], percentile (part[k], 0.5));
+          g_array_unref (part[k]);
+        }
+      g_printerr ("\n");
     }
   return 0;
 }

@@ -11,7 +11,10 @@
 #include "sight-web-page-private.h"
 
 #define GRACE_MS 40        /* for a navigation the action started to show up */
-#define QUIET_MS 100       /* DOM mutations quiet this long */
+#define QUIET_MS 100       /* DOM mutations quiet this long while requests were in flight */
+/* … and this long when none was: waited inside the action's own script, so an
+ * action whose page needs no network settles in one round trip. */
+#define QUICK_QUIET_MS 50
 #define POLL_MS 20
 
 static const char *
@@ -250,6 +253,29 @@ acted_cb (GObject      *source,
 
   if (data->ref != NULL)
     json_object_set_string_member (data->result, "ref", data->ref);
+  /* The script waited for a quiet DOM after acting: with no navigation and no
+   * request in flight the page has settled. */
+  if (!data->set_files && !webkit_web_view_is_loading (sight_web_page_get_web_view (data->page)) &&
+      sight_web_page_get_requests_in_flight (data->page) == 0 &&
+      _sight_web_page_get_navigation_count (data->page) == data->nav_before &&
+      json_object_has_member (data->result, "settle") &&
+      JSON_NODE_HOLDS_OBJECT (json_object_get_member (data->result, "settle")) &&
+      json_object_get_boolean_member_with_default (json_object_get_object_member (data->result,
+                                                                                  "settle"),
+                                                   "quiet", FALSE) &&
+      (g_get_monotonic_time () - data->start) / 1000 >= GRACE_MS)
+    {
+      JsonObject *settle = json_object_get_object_member (data->result, "settle");
+
+      /* settleMs counts the script's own wait too */
+      data->acted -= json_object_get_int_member_with_default (settle, "waitedMs", 0) * 1000;
+      json_object_set_string_member (data->result, "action", data->type);
+      json_object_set_string_member (data->result, "input",
+                                     g_strv_contains ((const char * const[]) { "fill", "type", NULL },
+                                                      data->type) ? "editor" : "synthetic");
+      finish_settled (task, TRUE);
+      return;
+    }
   json_object_set_string_member (data->result, "action", data->type);
   json_object_set_string_member (data->result, "input",
                                  g_strv_contains ((const char * const[]) { "fill", "type", NULL },
@@ -347,6 +373,7 @@ sight_web_page_perform_async (SightWebPage        *self,
     json_object_set_string_member (object, "ref", ref);
   json_object_set_object_member (object, "action", json_object_ref (action));
   json_object_set_int_member (object, "timeout", remaining_ms (data));
+  json_object_set_int_member (object, "quietMs", QUICK_QUIET_MS);
   body = build_call ("perform (args)", TRUE);
   sight_web_page_evaluate_async (self, body, args, remaining_ms (data) + 1000, cancellable,
                                  acted_cb, g_steal_pointer (&task));
@@ -387,6 +414,7 @@ sight_web_page_tap_at_async (SightWebPage        *self,
   json_object_set_double_member (object, "x", x);
   json_object_set_double_member (object, "y", y);
   json_object_set_int_member (object, "timeout", remaining_ms (data));
+  json_object_set_int_member (object, "quietMs", QUICK_QUIET_MS);
   body = build_call ("tapAt (args)", TRUE);
   sight_web_page_evaluate_async (self, body, args, remaining_ms (data) + 1000, cancellable,
                                  acted_cb, g_steal_pointer (&task));

@@ -45,5 +45,6 @@ GCancellable *_sight_mcp_job_cancellable (SightMcpToolCall *call);
 void _sight_mcp_report_tools_install (SightMcpRegistry *registry);
 void _sight_mcp_step_tools_install   (SightMcpRegistry *registry);
 void _sight_mcp_task_tools_install   (SightMcpRegistry *registry);
+void _sight_mcp_skill_tools_install  (SightMcpRegistry *registry);
 
 G_END_DECLS

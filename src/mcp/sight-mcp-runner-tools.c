@@ -442,4 +442,5 @@ sight_mcp_runner_tools_install (SightMcpRegistry *registry)
   _sight_mcp_report_tools_install (registry);
   _sight_mcp_step_tools_install (registry);
   _sight_mcp_task_tools_install (registry);
+  _sight_mcp_skill_tools_install (registry);
 }

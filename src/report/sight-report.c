@@ -864,7 +864,7 @@ static const char base_css[] =
   "overflow-wrap:anywhere}"
   ".ok{color:var(--pass)}.bad{color:var(--fail)}"
   "footer{margin-top:2em;color:var(--muted);font-size:.8em}"
-  ".tests td.n{white-space:nowrap}.test{margin-top:2.4em}"
+  ".tests td.n,.tests th{white-space:nowrap}.test{margin-top:2.4em}.v-flaky{background:#8250df}"
   "@media (max-width:700px){.shots{grid-template-columns:1fr}}"
   "@media print{body{max-width:none;padding:0;font-size:11pt}.film{display:none}"
   "pre{max-height:none}a{color:inherit;text-decoration:none}"
@@ -1630,7 +1630,7 @@ static const char *
 suite_verdict_class (const char *verdict)
 {
   if (g_strcmp0 (verdict, "pass") == 0 || g_strcmp0 (verdict, "flaky") == 0)
-    return "pass";
+    return verdict;
   if (g_strcmp0 (verdict, "fail") == 0)
     return "fail";
   return "error";

@@ -861,50 +861,42 @@ sight_smoke_test_async (SightStore          *store,
                         GAsyncReadyCallback  callback,
                         gpointer             user_data)
 {
-  g_free (sight_smoke_test_start (store, args, cancellable, callback, user_data));
+  g_autoptr(GError) error = NULL;
+  g_autofree char *run_id = sight_smoke_test_start (store, args, cancellable, callback, user_data,
+                                                    &error);
+
+  if (run_id == NULL)
+    g_task_report_error (NULL, callback, user_data, sight_smoke_test_start,
+                         g_steal_pointer (&error));
 }
 
-char *
-sight_smoke_test_start (SightStore          *store,
-                        JsonObject          *args,
-                        GCancellable        *cancellable,
-                        GAsyncReadyCallback  callback,
-                        gpointer             user_data)
+/* Checks the arguments and opens the run. */
+static gboolean
+smoke_prepare (Smoke       *smoke,
+               JsonObject  *args,
+               GError     **error)
 {
-  g_autoptr(GTask) task = g_task_new (NULL, cancellable, callback, user_data);
-  g_autoptr(GError) error = NULL;
-  Smoke *smoke = g_new0 (Smoke, 1);
   const char *url, *expect_text, *expect_url, *expect_no_text;
   gint64 wait_seconds;
   SightRunRecord run = { 0 };
-  char *run_id;
 
-  g_task_set_source_tag (task, sight_smoke_test_start);
-  g_task_set_task_data (task, smoke, (GDestroyNotify) smoke_free);
-  smoke->store = g_object_ref (store);
-  smoke->links = g_ptr_array_new_with_free_func (g_free);
-  smoke->link_results = g_ptr_array_new_with_free_func ((GDestroyNotify) link_result_free);
-
-  if (!sight_tool_args_check_known (args, smoke_args, &error) ||
-      !sight_tool_args_get_url (args, "url", TRUE, &url, &error) ||
-      !sight_tool_args_get_strv (args, "steps", NULL, 30, 500, none, &smoke->steps, &error) ||
-      !sight_tool_args_get_string (args, "expectText", 500, &expect_text, &error) ||
-      !sight_tool_args_get_string (args, "expectUrl", 500, &expect_url, &error) ||
-      !sight_tool_args_get_string (args, "expectNoText", 500, &expect_no_text, &error) ||
-      !sight_tool_args_get_int (args, "maxLinks", 50, 0, 200, &smoke->max_links, &error) ||
-      !sight_tool_args_get_bool (args, "strictLinks", TRUE, &smoke->strict_links, &error) ||
-      !sight_tool_args_get_int (args, "waitSeconds", 60, 1, 90, &wait_seconds, &error) ||
-      !parse_session (args, &error))
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return NULL;
-    }
+  if (!sight_tool_args_check_known (args, smoke_args, error) ||
+      !sight_tool_args_get_url (args, "url", TRUE, &url, error) ||
+      !sight_tool_args_get_strv (args, "steps", NULL, 30, 500, none, &smoke->steps, error) ||
+      !sight_tool_args_get_string (args, "expectText", 500, &expect_text, error) ||
+      !sight_tool_args_get_string (args, "expectUrl", 500, &expect_url, error) ||
+      !sight_tool_args_get_string (args, "expectNoText", 500, &expect_no_text, error) ||
+      !sight_tool_args_get_int (args, "maxLinks", 50, 0, 200, &smoke->max_links, error) ||
+      !sight_tool_args_get_bool (args, "strictLinks", TRUE, &smoke->strict_links, error) ||
+      !sight_tool_args_get_int (args, "waitSeconds", 60, 1, 90, &wait_seconds, error) ||
+      !parse_session (args, error))
+    return FALSE;
   for (char **s = smoke->steps; *s != NULL; s++)
     if (*g_strstrip (*s) == '\0')
       {
-        g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
-                                 "steps[%u]: must not be empty", (guint) (s - smoke->steps));
-        return NULL;
+        g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                     "steps[%u]: must not be empty", (guint) (s - smoke->steps));
+        return FALSE;
       }
   smoke->url = g_strdup (url);
   smoke->expect_text = smoke->expect_text_owned = g_strdup (expect_text);
@@ -916,18 +908,42 @@ sight_smoke_test_start (SightStore          *store,
   run.url = smoke->url;
   run.verdict = SIGHT_RUN_VERDICT_RUNNING;
   run.started_at = g_get_real_time ();
-  smoke->run_id = sight_store_open_run (store, &run, &error);
-  if (smoke->run_id == NULL)
+  smoke->run_id = sight_store_open_run (smoke->store, &run, error);
+  return smoke->run_id != NULL;
+}
+
+char *
+sight_smoke_test_start (SightStore          *store,
+                        JsonObject          *args,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data,
+                        GError             **error)
+{
+  GTask *task;
+  Smoke *smoke = g_new0 (Smoke, 1);
+  char *run_id;
+
+  g_return_val_if_fail (SIGHT_IS_STORE (store), NULL);
+  g_return_val_if_fail (args != NULL, NULL);
+
+  smoke->store = g_object_ref (store);
+  smoke->links = g_ptr_array_new_with_free_func (g_free);
+  smoke->link_results = g_ptr_array_new_with_free_func ((GDestroyNotify) link_result_free);
+  if (!smoke_prepare (smoke, args, error))
     {
-      g_task_return_error (task, g_steal_pointer (&error));
+      smoke_free (smoke);
       return NULL;
     }
 
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_smoke_test_start);
+  g_task_set_task_data (task, smoke, (GDestroyNotify) smoke_free);
   smoke->page = sight_web_page_new ();
   smoke->http = soup_session_new_with_options ("timeout", LINK_TIMEOUT_S,
                                                "user-agent", "Sightline link check", NULL);
   run_id = g_strdup (smoke->run_id);
-  smoke_next (g_steal_pointer (&task));
+  smoke_next (task);
   return run_id;
 }
 

@@ -28,12 +28,13 @@ JsonNode *sight_smoke_test_finish (GAsyncResult        *result,
                                    GError             **error);
 /* The same, returning the run id (run_…) as soon as the run is open, for
  * callers that stop waiting before the test ends (get_report reads it
- * later). NULL when the arguments were refused: the error then also reaches
- * @callback. */
+ * later). NULL with @error when the arguments were refused or the run could
+ * not be stored: @callback is then not called. */
 char     *sight_smoke_test_start  (SightStore          *store,
                                    JsonObject          *args,
                                    GCancellable        *cancellable,
                                    GAsyncReadyCallback  callback,
-                                   gpointer             user_data);
+                                   gpointer             user_data,
+                                   GError             **error);
 
 G_END_DECLS

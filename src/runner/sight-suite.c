@@ -400,7 +400,8 @@ run_step (Attempt       *attempt,
     {
       gint64 action = sight_project_get_action_timeout (project);
 
-      sight_direct_step_run_async (attempt->page, step->instruction, NULL,
+      sight_direct_step_run_async (attempt->page, step->instruction,
+                                   json_object_get_member (step->options, "params"),
                                    sight_project_get_secrets (project),
                                    capped_ms (attempt, action > 0 ? action : DO_TIMEOUT_MS),
                                    cancellable, direct_done_cb, attempt);

@@ -123,8 +123,15 @@ parse_step (SightTestFile  *file,
     {
       g_autoptr(SightDirectStep) direct = NULL;
 
-      if (json_object_get_size (step->options) > 0)
-        return fail (error, file->path, "step %u: a do step takes no options", index + 1);
+      JsonNode *params = json_object_get_member (step->options, "params");
+
+      /* A direct step takes params, for {name} placeholders (a Secret among
+       * them is filled host-side); nothing else. */
+      if (json_object_get_size (step->options) > (params != NULL ? 1 : 0))
+        return fail (error, file->path, "step %u: a do step takes no options but params",
+                     index + 1);
+      if (params != NULL && !JSON_NODE_HOLDS_OBJECT (params))
+        return fail (error, file->path, "step %u: params must be an object", index + 1);
       direct = sight_direct_step_parse (step->instruction, &local_error);
       if (direct == NULL)
         return fail (error, file->path, "step %u: %s", index + 1, local_error->message);

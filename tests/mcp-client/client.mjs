@@ -5,7 +5,7 @@
 // TAP line per check and a closing "N passed, N failed" line.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -106,11 +106,8 @@ async function exercise(client, label, demo) {
   check(`${label}: an unknown tool is not_found`,
     unknownTool.isError === true && textOf(unknownTool).startsWith('[not_found] '), unknownTool);
 
-  // A tool whose runner part is not built says so; it never fakes a result.
-  const skills = await client.callTool({ name: 'list_skills', arguments: {} });
-  check(`${label}: list_skills answers [unavailable] while the runner lacks skills`,
-    skills.isError === true && textOf(skills).startsWith('[unavailable] ') &&
-    skills.structuredContent?.error?.code === 'unavailable', skills);
+  check(`${label}: skill_smoke_uat is listed for the built-in skill`,
+    names.includes('skill_smoke_uat'), names);
 
   // Runner tools on the demo site: sessions, scrape, screenshot, with
   // progress asked for (over HTTP that makes the answer a stream).
@@ -144,6 +141,138 @@ async function exercise(client, label, demo) {
   const image = (shot.content ?? []).find((c) => c.type === 'image');
   check(`${label}: screenshot returns a PNG image`, shot.isError !== true && image?.mimeType === 'image/png' &&
     Buffer.from(image.data, 'base64').subarray(1, 4).toString() === 'PNG', shot.isError ? shot : image?.mimeType);
+
+  await exerciseTests(client, label, demo);
+  if (model) await exerciseAgent(client, label, demo);
+}
+
+// Calls that wait longer than the SDK's default request timeout of 60 s.
+const LONG = { timeout: 150000 };
+
+// smoke_test, get_report and the skills.
+async function exerciseTests(client, label, demo) {
+  const smoke = await client.callTool({ name: 'smoke_test',
+    arguments: { url: demo + 'pricing', maxLinks: 0, expectText: 'Pricing' } }, undefined, LONG);
+  const runId = smoke.structuredContent?.id;
+  check(`${label}: smoke_test passes on the pricing page`, smoke.isError !== true &&
+    smoke.structuredContent?.verdict === 'pass' && /^run_/.test(runId) &&
+    textOf(smoke).startsWith(`Smoke test of ${demo}pricing PASSED in `), smoke);
+  const report = await client.callTool({ name: 'get_report', arguments: { id: runId, waitSeconds: 0 } });
+  check(`${label}: get_report reads the same run`, report.isError !== true &&
+    report.structuredContent?.id === runId && report.structuredContent?.verdict === 'pass', report);
+  const noReport = await client.callTool({ name: 'get_report', arguments: { id: 'run_nope' } });
+  check(`${label}: get_report of an unknown id is not_found`,
+    noReport.structuredContent?.error?.code === 'not_found', noReport);
+
+  const skills = await client.callTool({ name: 'list_skills', arguments: {} });
+  check(`${label}: list_skills lists smoke-uat`, skills.isError !== true &&
+    skills.structuredContent?.skills?.[0]?.name === 'smoke-uat' &&
+    skills.structuredContent.skills[0].tool === 'skill_smoke_uat', skills);
+  const started = await client.callTool({ name: 'run_skill',
+    arguments: { name: 'smoke-uat', inputs: { url: demo + 'pricing', maxLinks: 0 } } });
+  check(`${label}: run_skill starts a run without waiting`, started.isError !== true &&
+    /^run_/.test(started.structuredContent?.runId) && started.structuredContent?.status === 'running',
+    started);
+  const read = await client.callTool({ name: 'get_skill_run',
+    arguments: { runId: started.structuredContent?.runId, waitSeconds: 60 } }, undefined, LONG);
+  check(`${label}: get_skill_run waits for the verdict`, read.isError !== true &&
+    read.structuredContent?.status === 'passed' && read.structuredContent?.skill === 'smoke-uat',
+    read);
+  const typed = await client.callTool({ name: 'skill_smoke_uat',
+    arguments: { url: demo + 'status', maxLinks: 0, expectText: 'No such text anywhere',
+      options: { waitSeconds: 60 } } }, undefined, LONG);
+  check(`${label}: skill_smoke_uat returns a failed run as a normal result`,
+    typed.isError !== true && typed.structuredContent?.status === 'failed' &&
+    textOf(typed).startsWith('Skill smoke-uat, version 1, run run_'), typed);
+}
+
+// The agent on an open session and a task, with the scripted model.
+async function exerciseAgent(client, label, demo) {
+  const created = await client.callTool({ name: 'create_session', arguments: { startUrl: demo + 'pricing' } });
+  const sessionId = created.structuredContent?.id;
+  const acted = await client.callTool({ name: 'act',
+    arguments: { sessionId, instruction: 'check that nothing needs doing' } }, undefined, LONG);
+  check(`${label}: act passes with the agent's summary`, acted.isError !== true &&
+    acted.structuredContent?.verdict === 'pass' &&
+    acted.structuredContent?.summary === 'Nothing needs doing.', acted);
+  const asserted = await client.callTool({ name: 'assert',
+    arguments: { sessionId, assertion: 'the heading says Pricing' } }, undefined, LONG);
+  check(`${label}: assert passes`, asserted.isError !== true &&
+    asserted.structuredContent?.verdict === 'pass', asserted);
+  const refuted = await client.callTool({ name: 'assert',
+    arguments: { sessionId, assertion: 'a trial badge is shown', screenshot: false } }, undefined, LONG);
+  check(`${label}: a false assert is isError ASSERTION_FAILED`, refuted.isError === true &&
+    textOf(refuted).startsWith('[ASSERTION_FAILED] '), refuted);
+  const waited = await client.callTool({ name: 'wait_for',
+    arguments: { sessionId, condition: 'the plans are listed', interval: 100, timeout: 20000 } },
+  undefined, LONG);
+  check(`${label}: wait_for passes`, waited.isError !== true &&
+    waited.structuredContent?.verdict === 'pass', waited);
+  const extracted = await client.callTool({ name: 'extract',
+    arguments: { sessionId, instruction: 'the page heading',
+      schema: { type: 'object', required: ['heading'], properties: { heading: { type: 'string' } } } } },
+  undefined, LONG);
+  check(`${label}: extract returns the value`, extracted.isError !== true &&
+    extracted.structuredContent?.value?.heading === 'Pricing', extracted);
+
+  const task = await client.callTool({ name: 'run_task',
+    arguments: { goal: 'Report the page heading', sessionId, maxSteps: 3 } }, undefined, LONG);
+  check(`${label}: run_task finishes with the answer`, task.isError !== true &&
+    task.structuredContent?.task?.stoppedBy === 'done' &&
+    task.structuredContent.task.answer === 'The heading is Pricing.' &&
+    /^tsk_/.test(task.structuredContent.task.taskId) &&
+    textOf(task).startsWith('Task finished (done) in 0 steps'), task);
+  const got = await client.callTool({ name: 'get_task', arguments: { sessionId, waitSeconds: 0 } });
+  check(`${label}: get_task reads the finished task`, got.isError !== true &&
+    got.structuredContent?.status === 'finished' &&
+    got.structuredContent?.taskId === task.structuredContent?.task?.taskId, got);
+  await client.callTool({ name: 'stop_session', arguments: { sessionId } });
+  const taskReport = await client.callTool({ name: 'get_report',
+    arguments: { id: task.structuredContent?.task?.taskId } });
+  check(`${label}: get_report of the task passes`, taskReport.isError !== true &&
+    taskReport.structuredContent?.verdict === 'pass' &&
+    textOf(taskReport).startsWith('Task "Report the page heading" finished in '), taskReport);
+}
+
+// The scripted model server of the tests, answering by what each request
+// asks, so both transports can run the same calls in any order.
+const modelScript = {
+  rules: [
+    { match: 'Task: check that nothing needs doing',
+      response: { tool_calls: [{ name: 'done', arguments: { verdict: 'pass', summary: 'Nothing needs doing.' } }] } },
+    { match: 'Task: Report the page heading',
+      response: { tool_calls: [{ name: 'done', arguments: { verdict: 'pass', summary: 'The heading is Pricing.' } }] } },
+    { match: 'the heading says Pricing',
+      response: { json: { verdict: true, explanation: 'The heading reads Pricing.', injection: null } } },
+    { match: 'a trial badge is shown',
+      response: { json: { verdict: false, explanation: 'No trial badge is shown.', injection: null } } },
+    { match: 'the plans are listed',
+      response: { json: { verdict: true, explanation: 'Three plans are listed.', injection: null } } },
+    { match: 'the page heading',
+      response: { json: { heading: 'Pricing' } } },
+  ],
+};
+
+function startModel() {
+  const server = process.env.SIGHTLINE_SCRIPTED_MODEL_SERVER;
+  if (!server) return Promise.resolve(null);
+  const script = join(home, 'model-script.json');
+  writeFileSync(script, JSON.stringify(modelScript));
+  return new Promise((resolve, reject) => {
+    const child = spawn('stdbuf', ['-oL', server, '--script', script],
+      { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('the scripted model did not start in 30 s')), 30000);
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = out.match(/OPENAI_BASE_URL=(\S+)/);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1] });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`the scripted model exited with ${code}`)));
+  });
 }
 
 async function overStdio() {
@@ -227,15 +356,24 @@ function startDemo() {
 
 let demoUrl;
 let demo;
+let model;
 try {
   demo = await startDemo();
   demoUrl = demo.url;
+  model = await startModel();
+  if (model) {
+    env.SIGHTLINE_MODEL = 'openai:gpt-4.1';
+    env.OPENAI_BASE_URL = model.url;
+  } else {
+    console.log('# SIGHTLINE_SCRIPTED_MODEL_SERVER is not set: the agent tools are not exercised');
+  }
   await overStdio();
   await overHttp();
 } catch (error) {
   check(`no exception (${error?.message ?? error})`, false, String(error?.stack ?? error));
 } finally {
   await stopChild(demo?.child);
+  await stopChild(model?.child);
   try {
     rmSync(home, { recursive: true, force: true, maxRetries: 5 });
   } catch (error) {

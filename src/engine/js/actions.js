@@ -6,10 +6,13 @@
  * __sight.snapshot.resolve() maps a ref to its element). It installs
  * globalThis.__sight.actions once per document:
  *
- *   perform(args)  args = { ref, action: { type, ... }, timeout }
- *                  -> { ok: true, descriptor, detail } or
+ *   perform(args)  args = { ref, action: { type, ... }, timeout, quietMs }
+ *                  -> { ok: true, descriptor, detail, settle, timing } or
  *                     { ok: false, code, message }
- *   tapAt(args)    args = { x, y, timeout }  (viewport CSS pixels)
+ *   tapAt(args)    args = { x, y, timeout, quietMs }  (viewport CSS pixels)
+ *                  With quietMs, both wait after acting until DOM mutations
+ *                  were quiet that long (settle: { quiet, waitedMs }), so the
+ *                  common case settles in the same round trip.
  *   quiet(args)    resolves once DOM mutations were quiet for args.quietMs,
  *                  or after args.timeout: { quiet, waitedMs }
  *
@@ -277,10 +280,16 @@
       else if (checks.editable && !isEditable (el))
         reason = 'it is not editable';
       if (!reason && (checks.stable || checks.receives)) {
-        el.scrollIntoView ({ block: 'center', inline: 'center', behavior: 'instant' });
+        /* Scroll only when the element is not wholly in the viewport already, as a
+         * person would (and without the extra frame a scroll costs). */
+        const r = el.getBoundingClientRect ();
+        const win = el.ownerDocument.defaultView;
+        if (r.top < 0 || r.left < 0 || r.bottom > win.innerHeight || r.right > win.innerWidth)
+          el.scrollIntoView ({ block: 'center', inline: 'center', behavior: 'instant' });
         if (checks.stable) {
+          /* The box at the last rendering update and at the next one: two
+           * animation frames, so anything animating shows as moving. */
           const a = el.getBoundingClientRect ();
-          await nextFrame ();
           await nextFrame ();
           const b = el.getBoundingClientRect ();
           if (a.x !== b.x || a.y !== b.y || a.width !== b.width || a.height !== b.height)
@@ -746,7 +755,8 @@
   }
 
   async function perform (args) {
-    const deadline = performance.now () + (args.timeout || 5000);
+    const t0 = performance.now ();
+    const deadline = t0 + (args.timeout || 5000);
     const a = args.action || {};
     const spec = ACTIONS[a.type];
     if (!spec)
@@ -764,11 +774,22 @@
           await sleep (50);
         }
       }
+      const t1 = performance.now ();
       if (args.ref)
         await waitActionable (el, spec.checks, deadline, a.position);
+      const t2 = performance.now ();
       const desc = descriptor (el);
+      const t3 = performance.now ();
+      unloading = false;
       const detail = await spec.run (el, a, deadline);
-      return { ok: true, descriptor: desc, detail };
+      const t4 = performance.now ();
+      const settle = args.quietMs ? await quiet ({ quietMs: args.quietMs,
+                                                   timeout: Math.max (1, deadline - t4) })
+                                  : null;
+      return { ok: true, descriptor: desc, detail, settle,
+               timing: { resolveMs: Math.round (t1 - t0), actionableMs: Math.round (t2 - t1),
+                         describeMs: Math.round (t3 - t2), actMs: Math.round (t4 - t3),
+                         quietMs: Math.round (performance.now () - t4) } };
     } catch (e) {
       if (e instanceof ActionError)
         return { ok: false, code: e.code, message: e.message };
@@ -807,19 +828,34 @@
     if (!hit)
       return { ok: false, code: 'ACTION_FAILED', message: 'Nothing is under the point' };
     const listed = listedAncestor (hit);
+    const settle = async () => args.quietMs ? await quiet ({ quietMs: args.quietMs,
+                                                             timeout: args.timeout || 2000 })
+                                            : null;
     if (listed && G.__sight.snapshot && G.__sight.snapshot.refOf && !isDisabled (listed)) {
       const desc = descriptor (listed);
       const box = listed.getBoundingClientRect ();
+      const under = describeBriefly (hit);
+      unloading = false;
       clickAt (hit, point, {});
       return { ok: true, tapped: 'ref', ref: desc.ref, descriptor: desc,
-               offset: { x: point.x - box.left, y: point.y - box.top }, under: describeBriefly (hit) };
+               offset: { x: point.x - box.left, y: point.y - box.top }, under,
+               settle: await settle () };
     }
     const under = describeBriefly (hit);
+    const desc = descriptor (hit);
+    unloading = false;
     clickAt (hit, point, {});
     return { ok: true, tapped: 'point', point, under,
              descriptor: { point, viewport: { width: innerWidth, height: innerHeight },
-                           under: descriptor (hit) } };
+                           under: desc },
+             settle: await settle () };
   }
+
+  /* Whether the document began to unload since the last action started (an
+   * action can start a navigation synchronously). */
+  let unloading = false;
+  addEventListener ('beforeunload', () => { unloading = true; });
+  addEventListener ('pagehide', () => { unloading = true; });
 
   /* Resolves once the DOM went @quietMs without a mutation, or at the
    * deadline. */
@@ -830,12 +866,24 @@
     return new Promise (resolve => {
       let timer = null;
       const observer = new MutationObserver (() => arm ());
-      const finish = (isQuiet) => {
+      /* A document that is being navigated away from answers at once: once it
+       * is torn down, nothing it runs would ever answer. */
+      const leaving = () => finish (false, true);
+      const finish = (isQuiet, unloading) => {
         observer.disconnect ();
         clearTimeout (timer);
         clearTimeout (limit);
-        resolve ({ quiet: isQuiet, waitedMs: Math.round (performance.now () - start) });
+        removeEventListener ('beforeunload', leaving);
+        removeEventListener ('pagehide', leaving);
+        resolve ({ quiet: isQuiet, unloading: !!unloading,
+                   waitedMs: Math.round (performance.now () - start) });
       };
+      addEventListener ('beforeunload', leaving);
+      addEventListener ('pagehide', leaving);
+      if (unloading) {
+        finish (false, true);
+        return;
+      }
       const arm = () => {
         clearTimeout (timer);
         timer = setTimeout (() => finish (true), quietMs);
