@@ -33,6 +33,7 @@ static const SightCommand commands[] = {
   { "wait-for", N_("Observe a page until a condition holds"), sight_cmd_wait_for, TRUE },
   { "extract", N_("Read a value that follows a JSON Schema from a page"), sight_cmd_extract, TRUE },
   { "runs", N_("List the stored runs"), sight_cmd_runs, FALSE },
+  { "skills", N_("List the skills and where user skills are read from"), sight_cmd_skills, FALSE },
   { "report", N_("Write the report of a stored run: HTML, JSON or JUnit"), sight_cmd_report, FALSE },
 };
 

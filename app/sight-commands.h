@@ -12,6 +12,7 @@ int sight_cmd_crawl (int argc, char **argv);
 int sight_cmd_pdf (int argc, char **argv);
 int sight_cmd_smoke (int argc, char **argv);
 int sight_cmd_task (int argc, char **argv);
+int sight_cmd_skills (int argc, char **argv);
 int sight_cmd_screenshot (int argc, char **argv);
 int sight_cmd_demo_site (int argc, char **argv);
 int sight_cmd_export (int argc, char **argv);

@@ -32,6 +32,7 @@ struct _SightWindow
   AdwToastOverlay *toast_overlay;
   GtkEntry        *address_entry;
   GtkBox          *page_box;
+  AdwStatusPage   *crash_page;
   GtkPaned        *main_paned;
   SightComposer   *composer;
   SightInspector  *inspector;
@@ -59,6 +60,7 @@ struct _SightWindow
   /* What to do once the unsaved changes are saved or discarded. */
   enum { AFTER_NOTHING, AFTER_CLOSE, AFTER_NEW, AFTER_OPEN } after_save;
   gboolean         closing;
+  gboolean         crashed;          /* the web process is gone until a reload */
 };
 
 G_DEFINE_FINAL_TYPE (SightWindow, sight_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -490,6 +492,23 @@ set_recording (SightWindow *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RECORDING]);
 }
 
+static void
+set_crashed (SightWindow *self,
+             gboolean     crashed,
+             const char  *reason)
+{
+  self->crashed = crashed;
+  if (crashed)
+    {
+      g_autofree char *escaped = g_markup_escape_text (reason != NULL ? reason : "", -1);
+      g_autofree char *description = g_strdup_printf (
+        _("%s. Reload to start it again; steps fail until then."), escaped);
+
+      adw_status_page_set_description (self->crash_page, description);
+    }
+  gtk_widget_set_visible (GTK_WIDGET (self->crash_page), crashed);
+}
+
 /* Navigation ------------------------------------------------------------- */
 
 static void
@@ -514,6 +533,8 @@ load_changed_cb (WebKitWebView   *view,
       gtk_widget_get_focus_child (GTK_WIDGET (self->address_entry)) == NULL)
     gtk_editable_set_text (GTK_EDITABLE (self->address_entry), uri);
   update_navigation_actions (self);
+  if (event == WEBKIT_LOAD_STARTED && self->crashed)
+    set_crashed (self, FALSE, NULL);
   if (event == WEBKIT_LOAD_FINISHED)
     {
       gtk_entry_set_progress_fraction (self->address_entry, 0);
@@ -695,11 +716,46 @@ forward_action (GtkWidget  *widget,
 }
 
 static void
+web_process_lost_cb (SightWebPage *page,
+                     const char   *reason,
+                     SightWindow  *self)
+{
+  AdwToast *toast;
+
+  if (g_cancellable_is_cancelled (self->cancellable))
+    return;
+  set_crashed (self, TRUE, reason);
+  toast = adw_toast_new (_("The page’s web process stopped"));
+  adw_toast_set_button_label (toast, _("_Reload"));
+  adw_toast_set_action_name (toast, "win.reload");
+  adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+static void
 reload_action (GtkWidget  *widget,
                const char *action_name,
                GVariant   *parameter)
 {
-  webkit_web_view_reload (sight_web_page_get_web_view (SIGHT_WINDOW (widget)->page));
+  SightWindow *self = SIGHT_WINDOW (widget);
+  WebKitWebView *view = sight_web_page_get_web_view (self->page);
+
+  if (self->crashed)
+    {
+      /* A new web process, through the page object (its deadline, its
+       * scripts); the address the page had, else the one typed. */
+      g_autofree char *uri = g_strdup (webkit_web_view_get_uri (view));
+
+      set_crashed (self, FALSE, NULL);
+      if (uri == NULL || *uri == '\0')
+        uri = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->address_entry)));
+      if (uri != NULL && *uri != '\0')
+        {
+          sight_window_open_uri (self, uri);
+          return;
+        }
+    }
+  webkit_web_view_reload (view);
 }
 
 static void
@@ -1147,7 +1203,10 @@ sight_window_dispose (GObject *object)
     sight_recorder_stop (self->recorder);
   g_clear_object (&self->recorder);
   if (self->page != NULL)
-    g_signal_handlers_disconnect_by_data (sight_web_page_get_web_view (self->page), self);
+    {
+      g_signal_handlers_disconnect_by_data (sight_web_page_get_web_view (self->page), self);
+      g_signal_handlers_disconnect_by_data (self->page, self);
+    }
   g_clear_object (&self->page);
   if (self->demo_site != NULL)
     sight_demo_site_stop (self->demo_site);
@@ -1200,6 +1259,7 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SightWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, address_entry);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, page_box);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, crash_page);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, main_paned);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, inspector);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, composer);
@@ -1302,6 +1362,7 @@ sight_window_init (SightWindow *self)
   g_signal_connect (view, "notify::estimated-load-progress",
                     G_CALLBACK (progress_changed_cb), self);
   g_signal_connect (view, "notify::title", G_CALLBACK (title_changed_cb), self);
+  g_signal_connect (self->page, "web-process-lost", G_CALLBACK (web_process_lost_cb), self);
   update_navigation_actions (self);
   sight_composer_set_page (self->composer, self->page);
   sight_composer_set_cancellable (self->composer, self->cancellable);
@@ -1369,6 +1430,13 @@ sight_window_get_observation (SightWindow *self)
 {
   g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
   return sight_inspector_get_observation (self->inspector);
+}
+
+gboolean
+sight_window_get_crashed (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), FALSE);
+  return self->crashed;
 }
 
 GCancellable *

@@ -43,6 +43,9 @@ SightInspector   *sight_window_get_inspector   (SightWindow      *self);
 SightComposer    *sight_window_get_composer    (SightWindow      *self);
 /* The observation the inspector shows (borrowed), or NULL. */
 SightObservation *sight_window_get_observation (SightWindow      *self);
+/* Whether the page's web process is gone (the "The Page Stopped" notice is
+ * up) until win.reload starts a new one. */
+gboolean          sight_window_get_crashed     (SightWindow      *self);
 /* Cancelled when the window closes; every long operation of the window
  * uses it or a child of it. */
 GCancellable     *sight_window_get_cancellable (SightWindow      *self);

@@ -5,7 +5,8 @@
  * site (run it under Xvfb):
  *   xvfb-run -a -s "-screen 0 1600x1000x24" _build/tests/screenshots docs/screenshots
  * main-window.png: a test opened, run, with the inspector; runs.png: a smoke
- * test's stored run opened on its steps. The run comes from the real
+ * test's stored run opened on its steps; crashed.png: the page's web process
+ * gone. The run comes from the real
  * `sightline smoke` command ($SIGHTLINE_BIN), in a throwaway data dir. */
 
 #include "config.h"
@@ -165,6 +166,15 @@ main (int    argc,
       wait_count (&run_loaded, 1);
     }
   shoot (window, dir, "runs.png");
+
+  /* The page's web process gone: the notice and its Reload. */
+  sight_window_show_page (window, "test");
+  sight_web_page_terminate_web_process (sight_window_get_page (window),
+                                        "The page’s web process crashed");
+  deadline = g_get_monotonic_time () + DEADLINE_US;
+  while (!sight_window_get_crashed (window) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  shoot (window, dir, "crashed.png");
 
   gtk_window_destroy (GTK_WINDOW (window));
   return 0;

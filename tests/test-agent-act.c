@@ -640,6 +640,29 @@ test_trace_cache (void)
   }
   g_assert_cmpuint (sight_scripted_model_get_request_count (f.model), ==, before);
 
+  /* 2b. With no model configured at all, the replay still runs. */
+  {
+    g_autofree char *json = g_strdup_printf ("{%s, \"traceCache\": \"%s\"}", credentials, dir);
+    g_autoptr(SightProject) bare = sight_project_new_from_data (json, -1, NULL, &error);
+    g_autoptr(SightAgent) agent = NULL;
+    g_autoptr(JsonNode) options = json_from_string ("{\"params\": {\"name\": \"Ada\","
+                                                    " \"pin\": {\"secret\": \"member.password\"}}}",
+                                                    NULL);
+    SightStepRequest *request;
+    g_autoptr(SightStepResult) r = NULL;
+
+    g_assert_no_error (error);
+    agent = sight_agent_new (bare, f.page);
+    fixture_load (&f, "/order");
+    request = sight_step_request_new (bare, SIGHT_STEP_ACT, "place an order as {name}",
+                                      json_node_get_object (options), NULL, -1, &error);
+    g_assert_no_error (error);
+    r = sight_agent_run (agent, request, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (cache_status (r), ==, "self-finalized");
+    g_assert_cmpuint (r->model_calls, ==, 0);
+  }
+
   /* 3. Another name: the actions replay with it, the recorded end state ("Thanks Ada")
    * does not return, one judgment concludes. */
   push_judgment (&f, TRUE, "The page thanks Bob for the order.");
@@ -689,6 +712,47 @@ test_trace_cache (void)
     g_assert_cmpuint (r->model_calls, ==, 0);
   }
   g_assert_cmpuint (sight_scripted_model_get_request_count (f.model), ==, before);
+
+  /* 6. A bare-point tap replays at the same point on a viewport of the recorded size;
+   * on another size the step goes to the model.  (A new attempt: no secret filled,
+   * so pixels are allowed.) */
+  g_clear_object (&f.agent);
+  f.agent = sight_agent_new (f.project, f.page);
+  fixture_load (&f, "/canvas");
+  push_tool_calls (&f, "[{\"name\": \"tap_at\", \"arguments\": {\"x\": 384, \"y\": 216}},"
+                   " {\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"tapped\"}}]");
+  {
+    g_autoptr(SightStepResult) r = run_step (&f, SIGHT_STEP_ACT, "tap the blue key", NULL, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpstr (cache_status (r), ==, "missed");
+  }
+  fixture_load (&f, "/canvas");
+  before = sight_scripted_model_get_request_count (f.model);
+  {
+    g_autoptr(SightStepResult) r = run_step (&f, SIGHT_STEP_ACT, "tap the blue key", NULL, &error);
+    g_autofree char *title = page_eval_string (&f, "document.title");
+
+    g_assert_no_error (error);
+    g_assert_cmpstr (cache_status (r), ==, "self-finalized");
+    g_assert_cmpstr (title, ==, "tap 640,360");
+  }
+  g_assert_cmpuint (sight_scripted_model_get_request_count (f.model), ==, before);
+  sight_web_page_set_viewport (f.page, 1024, 768, 1.0);
+  fixture_load (&f, "/canvas");
+  push_tool_calls (&f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"nothing to do\"}}]");
+  {
+    g_autoptr(SightStepResult) r = run_step (&f, SIGHT_STEP_ACT, "tap the blue key", NULL, &error);
+    g_autofree char *title = page_eval_string (&f, "document.title");
+
+    g_assert_no_error (error);
+    g_assert_cmpstr (cache_status (r), ==, "missed");
+    g_assert_nonnull (strstr (json_object_get_string_member (json_node_get_object (r->cache), "reason"),
+                              "1280x720"));
+    g_assert_cmpuint (r->model_calls, ==, 1);
+    g_assert_cmpstr (title, ==, "Keypad");
+  }
+  sight_web_page_set_viewport (f.page, 1280, 720, 1.0);
 
   site_add ("/order", order_html);
   fixture_tear_down (&f);

@@ -228,7 +228,27 @@ test_keys_and_upload (void)
   g_assert_true (g_file_set_contents (path, "hello file", -1, NULL));
   sight_web_page_set_viewport (page, 1024, 768, 1.0);
   must_pass (page, keys, NULL, NULL);
-  must_pass (page, "type tea into Query", NULL, NULL);
+  /* what a step did, as a trace records it */
+  {
+    g_autoptr(GAsyncResult) result = NULL;
+    g_autofree char *typed = NULL;
+    JsonObject *record, *descriptor;
+
+    sight_direct_step_run_async (page, "type tea into Query", NULL, NULL, 5000, NULL, done_cb,
+                                 &result);
+    while (result == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    typed = sight_direct_step_run_finish (page, result, &error);
+    g_assert_no_error (error);
+    record = sight_direct_step_run_get_record (result);
+    g_assert_nonnull (record);
+    g_assert_cmpstr (json_object_get_string_member (record, "tool"), ==, "fill");
+    g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (record, "args"),
+                                                    "value"), ==, "tea");
+    descriptor = json_object_get_object_member (record, "descriptor");
+    g_assert_cmpstr (json_object_get_string_member (descriptor, "role"), ==, "textbox");
+    g_assert_cmpstr (json_object_get_string_member (descriptor, "name"), ==, "Query");
+  }
   summary = run (page, "press Enter", NULL, NULL, 5000, &error);
   g_assert_no_error (error);
   g_assert_nonnull (strstr (summary, "focused element"));

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "mcp-agent-test-common.h"
+#include "sight-store.h"
 
 /* Skills through MCP: the built-in smoke-uat, user skills from JSON files in
  * the project's skills folder, list_skills, run_skill, get_skill_run and the
@@ -21,6 +22,10 @@ static const char probe[] =
   "  \"inputs\": { \"url\": { \"type\": \"url\", \"required\": true } },"
   "  \"permissions\": [ \"active_scan\" ],"
   "  \"steps\": [ \"expect text \\\"Pricing\\\"\" ] }";
+
+static const char slow[] =
+  "{ \"name\": \"slow\", \"inputs\": { \"url\": { \"type\": \"url\", \"required\": true } },"
+  "  \"steps\": [ \"wait 8 seconds\", \"expect text \\\"Pricing\\\"\" ] }";
 
 static JsonObject *
 find_by_name (JsonArray  *array,
@@ -50,7 +55,7 @@ test_list (void)
 
   g_assert_false (is_error (listed));
   skills = json_object_get_array_member (structured (listed), "skills");
-  g_assert_cmpuint (json_array_get_length (skills), ==, 3);
+  g_assert_cmpuint (json_array_get_length (skills), ==, 4);
   g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (skills, 0),
                                                   "name"), ==, "smoke-uat");
   user = find_by_name (skills, "name", "pricing-check");
@@ -69,7 +74,7 @@ test_list (void)
   tools = json_object_get_array_member (json_object_get_object_member (
                                           json_node_get_object (exchange.answer), "result"),
                                         "tools");
-  g_assert_cmpuint (json_array_get_length (tools), ==, 22);
+  g_assert_cmpuint (json_array_get_length (tools), ==, 23);
   tool = find_by_name (tools, "name", "skill_pricing_check");
   g_assert_nonnull (tool);
   schema = json_object_get_object_member (tool, "inputSchema");
@@ -205,6 +210,60 @@ test_refusals (void)
   g_assert_cmpstr (error_code (old_version), ==, "not_found");
 }
 
+static gboolean
+timeout_cb (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static void
+spin (guint ms)
+{
+  gboolean over = FALSE;
+
+  g_timeout_add (ms, timeout_cb, &over);
+  while (!over)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* A client that cancels a skill_<name> call while it waits cancels the run. */
+static void
+test_cancelled (void)
+{
+  g_autofree char *request = g_strdup_printf ("{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":"
+                                              "\"tools/call\",\"params\":{\"name\":\"skill_slow\","
+                                              "\"arguments\":{\"url\":\"%spricing\"}}}",
+                                              sight_demo_site_get_url (site));
+  Exchange running = { NULL, FALSE };
+  Exchange cancel = { NULL, FALSE };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) runs = NULL;
+  g_autoptr(JsonObject) read = NULL;
+  SightStore *store = sight_store_get_default (&error);
+  SightRunRecord *newest;
+
+  g_assert_no_error (error);
+  sight_mcp_session_handle_text_async (session, request, -1, NULL, NULL, done_cb, &running);
+  spin (2500);
+  g_assert_false (running.done);
+  sight_mcp_session_handle_text_async (session, "{\"jsonrpc\":\"2.0\",\"method\":"
+                                       "\"notifications/cancelled\",\"params\":{\"requestId\":41}}",
+                                       -1, NULL, NULL, done_cb, &cancel);
+  while (!running.done || !cancel.done)
+    g_main_context_iteration (NULL, TRUE);
+  g_clear_pointer (&running.answer, json_node_unref);
+  g_clear_pointer (&cancel.answer, json_node_unref);
+
+  runs = sight_store_list_runs (store, 1, NULL, &error);
+  g_assert_no_error (error);
+  newest = g_ptr_array_index (runs, 0);
+  g_assert_cmpstr (newest->name, ==, "slow 1");
+  read = call ("get_skill_run", "{\"runId\":\"%s\",\"waitSeconds\":20}", newest->id);
+  g_assert_true (is_error (read));
+  g_assert_cmpstr (json_object_get_string_member (structured (read), "status"), ==, "cancelled");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -222,6 +281,9 @@ main (int    argc,
   path = g_build_filename (dir, "probe.json", NULL);
   g_assert_true (g_file_set_contents (path, probe, -1, NULL));
   g_free (path);
+  path = g_build_filename (dir, "slow.json", NULL);
+  g_assert_true (g_file_set_contents (path, slow, -1, NULL));
+  g_free (path);
   path = g_build_filename (dir, "broken.json", NULL);
   g_assert_true (g_file_set_contents (path, "{\"name\": ", -1, NULL));
   mcp_stop ();
@@ -231,5 +293,6 @@ main (int    argc,
   g_test_add_func ("/mcp-skill-tools/typed-tool", test_typed_tool);
   g_test_add_func ("/mcp-skill-tools/run-and-read", test_run_and_read);
   g_test_add_func ("/mcp-skill-tools/refusals", test_refusals);
+  g_test_add_func ("/mcp-skill-tools/cancelled", test_cancelled);
   return mcp_agent_test_run ();
 }

@@ -399,6 +399,34 @@ test_window_records_steps (Fixture       *unused,
   g_assert_cmpuint (sight_composer_get_n_timeline (composer), >=, rows + 2);
 }
 
+/* Runs last: it takes the page's web process away. */
+static void
+test_window_reloads_after_crash (Fixture       *unused,
+                                 gconstpointer  data)
+{
+  SightWebPage *page = sight_window_get_page (fixture->window);
+  g_autoptr(JsonNode) value = NULL;
+  gint64 deadline;
+  guint before;
+
+  g_assert_true (wait_for_observation (fixture, 1));
+  g_assert_false (sight_window_get_crashed (fixture->window));
+  sight_web_page_terminate_web_process (page, "The test stopped the web process");
+  deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  while (!sight_window_get_crashed (fixture->window) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  /* The notice is up, saying why, with a way back. */
+  g_assert_true (sight_window_get_crashed (fixture->window));
+
+  before = fixture->observations;
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.reload", NULL));
+  g_assert_false (sight_window_get_crashed (fixture->window));
+  g_assert_true (wait_for_observation (fixture, before + 1));
+  /* A new web process runs the page (and Sightline's world in it). */
+  value = evaluate (page, "return document.querySelectorAll ('a').length > 0;");
+  g_assert_true (json_node_get_boolean (value));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -424,6 +452,8 @@ main (int    argc,
               fixture_set_up, test_window_records_steps, NULL);
   g_test_add ("/window/navigation-refreshes", Fixture, NULL,
               fixture_set_up, test_window_navigation_refreshes, NULL);
+  g_test_add ("/window/reloads-after-crash", Fixture, NULL,
+              fixture_set_up, test_window_reloads_after_crash, NULL);
   g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();
   if (shared.window != NULL)

@@ -29,6 +29,7 @@ typedef struct {
   char            *value;         /* the value to type, select or expect */
   gboolean         value_secret;
   char            *last_miss;     /* why the last attempt did not pass */
+  JsonObject      *record;        /* the action as a trace records it, or NULL */
 } Run;
 
 static void
@@ -42,6 +43,7 @@ run_free (Run *run)
     memset (run->value, 0, strlen (run->value));
   g_free (run->value);
   g_free (run->last_miss);
+  g_clear_pointer (&run->record, json_object_unref);
   g_free (run);
 }
 
@@ -206,7 +208,95 @@ action_of (SightDirectVerb verb)
 typedef struct {
   GTask *task;
   char  *seen;
+  char  *ref;
 } ActionCall;
+
+/* Keeps what was done as the trace cache records act's actions: the tool, its
+ * arguments (a param by name, never a secret value) and the engine's descriptor. */
+static void
+set_record (Run        *run,
+            const char *tool,
+            JsonObject *args,
+            JsonObject *reply)
+{
+  JsonNode *descriptor = reply != NULL ? json_object_get_member (reply, "descriptor") : NULL;
+
+  g_clear_pointer (&run->record, json_object_unref);
+  run->record = json_object_new ();
+  json_object_set_string_member (run->record, "tool", tool);
+  json_object_set_object_member (run->record, "args", args);
+  if (descriptor != NULL && JSON_NODE_HOLDS_OBJECT (descriptor))
+    {
+      JsonNode *copy = json_node_copy (descriptor);
+      JsonObject *d = json_node_get_object (copy);
+      const char *tag = json_object_get_string_member_with_default (d, "tag", "");
+
+      if (g_str_equal (tag, "input") || g_str_equal (tag, "textarea") || g_str_equal (tag, "select"))
+        json_object_remove_member (d, "text");
+      json_object_set_member (run->record, "descriptor", copy);
+    }
+  else
+    json_object_set_null_member (run->record, "descriptor");
+}
+
+static void
+record_action (Run        *run,
+               const char *ref,
+               JsonObject *reply)
+{
+  JsonObject *args = json_object_new ();
+  const char *tool = action_of (run->step->verb);
+
+  if (ref != NULL)
+    json_object_set_string_member (args, "ref", ref);
+  switch (run->step->verb)
+    {
+    case SIGHT_DIRECT_FILL:
+      if (run->step->param != NULL)
+        json_object_set_string_member (args, "param", run->step->param);
+      else
+        json_object_set_string_member (args, "value", run->value);
+      break;
+    case SIGHT_DIRECT_SELECT:
+      if (run->step->param != NULL)
+        json_object_set_string_member (args, "param", run->step->param);
+      else
+        json_object_set_string_member (args, "option", run->value);
+      break;
+    case SIGHT_DIRECT_PRESS:
+      json_object_set_string_member (args, "key", run->value);
+      break;
+    case SIGHT_DIRECT_CHECK:
+    case SIGHT_DIRECT_UNCHECK:
+      tool = "check";
+      json_object_set_boolean_member (args, "checked", run->step->verb == SIGHT_DIRECT_CHECK);
+      break;
+    case SIGHT_DIRECT_UPLOAD:
+      /* a file path is not replayed from a trace */
+      json_object_unref (args);
+      return;
+    case SIGHT_DIRECT_CLICK:
+    case SIGHT_DIRECT_DOUBLE_CLICK:
+    case SIGHT_DIRECT_HOVER:
+    case SIGHT_DIRECT_SCROLL:
+    case SIGHT_DIRECT_GOTO:
+    case SIGHT_DIRECT_BACK:
+    case SIGHT_DIRECT_FORWARD:
+    case SIGHT_DIRECT_RELOAD:
+    case SIGHT_DIRECT_WAIT_FOR_TEXT:
+    case SIGHT_DIRECT_WAIT_TIME:
+    case SIGHT_DIRECT_EXPECT:
+    default:
+      break;
+    }
+  if (run->step->verb == SIGHT_DIRECT_SCROLL && ref == NULL)
+    {
+      static const char *kinds[] = { "down", "down", "up", "top", "bottom", "down" };
+
+      json_object_set_string_member (args, "direction", kinds[run->step->scroll]);
+    }
+  set_record (run, tool, args, ref != NULL ? reply : NULL);
+}
 
 static void
 action_cb (GObject      *source,
@@ -219,6 +309,7 @@ action_cb (GObject      *source,
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonObject) reply = _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
   g_autofree char *seen = g_steal_pointer (&call->seen);
+  g_autofree char *ref = g_steal_pointer (&call->ref);
   g_autofree char *summary = NULL;
   const char *verb = action_of (run->step->verb);
 
@@ -240,6 +331,7 @@ action_cb (GObject      *source,
       return;
     }
 
+  record_action (run, ref, reply);
   if (seen == NULL && run->step->verb == SIGHT_DIRECT_SCROLL)
     summary = g_strdup ("scrolled the page");
   else if (seen == NULL)
@@ -279,6 +371,7 @@ perform_step (GTask      *task,
 
   call->task = task;
   call->seen = seen;
+  call->ref = g_strdup (ref);
   if (run->step->verb == SIGHT_DIRECT_SCROLL && ref == NULL)
     {
       static const char *kinds[] = { "down", "down", "up", "top", "bottom", "down" };
@@ -404,6 +497,8 @@ history_cb (GObject      *source,
       g_object_unref (task);
       return;
     }
+  if (((Run *) g_task_get_task_data (task))->step->verb == SIGHT_DIRECT_BACK)
+    set_record (g_task_get_task_data (task), "back", json_object_new (), NULL);
   summary = g_strdup_printf ("now on %s", sight_web_page_get_uri (SIGHT_WEB_PAGE (source)));
   succeed (task, summary);
 }
@@ -425,7 +520,10 @@ load_cb (GObject      *source,
   {
     g_autofree char *summary = g_strdup_printf ("went to %s",
                                                 sight_web_page_get_uri (SIGHT_WEB_PAGE (source)));
+    JsonObject *args = json_object_new ();
 
+    json_object_set_string_member (args, "url", sight_web_page_get_uri (SIGHT_WEB_PAGE (source)));
+    set_record (g_task_get_task_data (task), "navigate", args, NULL);
     succeed (task, summary);
   }
 }
@@ -639,6 +737,17 @@ sight_direct_step_run_async (SightWebPage        *page,
       return;
     }
   attempt (task);
+}
+
+JsonObject *
+sight_direct_step_run_get_record (GAsyncResult *result)
+{
+  Run *run;
+
+  g_return_val_if_fail (G_IS_TASK (result), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == sight_direct_step_run_async, NULL);
+  run = g_task_get_task_data (G_TASK (result));
+  return run != NULL && !g_task_had_error (G_TASK (result)) ? run->record : NULL;
 }
 
 char *

@@ -29,6 +29,11 @@ void   sight_direct_step_run_async  (SightWebPage        *page,
 char  *sight_direct_step_run_finish (SightWebPage        *page,
                                      GAsyncResult        *result,
                                      GError             **error);
+/* The action a step that passed performed, as the trace cache records act's:
+ * { "tool", "args" (a {param} by name, never a secret value), "descriptor" }
+ * (sight_trace_add_action takes them), or NULL for a step that performed none
+ * (an expectation, a wait) or failed.  Borrowed from @result. */
+JsonObject *sight_direct_step_run_get_record (GAsyncResult      *result);
 
 /* One page action through the engine (sight_web_page_perform_async, or
  * sight_web_page_tap_at_async at (@x, @y) when @at_point): "click",
