@@ -12,6 +12,9 @@
 #include "sight-scripted-model.h"
 #include "sight-session.h"
 
+/* The secret of the project's credential: it must never reach an MCP reply. */
+#define CANARY "Canary-Pw 7f3a9!<&>/+="
+
 static SightDemoSite *site;
 static SightScriptedModel *model;
 
@@ -93,6 +96,7 @@ mcp_agent_test_init (int    *argc,
   g_autofree char *dir = NULL;
   g_autofree char *project = NULL;
   g_autofree char *project_path = NULL;
+  g_autofree char *origin = NULL;
 
   g_test_init (argc, argv, NULL);
   /* Runs go to a store of the test's own; the project file in the same
@@ -103,20 +107,26 @@ mcp_agent_test_init (int    *argc,
   g_unsetenv ("SIGHTLINE_MODEL");
   gtk_init ();
 
+  site = sight_demo_site_new ();
+  sight_demo_site_start (site, 0, &error);
+  g_assert_no_error (error);
+  origin = g_strndup (sight_demo_site_get_url (site),
+                      strlen (sight_demo_site_get_url (site)) - 1);
   model = sight_scripted_model_new (0, &error);
   g_assert_no_error (error);
-  /* A model of the built-in price table, so steps have a cost. */
+  /* A model of the built-in price table, so steps have a cost; a password
+   * the agent may type on the demo site only. */
+  g_setenv ("SIGHT_TEST_CANARY", CANARY, TRUE);
   project = g_strdup_printf ("{\"agents\": {\"default\": {\"model\": \"openai:gpt-4.1\","
-                             " \"baseUrl\": \"%s\"}}}",
-                             sight_scripted_model_get_openai_base_url (model));
+                             " \"baseUrl\": \"%s\"}},"
+                             " \"credentials\": {\"member.password\": {\"purpose\": \"password\","
+                             " \"allowedOrigins\": [\"%s\"], \"source\": {\"env\": \"SIGHT_TEST_CANARY\"}}}}",
+                             sight_scripted_model_get_openai_base_url (model), origin);
   project_path = g_build_filename (dir, "sightline.json", NULL);
   g_file_set_contents (project_path, project, -1, &error);
   g_assert_no_error (error);
   g_assert_cmpint (g_chdir (dir), ==, 0);
 
-  site = sight_demo_site_new ();
-  sight_demo_site_start (site, 0, &error);
-  g_assert_no_error (error);
   mcp_start ();
 }
 

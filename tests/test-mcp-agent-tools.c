@@ -127,6 +127,52 @@ test_refusals (void)
   g_assert_cmpuint (sight_scripted_model_get_request_count (model), ==, requests);
 }
 
+/* A secret param is typed host-side; no reply carries it in any encoding. */
+static void
+test_secret (void)
+{
+  g_autofree char *id = open_session ("login");
+  g_autofree char *password = session_ref (id, "textbox", "Password");
+  g_autoptr(JsonObject) acted = NULL;
+  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+  g_autoptr(JsonNode) typed = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *reply = NULL;
+  g_autofree char *b64 = g_base64_encode ((const guchar *) CANARY, strlen (CANARY));
+  g_autofree char *escaped = g_uri_escape_string (CANARY, NULL, FALSE);
+  SightSession *s = sight_session_registry_lookup (sight_session_registry_get_default (), id);
+  GAsyncResult *result = NULL;
+
+  sight_scripted_model_clear_requests (model);
+  sight_scripted_model_push_printf (model, "{\"tool_calls\": [{\"name\": \"fill\", "
+                                    "\"arguments\": {\"ref\": \"%s\", \"param\": \"password\"}}]}",
+                                    password);
+  sight_scripted_model_push (model, "{\"tool_calls\": [{\"name\": \"done\", \"arguments\": "
+                             "{\"verdict\": \"pass\", \"summary\": \"Typed the password.\"}}]}");
+  acted = call ("act", "{\"sessionId\":\"%s\",\"instruction\":\"type the password\","
+                       "\"params\":{\"password\":{\"secret\":\"member.password\"}}}", id);
+  g_assert_false (is_error (acted));
+  json_node_set_object (node, acted);
+  reply = json_to_string (node, FALSE);
+  g_assert_null (strstr (reply, CANARY));
+  g_assert_null (strstr (reply, b64));
+  g_assert_null (strstr (reply, escaped));
+  g_assert_null (strstr (reply, "7f3a9"));
+  g_assert_cmpuint (sight_scripted_model_count_requests_containing (model, CANARY), ==, 0);
+
+  /* It did reach the page. */
+  sight_web_page_evaluate_async (sight_session_get_page (s),
+                                 "return document.querySelector ('input[type=password]').value;",
+                                 NULL, 5000, NULL, result_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  typed = sight_web_page_evaluate_finish (sight_session_get_page (s), result, &error);
+  g_object_unref (result);
+  g_assert_no_error (error);
+  g_assert_cmpstr (json_node_get_string (typed), ==, CANARY);
+  json_object_unref (call ("stop_session", "{\"sessionId\":\"%s\"}", id));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -135,5 +181,6 @@ main (int    argc,
   g_test_add_func ("/mcp-agent-tools/act", test_act);
   g_test_add_func ("/mcp-agent-tools/judgments", test_judgments);
   g_test_add_func ("/mcp-agent-tools/refusals", test_refusals);
+  g_test_add_func ("/mcp-agent-tools/secret", test_secret);
   return mcp_agent_test_run ();
 }
