@@ -8,9 +8,12 @@
 #include <glib/gi18n.h>
 
 #include "sight-error.h"
+#include "sight-observation.h"
+#include "sight-store.h"
 #include "sight-test-file.h"
 
 #define LOAD_TIMEOUT_MS 30000
+#define OBSERVE_TIMEOUT_MS 10000
 
 static const char * const kinds[] = { "do", "act", "assert", "waitFor", "extract", NULL };
 
@@ -42,6 +45,10 @@ struct _SightStepList
   GFile         *file;
   SightWebPage  *page;
   GCancellable  *run_cancellable;
+  SightStore    *store;           /* where runs are kept, or NULL */
+  char          *run_id;          /* the stored run of the run going on */
+  guint          n_recorded;      /* its steps so far */
+  gint64         step_started_at;
 
   /* borrowed */
   SightComposer *composer;
@@ -427,6 +434,189 @@ add_apply_cb (AdwEntryRow   *row,
   gtk_editable_set_text (GTK_EDITABLE (row), "");
 }
 
+/* Recording runs in the store ------------------------------------------ */
+
+static void
+write_cb (GObject      *source,
+          GAsyncResult *result,
+          gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_store_write_finish (SIGHT_STORE (source), result, &error) &&
+      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_warning ("Could not store the run: %s", error->message);
+}
+
+static SightRunVerdict
+verdict_of (const char *verdict)
+{
+  if (g_strcmp0 (verdict, "pass") == 0)
+    return SIGHT_RUN_VERDICT_PASS;
+  if (g_strcmp0 (verdict, "fail") == 0)
+    return SIGHT_RUN_VERDICT_FAIL;
+  return SIGHT_RUN_VERDICT_ERROR;   /* blocked: the code says by what */
+}
+
+/* A run of the test's steps is kept like any other run: the Runs page and
+ * `sightline runs` list it, its report can be written. */
+static void
+record_run_start (SightStepList *self)
+{
+  SightRunRecord run = { 0 };
+  JsonObject *object = json_node_get_object (self->root);
+  g_autofree char *name = NULL;
+  const char *url = json_object_get_string_member_with_default (object, "url", NULL);
+
+  g_clear_pointer (&self->run_id, g_free);
+  self->n_recorded = 0;
+  if (self->store == NULL)
+    return;
+  name = g_strdup (json_object_get_string_member_with_default (object, "name", ""));
+  if (*name == '\0')
+    {
+      g_free (name);
+      name = sight_step_list_dup_display_name (self);
+    }
+  run.kind = (char *) "test";
+  run.name = name;
+  run.url = (char *) (url != NULL ? url
+                      : self->page != NULL ? sight_web_page_get_uri (self->page) : NULL);
+  run.started_at = g_get_real_time ();
+  self->run_id = sight_store_open_run_async (self->store, &run, NULL, write_cb, NULL);
+}
+
+typedef struct {
+  SightStepList *self;
+  SightStore    *store;
+  char          *run_id;
+  int            index;
+} ObservationData;
+
+static void
+observation_data_free (ObservationData *data)
+{
+  g_object_unref (data->self);
+  g_object_unref (data->store);
+  g_free (data->run_id);
+  g_free (data);
+}
+
+static void continue_run (SightStepList *self);
+
+static void
+record_observation_cb (GObject      *source,
+                       GAsyncResult *result,
+                       gpointer      user_data)
+{
+  ObservationData *data = user_data;
+  g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
+  SightObservationRecord record = { 0 };
+  const SightScreenshot *shot;
+  g_autofree char *tree = NULL;
+
+  if (observation != NULL)
+    {
+      shot = sight_observation_get_screenshot (observation);
+      tree = sight_observation_to_json (observation, FALSE);
+      record.run_id = data->run_id;
+      record.step_index = data->index;
+      record.phase = (char *) "after";
+      record.url = (char *) sight_observation_get_url (observation);
+      record.title = (char *) sight_observation_get_title (observation);
+      record.tree_json = tree;
+      record.tree_text = (char *) sight_observation_get_text (observation);
+      if (shot != NULL)
+        {
+          record.screenshot = shot->bytes;
+          record.screenshot_mime = (char *) "image/png";
+          record.width = shot->width;
+          record.height = shot->height;
+          record.scale = shot->scale;
+        }
+      record.created_at = g_get_real_time ();
+      sight_store_add_observation_async (data->store, &record, NULL, write_cb, NULL);
+    }
+  continue_run (data->self);
+  observation_data_free (data);
+}
+
+/* Stores step @index's outcome, then the page as it left it; the run goes
+ * on once that is taken (the next step must not change it first). */
+static void
+record_step (SightStepList *self,
+             guint          index,
+             const char    *verdict,
+             const char    *code,
+             const char    *detail)
+{
+  SightStepRecord step = { 0 };
+  ObservationData *data;
+
+  if (self->store == NULL || self->run_id == NULL)
+    {
+      continue_run (self);
+      return;
+    }
+  step.run_id = self->run_id;
+  step.index = self->n_recorded++;
+  step.kind = (char *) sight_step_list_get_step_kind (self, index);
+  step.instruction = (char *) sight_step_list_get_instruction (self, index);
+  step.verdict = verdict_of (verdict);
+  step.code = (char *) code;
+  step.explanation = (char *) detail;
+  step.started_at = self->step_started_at;
+  step.finished_at = g_get_real_time ();
+  sight_store_add_step_async (self->store, &step, NULL, write_cb, NULL);
+  sight_store_finish_step_async (self->store, &step, NULL, write_cb, NULL);
+
+  /* What the page looked like after it, for the Runs page. */
+  if (self->page == NULL)
+    {
+      continue_run (self);
+      return;
+    }
+  data = g_new0 (ObservationData, 1);
+  data->self = g_object_ref (self);
+  data->store = g_object_ref (self->store);
+  data->run_id = g_strdup (self->run_id);
+  data->index = step.index;
+  sight_observation_capture_async (self->page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT,
+                                   OBSERVE_TIMEOUT_MS, NULL, record_observation_cb, data);
+}
+
+static void
+record_run_end (SightStepList *self,
+                guint          first,
+                guint          last,
+                gboolean       stopped)
+{
+  SightRunRecord run = { 0 };
+  SightRunVerdict verdict = SIGHT_RUN_VERDICT_PASS;
+
+  if (self->store == NULL || self->run_id == NULL)
+    return;
+  for (guint i = first; i <= last && i < self->states->len; i++)
+    {
+      const StepState *state = g_ptr_array_index (self->states, i);
+
+      if (state->verdict != NULL && !g_str_equal (state->verdict, "pass") &&
+          !g_str_equal (state->verdict, "running"))
+        {
+          verdict = verdict_of (state->verdict);
+          run.explanation = state->detail;
+          break;
+        }
+    }
+  if (stopped)
+    verdict = SIGHT_RUN_VERDICT_INTERRUPTED;
+  run.id = self->run_id;
+  run.verdict = verdict;
+  run.final_url = self->page != NULL ? (char *) sight_web_page_get_uri (self->page) : NULL;
+  sight_store_finish_run_async (self->store, &run, NULL, write_cb, NULL);
+  g_clear_pointer (&self->run_id, g_free);
+}
+
 /* Running ---------------------------------------------------------------- */
 
 static void
@@ -517,6 +707,7 @@ end_run (SightStepList *self)
           stopped = TRUE;
         }
       update_status (self, self->run_first, self->run_index, stopped);
+      record_run_end (self, self->run_first, self->run_index, stopped);
     }
   self->run_index = -1;
   self->waiting = FALSE;
@@ -555,6 +746,7 @@ run_current (SightStepList *self)
   json_object_remove_member (options, kind);
   set_state (self, self->run_index, "running", NULL, NULL);
   self->waiting = TRUE;
+  self->step_started_at = g_get_real_time ();
   if (!sight_composer_run_step (self->composer, kind,
                                 json_object_get_string_member (step, kind), options))
     end_run (self);
@@ -592,14 +784,27 @@ step_finished_cb (SightComposer *composer,
   detail = json_object_get_string_member_with_default (
     object, "explanation", json_object_get_string_member_with_default (object, "summary", NULL));
   self->waiting = FALSE;
-  set_state (self, self->run_index, verdict, cache, detail);
-
+  /* The result came: not a Stop (see composer_running_cb). */
   g_clear_handle_id (&self->next_source, g_source_remove);
-  if (self->run_to_end && g_str_equal (verdict, "pass") &&
+  set_state (self, self->run_index, verdict, cache, detail);
+  record_step (self, self->run_index, verdict,
+               json_object_get_string_member_with_default (object, "code", NULL), detail);
+}
+
+static void
+continue_run (SightStepList *self)
+{
+  const char *verdict;
+
+  if (self->run_index < 0 || self->waiting)
+    return;   /* stopped meanwhile */
+  verdict = sight_step_list_get_verdict (self, self->run_index);
+  g_clear_handle_id (&self->next_source, g_source_remove);
+  if (self->run_to_end && g_strcmp0 (verdict, "pass") == 0 &&
       (guint) self->run_index + 1 < sight_step_list_get_n_steps (self))
     {
       self->run_index++;
-      /* Let the composer settle first: it emits this from its own callback. */
+      /* Let the composer settle first: the result came from its callback. */
       self->next_source = g_idle_add (next_cb, self);
     }
   else
@@ -632,6 +837,7 @@ start_run (SightStepList *self,
   self->run_to_end = to_end;
   show_status (self, NULL, NULL);
   self->run_cancellable = g_cancellable_new ();
+  record_run_start (self);
   update_actions (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
 }
@@ -785,6 +991,7 @@ sight_step_list_dispose (GObject *object)
   self->composer = NULL;
   g_clear_object (&self->page);
   g_clear_object (&self->file);
+  g_clear_object (&self->store);
   G_OBJECT_CLASS (sight_step_list_parent_class)->dispose (object);
 }
 
@@ -794,6 +1001,7 @@ sight_step_list_finalize (GObject *object)
   SightStepList *self = SIGHT_STEP_LIST (object);
 
   g_clear_pointer (&self->root, json_node_unref);
+  g_clear_pointer (&self->run_id, g_free);
   g_clear_pointer (&self->states, g_ptr_array_unref);
   g_clear_pointer (&self->rows, g_ptr_array_unref);
   G_OBJECT_CLASS (sight_step_list_parent_class)->finalize (object);
@@ -874,6 +1082,14 @@ sight_step_list_set_composer (SightStepList *self,
   g_signal_connect_object (composer, "step-finished", G_CALLBACK (step_finished_cb), self, 0);
   g_signal_connect_object (composer, "notify::running", G_CALLBACK (composer_running_cb),
                            self, 0);
+}
+
+void
+sight_step_list_set_store (SightStepList *self,
+                           SightStore    *store)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+  g_set_object (&self->store, store);
 }
 
 void

@@ -4,6 +4,7 @@
 #include <adwaita.h>
 
 #include "sight-composer.h"
+#include "sight-store.h"
 #include "sight-web-page.h"
 
 G_BEGIN_DECLS
@@ -24,6 +25,10 @@ void        sight_step_list_set_composer    (SightStepList  *self,
                                              SightComposer  *composer);
 void        sight_step_list_set_page        (SightStepList  *self,
                                              SightWebPage   *page);
+/* Runs of the steps are kept in @store (kind "test", each step with the page
+ * after it), as the command line keeps its runs. */
+void        sight_step_list_set_store       (SightStepList  *self,
+                                             SightStore     *store);
 
 /* An empty, unnamed test starting at @url (may be NULL). */
 void        sight_step_list_new_test        (SightStepList  *self,

@@ -1344,6 +1344,31 @@ app_settings (void)
 }
 
 static void
+store_open_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(SightWindow) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStore) store = sight_store_new_finish (result, &error);
+
+  if (store == NULL)
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_autofree char *message = g_strdup_printf (_("Runs are not kept: %s"), error->message);
+
+          show_toast (self, message);
+        }
+      return;
+    }
+  if (g_cancellable_is_cancelled (self->cancellable))
+    return;
+  sight_step_list_set_store (self->step_list, store);
+  sight_history_set_store (self->history, store);
+}
+
+static void
 sight_window_init (SightWindow *self)
 {
   WebKitWebView *view;
@@ -1395,6 +1420,8 @@ sight_window_init (SightWindow *self)
       apply_model (self);
     }
 
+  /* One store for the window: its runs page and the runs of its tests. */
+  sight_store_new_async (NULL, self->cancellable, store_open_cb, g_object_ref (self));
   self->startup_source = g_idle_add (startup_idle_cb, self);
 }
 

@@ -242,6 +242,59 @@ test_run_all_shows_verdicts (void)
 }
 
 static void
+count_cb (guint *counter)
+{
+  (*counter)++;
+}
+
+/* The runs above were kept: the Runs page lists them and time-travels
+ * through their steps. */
+static void
+test_runs_are_kept (void)
+{
+  SightHistory *history;
+  const SightRunData *data;
+  const SightStepRecord *step;
+  guint runs_loaded = 0, run_loaded = 0;
+  gint64 deadline;
+  gulong a, b;
+
+  ensure_window ();
+  history = sight_window_get_history (window);
+  a = g_signal_connect_swapped (history, "runs-loaded", G_CALLBACK (count_cb), &runs_loaded);
+  b = g_signal_connect_swapped (history, "run-loaded", G_CALLBACK (count_cb), &run_loaded);
+  sight_window_show_page (window, "runs");
+  deadline = g_get_monotonic_time () + DEADLINE_US;
+  while (runs_loaded == 0 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  /* Newest first: the single step, then the whole test. */
+  g_assert_cmpuint (sight_history_get_n_shown (history), ==, 2);
+  sight_history_open_run (history, sight_history_get_shown_run_id (history, 1));
+  while (run_loaded == 0 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  data = sight_history_get_run (history);
+  g_assert_nonnull (data);
+  g_assert_cmpstr (data->run->kind, ==, "test");
+  g_assert_cmpstr (data->run->name, ==, "Signs in");
+  g_assert_cmpint (data->run->verdict, ==, SIGHT_RUN_VERDICT_FAIL);
+  g_assert_cmpuint (data->steps->len, ==, 3);
+  step = g_ptr_array_index (data->steps, 2);
+  g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_FAIL);
+  g_assert_cmpstr (step->code, ==, "ACTION_FAILED");
+  g_assert_cmpstr (step->instruction, ==, "click \"Sign in\"");
+  /* Each step with the page after it, screenshot included. */
+  g_assert_cmpuint (data->observations->len, ==, 3);
+  g_assert_true (sight_history_select_step (history, 0, TRUE));
+  g_assert_nonnull (sight_observation_get_screenshot (sight_window_get_observation (window)));
+  g_assert_true (g_str_has_prefix (sight_observation_get_url (sight_window_get_observation (window)),
+                                   sight_window_get_demo_url (window)));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (history), "history.back", NULL));
+  sight_window_show_page (window, "test");
+  g_signal_handler_disconnect (history, a);
+  g_signal_handler_disconnect (history, b);
+}
+
+static void
 page_js_cb (GObject      *source,
             GAsyncResult *result,
             gpointer      user_data)
@@ -357,6 +410,7 @@ main (int    argc,
   g_test_add_func ("/step-list/open-lists-steps", test_open_lists_steps);
   g_test_add_func ("/step-list/edit-reorder-delete-save", test_edit_reorder_delete_save);
   g_test_add_func ("/step-list/run-all-shows-verdicts", test_run_all_shows_verdicts);
+  g_test_add_func ("/step-list/runs-are-kept", test_runs_are_kept);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
   g_timeout_add (100, wake_cb, NULL);

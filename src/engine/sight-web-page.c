@@ -11,6 +11,7 @@
 
 #include "sight-engine-resources.h"
 #include "sight-error.h"
+#include "sight-origin-policy.h"
 #include "sight-web-page-private.h"
 
 #define DEFAULT_WIDTH 1280
@@ -30,6 +31,7 @@ struct _SightWebPage
 
   /* owned */
   GtkWidget                *toplevel;     /* never presented; holds the view while headless */
+  SightOriginPolicy        *origin_policy; /* NULL: every origin */
   WebKitWebView            *view;
   WebKitNetworkSession     *session;
   WebKitUserContentManager *content;
@@ -723,6 +725,87 @@ same_origin (const char *a,
   return g_ascii_strcasecmp (g_uri_get_scheme (ua), g_uri_get_scheme (ub)) == 0 &&
          g_ascii_strcasecmp (g_uri_get_host (ua), g_uri_get_host (ub)) == 0 &&
          g_uri_get_port (ua) == g_uri_get_port (ub);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Allowed origins                                                          */
+
+const char *
+sight_log_kind_to_string (SightLogKind kind)
+{
+  switch (kind)
+    {
+    case SIGHT_LOG_CONSOLE: return "console";
+    case SIGHT_LOG_PAGE_ERROR: return "page_error";
+    case SIGHT_LOG_REQUEST_FAILED: return "request_failed";
+    case SIGHT_LOG_BLOCKED: return "blocked";
+    default: return "console";
+    }
+}
+
+gboolean
+sight_web_page_set_allowed_origins (SightWebPage       *self,
+                                    const char * const *origins,
+                                    GError            **error)
+{
+  SightOriginPolicy *policy = NULL;
+
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), FALSE);
+
+  if (origins != NULL && origins[0] != NULL)
+    {
+      policy = sight_origin_policy_new (origins, error);
+      if (policy == NULL)
+        return FALSE;
+    }
+  g_clear_pointer (&self->origin_policy, sight_origin_policy_unref);
+  self->origin_policy = policy;
+  return TRUE;
+}
+
+/* Navigations (main frame and frames, redirects included) and new windows
+ * outside the allowed origins are ignored before any request leaves. */
+static gboolean
+decide_policy_cb (WebKitWebView            *view,
+                  WebKitPolicyDecision     *decision,
+                  WebKitPolicyDecisionType  type,
+                  SightWebPage             *self)
+{
+  WebKitNavigationAction *action;
+  const char *uri;
+  g_autofree char *text = NULL;
+  SightPageOp *op;
+
+  if (self->origin_policy == NULL || type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE)
+    return FALSE;
+  action = webkit_navigation_policy_decision_get_navigation_action (
+    WEBKIT_NAVIGATION_POLICY_DECISION (decision));
+  uri = webkit_uri_request_get_uri (webkit_navigation_action_get_request (action));
+  if (sight_origin_policy_allows (self->origin_policy, uri))
+    return FALSE;
+  text = g_strdup_printf ("Blocked %s outside the allowed origins",
+                          type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION
+                            ? "a new window"
+                            : webkit_navigation_action_is_redirect (action)
+                                ? "a redirect"
+                                : "a navigation");
+  g_debug ("%s: %s", text, uri);
+  add_log_entry (self, SIGHT_LOG_BLOCKED, NULL, text, uri, 0);
+  /* A load being waited for that is refused, at its start or by a redirect,
+   * fails now instead of at its deadline. */
+  op = self->load_op;
+  if (op != NULL && !op->done && !op->committed && op->load_error == NULL &&
+      type == WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION &&
+      (g_strcmp0 (op->requested_uri, uri) == 0 || webkit_navigation_action_is_redirect (action)))
+    {
+      op->load_error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED,
+                                    "%s: %s", text, uri);
+      webkit_policy_decision_ignore (decision);
+      load_op_check (op);
+      return TRUE;
+    }
+  webkit_policy_decision_ignore (decision);
+  return TRUE;
 }
 
 static void
@@ -1492,9 +1575,23 @@ create_cb (WebKitWebView          *view,
            WebKitNavigationAction *action,
            SightWebPage           *self)
 {
-  g_autoptr(SightWebPage) popup = g_object_new (SIGHT_TYPE_WEB_PAGE, "opener", self, NULL);
+  g_autoptr(SightWebPage) popup = NULL;
+  const char *uri = webkit_uri_request_get_uri (webkit_navigation_action_get_request (action));
 
+  /* window.open asks for a view without a policy decision first. An empty
+   * URL opens about:blank, which the policy allows. */
+  if (self->origin_policy != NULL && uri != NULL && *uri != '\0' &&
+      !sight_origin_policy_allows (self->origin_policy, uri))
+    {
+      g_debug ("Blocked a new window outside the allowed origins: %s", uri);
+      add_log_entry (self, SIGHT_LOG_BLOCKED, NULL,
+                     "Blocked a new window outside the allowed origins", uri, 0);
+      return NULL;
+    }
+  popup = g_object_new (SIGHT_TYPE_WEB_PAGE, "opener", self, NULL);
   sight_web_page_set_viewport (popup, self->width, self->height, self->device_scale);
+  if (self->origin_policy != NULL)
+    popup->origin_policy = sight_origin_policy_ref (self->origin_policy);
   g_ptr_array_add (self->popups, g_object_ref (popup));
   g_signal_emit (self, signals[POPUP], 0, popup);
   /* WebKit loads the popup's first page into the returned view. */
@@ -1532,6 +1629,7 @@ sight_web_page_dispose (GObject *object)
 
   fail_pending_ops (self, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, "The page was closed");
   g_clear_handle_id (&self->hang_source, g_source_remove);
+  g_clear_pointer (&self->origin_policy, sight_origin_policy_unref);
   if (self->view != NULL)
     {
       g_signal_handlers_disconnect_by_data (self->view, self);
@@ -1711,6 +1809,7 @@ sight_web_page_constructed (GObject *object)
                     G_CALLBACK (web_process_terminated_cb), self);
   g_signal_connect (self->view, "run-file-chooser", G_CALLBACK (run_file_chooser_cb), self);
   g_signal_connect (self->view, "create", G_CALLBACK (create_cb), self);
+  g_signal_connect (self->view, "decide-policy", G_CALLBACK (decide_policy_cb), self);
   g_signal_connect (self->view, "notify::is-web-process-responsive",
                     G_CALLBACK (responsive_changed_cb), self);
 

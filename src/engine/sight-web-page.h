@@ -58,7 +58,11 @@ typedef enum {
   SIGHT_LOG_CONSOLE,         /* console.* message */
   SIGHT_LOG_PAGE_ERROR,      /* uncaught exception or unhandled rejection */
   SIGHT_LOG_REQUEST_FAILED,  /* network error or HTTP status >= 400 */
+  SIGHT_LOG_BLOCKED,         /* a navigation refused: outside the allowed origins */
 } SightLogKind;
+
+/* "console", "page_error", "request_failed", "blocked": the names the store keeps. */
+const char *sight_log_kind_to_string (SightLogKind kind);
 
 typedef struct {
   SightLogKind  kind;
@@ -166,6 +170,14 @@ void           sight_web_page_set_hang_timeout    (SightWebPage        *self,
 #define SIGHT_PAGE_MEMORY_LIMIT_MIN     128
 #define SIGHT_PAGE_MEMORY_LIMIT_MAX     65536
 guint          sight_web_page_get_memory_limit    (void);
+
+/* Navigations of the page and its frames, redirects and popups to a URL
+ * outside @origins (see SightOriginPolicy for the entries) are refused in
+ * WebKit's policy handler and logged as SIGHT_LOG_BLOCKED. NULL or an empty
+ * list allows everything (the default). Popups keep their opener's list. */
+gboolean       sight_web_page_set_allowed_origins (SightWebPage       *self,
+                                                   const char * const *origins,
+                                                   GError            **error);
 
 void           sight_web_page_terminate_web_process (SightWebPage      *self,
                                                      const char        *reason);

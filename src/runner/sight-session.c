@@ -327,39 +327,6 @@ filmstrip_tick_cb (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
-/* Navigations, redirects, frames and popups to hosts outside allowHosts
- * are refused in WebKit's policy handler. */
-static gboolean
-decide_policy_cb (WebKitWebView            *web_view,
-                  WebKitPolicyDecision     *decision,
-                  WebKitPolicyDecisionType  type,
-                  SightSession             *self)
-{
-  WebKitNavigationAction *action;
-  WebKitURIRequest *request;
-  g_autoptr(GUri) uri = NULL;
-  g_autofree char *host = NULL;
-
-  if (self->allow_hosts == NULL || type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE)
-    return FALSE;
-  action = webkit_navigation_policy_decision_get_navigation_action (
-    WEBKIT_NAVIGATION_POLICY_DECISION (decision));
-  request = webkit_navigation_action_get_request (action);
-  uri = g_uri_parse (webkit_uri_request_get_uri (request),
-                     G_URI_FLAGS_ENCODED | G_URI_FLAGS_PARSE_RELAXED, NULL);
-  if (uri != NULL && g_uri_get_host (uri) != NULL)
-    host = g_ascii_strdown (g_uri_get_host (uri), -1);
-  if (uri != NULL && g_str_equal (g_uri_get_scheme (uri), "about"))
-    return FALSE;
-  if (host == NULL || !g_strv_contains ((const char * const *) self->allow_hosts, host))
-    {
-      g_message ("Session %s: blocked a navigation outside allowHosts", self->id);
-      webkit_policy_decision_ignore (decision);
-      return TRUE;
-    }
-  return FALSE;
-}
-
 /* The registry */
 
 static void
@@ -692,8 +659,15 @@ sight_session_registry_create_async (SightSessionRegistry *self,
           *h = lower;
         }
       session->allow_hosts = g_steal_pointer (&allow_hosts);
-      g_signal_connect_object (sight_web_page_get_web_view (session->page), "decide-policy",
-                               G_CALLBACK (decide_policy_cb), session, 0);
+      /* Navigations, redirects, frames and popups elsewhere are refused in
+       * WebKit's policy handler, and logged. */
+      if (!sight_web_page_set_allowed_origins (session->page,
+                                               (const char * const *) session->allow_hosts,
+                                               &error))
+        {
+          g_task_return_error (task, g_steal_pointer (&error));
+          return;
+        }
     }
 
   session->max_duration_id = g_timeout_add (session->max_duration_ms, max_duration_cb, session);

@@ -889,11 +889,10 @@ run_end (Run *run)
     {
       SightLogEntry *entry = g_ptr_array_index (log, i);
       SightLogRecord entry_record = { 0 };
-      static const char * const kinds[] = { "console", "page_error", "request_failed" };
 
       entry_record.run_id = run->run_id;
       entry_record.step_index = -1;
-      entry_record.kind = (char *) kinds[entry->kind];
+      entry_record.kind = (char *) sight_log_kind_to_string (entry->kind);
       entry_record.level = entry->level;
       entry_record.text = entry->text;
       entry_record.url = entry->url;

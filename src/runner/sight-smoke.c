@@ -569,11 +569,10 @@ finish_run (GTask *task)
     {
       SightLogEntry *entry = g_ptr_array_index (log, i);
       SightLogRecord record = { 0 };
-      static const char * const kinds[] = { "console", "page_error", "request_failed" };
 
       record.run_id = smoke->run_id;
       record.step_index = -1;
-      record.kind = (char *) kinds[entry->kind];
+      record.kind = (char *) sight_log_kind_to_string (entry->kind);
       record.level = entry->level;
       record.text = entry->text;
       record.url = entry->url;

@@ -510,7 +510,6 @@ attempt_finish (Attempt *attempt)
 {
   GPtrArray *log = sight_web_page_get_log (attempt->page);
   SightRunRecord run = { 0 };
-  static const char * const kinds[] = { "console", "page_error", "request_failed" };
 
   for (guint i = 0; i < log->len; i++)
     {
@@ -519,7 +518,7 @@ attempt_finish (Attempt *attempt)
 
       record.run_id = attempt->run_id;
       record.step_index = -1;
-      record.kind = (char *) kinds[entry->kind];
+      record.kind = (char *) sight_log_kind_to_string (entry->kind);
       record.level = entry->level;
       record.text = entry->text;
       record.url = entry->url;

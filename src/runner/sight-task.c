@@ -349,14 +349,13 @@ save_log (SightTask *self)
     {
       SightLogEntry *entry = g_ptr_array_index (log, i);
       SightLogRecord record = { 0 };
-      static const char * const kinds[] = { "console", "page_error", "request_failed" };
 
       if (entry->timestamp < self->started_at ||
           (self->finished_at > 0 && entry->timestamp > self->finished_at))
         continue;
       record.run_id = self->id;
       record.step_index = -1;
-      record.kind = (char *) kinds[entry->kind];
+      record.kind = (char *) sight_log_kind_to_string (entry->kind);
       record.level = entry->level;
       record.text = entry->text;
       record.url = entry->url;
