@@ -7,11 +7,13 @@
 #include <gtk/gtk.h>
 #include <locale.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sight-application.h"
 #include "sight-cli.h"
 #include "sight-error.h"
 #include "sight-headless.h"
+#include "sight-secrets.h"
 
 static void
 print_help (void)
@@ -53,6 +55,33 @@ wants_help (int    argc,
   return FALSE;
 }
 
+/* WebKit's helper processes inherit descriptor 1 and may print to it (GLib
+ * debug output, warnings of their libraries), which would corrupt what a
+ * command prints (--json, a report on stdout). The command's own stdout moves
+ * to a private copy of the descriptor; descriptor 1, which children inherit,
+ * becomes stderr. */
+static void
+keep_output_from_children (void)
+{
+  int fd;
+  FILE *out;
+
+  fflush (stdout);
+  fd = dup (STDOUT_FILENO);
+  if (fd < 0)
+    return;
+  out = fdopen (fd, "w");
+  if (out == NULL || dup2 (STDERR_FILENO, STDOUT_FILENO) < 0)
+    {
+      if (out != NULL)
+        fclose (out);
+      else
+        close (fd);
+      return;
+    }
+  stdout = out;
+}
+
 int
 main (int    argc,
       char **argv)
@@ -70,6 +99,11 @@ main (int    argc,
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
   g_set_prgname ("sightline");
+  /* Log messages go to standard error only, so G_MESSAGES_DEBUG never mixes
+   * with a command's output (--json), and pass through the secrets' redaction:
+   * a registered secret's value is never written to a log. */
+  g_log_writer_default_set_use_stderr (TRUE);
+  g_log_set_writer_func (sight_secrets_log_writer, NULL, NULL);
 
   if (argc > 1 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h") ||
                    g_str_equal (argv[1], "help")))
@@ -97,6 +131,7 @@ main (int    argc,
 
           if (!sight_headless_ensure_display (&error))
             return sight_cli_report_error (error);
+          keep_output_from_children ();
           gtk_init ();
         }
       return command->func (argc - 1, argv + 1);

@@ -37,9 +37,12 @@ print_to_stderr (const char *text)
 static int
 take_stdout (GError **error)
 {
-  int protocol_fd = dup (STDOUT_FILENO);
+  /* fileno (stdout): main may have moved the command's output off
+   * descriptor 1 already (see keep_output_from_children). */
+  int protocol_fd = dup (fileno (stdout));
 
-  if (protocol_fd < 0 || dup2 (STDERR_FILENO, STDOUT_FILENO) < 0)
+  if (protocol_fd < 0 || dup2 (STDERR_FILENO, fileno (stdout)) < 0 ||
+      dup2 (STDERR_FILENO, STDOUT_FILENO) < 0)
     {
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
                    "cannot set up standard output for the protocol");
