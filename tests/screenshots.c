@@ -135,9 +135,8 @@ main (int    argc,
     "{\n  \"name\": \"A member signs in\",\n  \"url\": \"%s\",\n  \"steps\": [\n"
     "    { \"do\": \"type \\\"member@example.test\\\" into Email\" },\n"
     "    { \"do\": \"expect Email has value \\\"member@example.test\\\"\" },\n"
-    "    { \"do\": \"check Remember me\" },\n"
-    "    { \"do\": \"expect text \\\"Sign in to your workspace\\\"\" },\n"
-    "    { \"act\": \"Sign in with the member's password\" },\n"
+    "    { \"do\": \"expect text \\\"14-day trial, no card needed\\\"\" },\n"
+    "    { \"act\": \"Sign in as the member\" },\n"
     "    { \"assert\": \"the dashboard shows a trial badge\" }\n  ]\n}\n",
     sight_window_get_demo_url (window));
   g_file_set_contents (test_path, test_text, -1, NULL);
