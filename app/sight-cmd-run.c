@@ -8,6 +8,8 @@
 #include <glib/gi18n.h>
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <glib-unix.h>
+#include <signal.h>
 
 #include "sight-cli.h"
 #include "sight-cli-args.h"
@@ -136,6 +138,17 @@ test_done_cb (JsonObject *test,
   g_print ("%s\n", line);
 }
 
+/* The first SIGINT or SIGTERM stops the run cleanly: the tests in flight
+ * end as interrupted, the reports are written. A second one kills. */
+static gboolean
+interrupt_cb (gpointer user_data)
+{
+  g_printerr ("%s\n", _("Interrupted: recording the tests in flight and writing the reports "
+                        "(interrupt again to quit at once)"));
+  g_cancellable_cancel (G_CANCELLABLE (user_data));
+  return G_SOURCE_REMOVE;
+}
+
 static char *
 take_string (JsonObject *args,
              const char *name)
@@ -160,6 +173,7 @@ sight_cmd_run (int    argc,
   g_autoptr(GError) error = NULL;
   g_autoptr(SightStore) store = NULL;
   g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   g_autofree char *report = NULL;
   g_autofree char *junit = NULL;
   int status;
@@ -181,11 +195,15 @@ sight_cmd_run (int    argc,
   if (store == NULL)
     return sight_cli_report_error (error);
 
-  sight_suite_run_async (store, files, args.args, args.json ? NULL : test_done_cb, NULL, NULL,
-                         sight_cli_result_cb, &result);
+  g_unix_signal_add (SIGINT, interrupt_cb, cancellable);
+  g_unix_signal_add (SIGTERM, interrupt_cb, cancellable);
+  sight_suite_run_async (store, files, args.args, args.json ? NULL : test_done_cb, NULL,
+                         cancellable, sight_cli_result_cb, &result);
   outcome = sight_suite_run_finish (sight_cli_wait (&result), &error);
   if (outcome == NULL)
     return sight_cli_report_error (error);
-  return sight_cmd_run_emit (json_node_get_object (outcome), store, report, junit, args.json,
-                             !args.json);
+  status = sight_cmd_run_emit (json_node_get_object (outcome), store, report, junit, args.json,
+                               !args.json);
+  /* As a shell reports a command a SIGINT ended. */
+  return g_cancellable_is_cancelled (cancellable) ? 130 : status;
 }

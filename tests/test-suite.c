@@ -220,6 +220,18 @@ assert_contains (const char *haystack,
     g_error ("“%s” is not in “%s”", needle, haystack ? haystack : "(null)");
 }
 
+static char *
+blank_test (const char *file,
+            const char *name)
+{
+  char *path = g_build_filename (dir, file, NULL);
+  g_autofree char *text = g_strdup_printf ("{ \"name\": \"%s\", "
+                                           "\"steps\": [] }", name);
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
 /* ------------------------------------------------------------------ tests */
 
 /* Two passing examples and a fixture that fails on purpose, run serially,
@@ -552,16 +564,55 @@ test_secret_param_stays_out (void)
   g_assert_null (strstr (suite_json, SIGHT_DEMO_SITE_PASSWORD));
 }
 
-static char *
-blank_test (const char *file,
-            const char *name)
+static void
+cancel_cb (JsonObject *test,
+           gpointer    user_data)
 {
-  char *path = g_build_filename (dir, file, NULL);
-  g_autofree char *text = g_strdup_printf ("{ \"name\": \"%s\", "
-                                           "\"steps\": [] }", name);
+  g_cancellable_cancel (G_CANCELLABLE (user_data));
+}
 
-  g_assert_true (g_file_set_contents (path, text, -1, NULL));
-  return path;
+/* Interrupted (the command's SIGINT cancels the same way) when the first
+ * test ends: the test in flight is recorded as interrupted, the one still
+ * queued does not start, and the result still comes back. */
+static void
+test_interrupted (void)
+{
+  g_autofree char *quick = blank_test ("quick.sightline.json", "Quick");
+  g_autofree char *sign_in = EXAMPLE ("sign-in.sightline.json");
+  g_autofree char *queued = blank_test ("queued.sightline.json", "Queued");
+  const char *paths[] = { quick, sign_in, queued, NULL };
+  g_autoptr(GPtrArray) files = sight_suite_load_files (paths, NULL);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(JsonObject) args = json_object_new ();
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *test;
+
+  json_object_set_int_member (args, "workers", 2);
+  json_object_set_string_member (args, "baseUrl", sight_demo_site_get_url (site));
+  sight_suite_run_async (store, files, args, cancel_cb, cancellable, cancellable, done_cb,
+                         &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  node = sight_suite_run_finish (result, &error);
+  g_assert_no_error (error);
+  g_assert_true (json_object_get_boolean_member (json_node_get_object (node), "interrupted"));
+
+  g_assert_cmpstr (json_object_get_string_member (test_at (node, 0), "verdict"), ==, "pass");
+  test = test_at (node, 1);
+  g_assert_cmpstr (json_object_get_string_member (test, "verdict"), ==, "error");
+  g_assert_true (json_object_get_boolean_member (test, "interrupted"));
+  data = sight_store_load_run (store, first_run_id (test), &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (data->run->verdict, ==, SIGHT_RUN_VERDICT_INTERRUPTED);
+  /* Its six steps and the load are all recorded, each once. */
+  g_assert_cmpuint (data->steps->len, ==, 7);
+  test = test_at (node, 2);
+  g_assert_cmpstr (json_object_get_string_member (test, "verdict"), ==, "error");
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (test, "attempts")), ==, 0);
+  assert_contains (json_object_get_string_member (test, "explanation"), "Not run");
 }
 
 /* --grep picks tests by name or file name; bad arguments name themselves.
@@ -630,6 +681,7 @@ main (int    argc,
   g_test_add_func ("/suite/junit-well-formed", test_junit_well_formed);
   g_test_add_func ("/suite/grep-and-bad-arguments", test_grep_and_bad_arguments);
   g_test_add_func ("/suite/secret-param-stays-out", test_secret_param_stays_out);
+  g_test_add_func ("/suite/interrupted", test_interrupted);
   status = g_test_run ();
 
   g_clear_pointer (&serial_result, json_node_unref);

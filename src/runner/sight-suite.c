@@ -344,6 +344,8 @@ direct_done_cb (GObject      *source,
 
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
+      step_close (attempt, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, "Interrupted", NULL,
+                  step_what (step));
       attempt_next (attempt);
       return;
     }
@@ -368,6 +370,8 @@ agent_done_cb (GObject      *source,
 
   if (outcome == NULL)
     {
+      step_close (attempt, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, "Interrupted", NULL,
+                  step_what (step));
       attempt_next (attempt);
       return;
     }
@@ -547,12 +551,16 @@ attempt_next (Attempt *attempt)
   GCancellable *cancellable = g_task_get_cancellable (attempt->suite->task);
   SightTestStep *step;
 
-  if (g_cancellable_is_cancelled (cancellable) && !attempt->stopped)
+  /* Cancelled (the command was interrupted): the rest is skipped and the run
+   * recorded as interrupted, whatever the step in flight said. */
+  if (g_cancellable_is_cancelled (cancellable) &&
+      attempt->verdict != SIGHT_RUN_VERDICT_INTERRUPTED)
     {
       attempt->stopped = TRUE;
-      attempt->verdict = SIGHT_RUN_VERDICT_ERROR;
+      attempt->verdict = SIGHT_RUN_VERDICT_INTERRUPTED;
       attempt->code = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;
-      attempt->explanation = g_strdup ("The run was cancelled");
+      g_free (attempt->explanation);
+      attempt->explanation = g_strdup ("The run was interrupted before this test finished");
     }
   if (attempt->step >= steps->len)
     {
@@ -648,11 +656,19 @@ test_result (Test *test)
   json_object_set_string_member (object, "name", test->file->name);
   if (test->url != NULL)
     json_object_set_string_member (object, "url", test->url);
+  if (last == NULL)
+    {
+      json_object_set_string_member (object, "code", "ENVIRONMENT_UNAVAILABLE");
+      json_object_set_string_member (object, "explanation",
+                                     "Not run: the run was interrupted before this test started");
+    }
   if (g_str_equal (verdict, "pass"))
     json_object_set_string_member (object, "verdict", n > 1 ? "flaky" : "pass");
   else
     json_object_set_string_member (object, "verdict",
                                    g_str_equal (verdict, "fail") ? "fail" : "error");
+  if (g_str_equal (verdict, "interrupted"))
+    json_object_set_boolean_member (object, "interrupted", TRUE);
   if (last != NULL && !g_str_equal (verdict, "pass"))
     for (guint i = 0; i < 3; i++)
       {
@@ -741,6 +757,8 @@ suite_return (Suite *suite)
     json_object_set_string_member (result, "grep", suite->grep);
   json_object_set_int_member (result, "total", suite->total);
   json_object_set_int_member (result, "selected", suite->tests->len);
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (task)))
+    json_object_set_boolean_member (result, "interrupted", TRUE);
   json_object_set_array_member (result, "tests", tests);
   summarize (result);
 
@@ -752,6 +770,9 @@ suite_return (Suite *suite)
 static void
 suite_pump (Suite *suite)
 {
+  /* Once cancelled, the tests still waiting do not start. */
+  if (suite->task != NULL && g_cancellable_is_cancelled (g_task_get_cancellable (suite->task)))
+    g_queue_clear (&suite->queue);
   while (suite->running < suite->workers && !g_queue_is_empty (&suite->queue))
     {
       suite->running++;
@@ -868,6 +889,9 @@ sight_suite_run_async (SightStore             *store,
   guint from, to;
 
   g_task_set_source_tag (task, sight_suite_run_async);
+  /* Cancelled, the suite still returns its result: what ran, and what was
+   * interrupted. */
+  g_task_set_check_cancellable (task, FALSE);
   g_task_set_task_data (task, suite, (GDestroyNotify) suite_free);
   suite->store = g_object_ref (store);
   suite->progress = progress;
