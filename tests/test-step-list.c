@@ -241,6 +241,35 @@ test_run_all_shows_verdicts (void)
   g_assert_false (sight_step_list_get_modified (list));
 }
 
+/* Stop: the step running gives up, nothing after it runs, and the run is
+ * kept as interrupted. */
+static void
+test_stop (void)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  SightStepList *list;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  file = write_test ("stop.sightline.json",
+                     "[ { \"do\": \"press Tab\" },"
+                     "  { \"do\": \"expect text \\\"Nobody wrote this\\\"\" },"
+                     "  { \"do\": \"press Escape\" } ]");
+  sight_window_open_test_file (window, file, &error);
+  g_assert_no_error (error);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run-from", "u", 0));
+  while (g_strcmp0 (sight_step_list_get_verdict (list, 1), "running") != 0)
+    g_main_context_iteration (NULL, TRUE);
+  spin (300);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "steps.stop", NULL));
+  g_assert_true (wait_until_idle (list));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  g_assert_null (sight_step_list_get_verdict (list, 1));
+  g_assert_null (sight_step_list_get_verdict (list, 2));
+  g_assert_cmpstr (sight_step_list_get_status (list), ==, "Stopped");
+}
+
 static void
 count_cb (guint *counter)
 {
@@ -411,6 +440,7 @@ main (int    argc,
   g_test_add_func ("/step-list/edit-reorder-delete-save", test_edit_reorder_delete_save);
   g_test_add_func ("/step-list/run-all-shows-verdicts", test_run_all_shows_verdicts);
   g_test_add_func ("/step-list/runs-are-kept", test_runs_are_kept);
+  g_test_add_func ("/step-list/stop", test_stop);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
   g_timeout_add (100, wake_cb, NULL);
