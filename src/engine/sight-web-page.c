@@ -49,6 +49,7 @@ struct _SightWebPage
   guint    hang_timeout_ms;
   guint    hang_source;
   guint    generation;                    /* bumped when the web process goes away */
+  char    *lost_reason;                   /* why it went, until the next load starts */
   char    *terminate_reason;              /* why we are terminating the web process */
 
   guint         navigation_count;         /* main-frame loads started */
@@ -816,7 +817,10 @@ load_changed_cb (WebKitWebView   *view,
   SightPageOp *op = self->load_op;
 
   if (event == WEBKIT_LOAD_STARTED)
-    self->navigation_count++;
+    {
+      self->navigation_count++;
+      g_clear_pointer (&self->lost_reason, g_free);
+    }
   if (op == NULL)
     return;
   /* The load this op waits for begins with STARTED; a FINISHED before it
@@ -979,6 +983,8 @@ web_process_lost (SightWebPage *self,
 {
   g_clear_handle_id (&self->hang_source, g_source_remove);
   self->generation++;
+  g_free (self->lost_reason);
+  self->lost_reason = g_strdup (reason);
   g_hash_table_remove_all (self->in_flight);
   fail_pending_ops (self, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, reason);
   g_signal_emit (self, signals[WEB_PROCESS_LOST], 0, reason);
@@ -1146,6 +1152,14 @@ sight_web_page_evaluate_async (SightWebPage        *self,
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, sight_web_page_evaluate_async);
+  /* WebKit starts a new web process only for a load; a script sent before
+   * would fail with a confusing "Unsupported result type". */
+  if (self->lost_reason != NULL)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                               "%s; the page is blank until it loads again", self->lost_reason);
+      return;
+    }
 
   args_json = args != NULL ? json_to_string (args, FALSE) : g_strdup ("null");
   dict = g_variant_dict_new (NULL);
@@ -1662,6 +1676,7 @@ sight_web_page_finalize (GObject *object)
   g_clear_pointer (&self->log, g_ptr_array_unref);
   g_clear_pointer (&self->in_flight, g_hash_table_unref);
   g_clear_pointer (&self->terminate_reason, g_free);
+  g_clear_pointer (&self->lost_reason, g_free);
   g_clear_pointer (&self->pending_files, g_strfreev);
   g_clear_pointer (&self->popups, g_ptr_array_unref);
 
