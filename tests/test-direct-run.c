@@ -210,6 +210,26 @@ test_flow (void)
 
   must_pass (page, "go back", NULL, NULL);
   must_pass (page, "expect URL contains /login", NULL, NULL);
+  {
+    /* Written out in the step, what goes into a password field still stays
+     * out of the summary that runs store and reports show. */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *summary = run (page, "type \"Literal-Pw-42\" into the Password field", NULL,
+                                    NULL, 10000, &error);
+
+    g_assert_no_error (error);
+    g_assert_null (strstr (summary, "Literal-Pw-42"));
+    g_assert_nonnull (strstr (summary, "secure field"));
+  }
+  {
+    /* and a plain field's value is shown as before */
+    g_autoptr(GError) error = NULL;
+    g_autofree char *summary = run (page, "type \"member@example.test\" into Email", NULL, NULL,
+                                    10000, &error);
+
+    g_assert_no_error (error);
+    g_assert_nonnull (strstr (summary, "member@example.test"));
+  }
 }
 
 /* "press Enter" with no target goes to the focused element; "upload" goes

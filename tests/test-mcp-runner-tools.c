@@ -3,97 +3,13 @@
 
 #include "config.h"
 
-#include <gtk/gtk.h>
-#include <string.h>
-
+#include "mcp-test-common.h"
 #include "sight-demo-site.h"
-#include "sight-mcp-server.h"
-#include "sight-mcp-tools.h"
 
 /* The tools the runner backs, through the MCP protocol layer, on the
  * bundled demo site over loopback with real WebKitGTK. */
 
 static SightDemoSite *site;
-static SightMcpServer *server;
-static SightMcpSession *session;
-
-typedef struct {
-  JsonNode *answer;
-  gboolean  done;
-} Exchange;
-
-static void
-done_cb (GObject      *object,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  Exchange *exchange = user_data;
-  g_autoptr(GError) error = NULL;
-
-  exchange->answer = sight_mcp_session_handle_finish (SIGHT_MCP_SESSION (object), result, &error);
-  g_assert_no_error (error);
-  exchange->done = TRUE;
-}
-
-static gboolean
-deadline_cb (gpointer data)
-{
-  g_error ("no answer in 45 s");
-  return G_SOURCE_REMOVE;
-}
-
-static JsonObject *
-call (const char *name,
-      const char *arguments_format,
-      ...) G_GNUC_PRINTF (2, 3);
-
-/* Calls @name and returns its result object. */
-static JsonObject *
-call (const char *name,
-      const char *arguments_format,
-      ...)
-{
-  g_autofree char *arguments = NULL;
-  g_autofree char *request = NULL;
-  Exchange exchange = { NULL, FALSE };
-  JsonObject *result;
-  guint deadline;
-  va_list args;
-
-  va_start (args, arguments_format);
-  arguments = g_strdup_vprintf (arguments_format, args);
-  va_end (args);
-  request = g_strdup_printf ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
-                             "\"params\":{\"name\":\"%s\",\"arguments\":%s}}", name, arguments);
-  deadline = g_timeout_add_seconds (45, deadline_cb, NULL);
-  sight_mcp_session_handle_text_async (session, request, -1, NULL, NULL, done_cb, &exchange);
-  while (!exchange.done)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (deadline);
-  result = json_object_ref (json_object_get_object_member (json_node_get_object (exchange.answer),
-                                                           "result"));
-  json_node_unref (exchange.answer);
-  return result;
-}
-
-static gboolean
-is_error (JsonObject *result)
-{
-  return json_object_get_boolean_member_with_default (result, "isError", FALSE);
-}
-
-static JsonObject *
-structured (JsonObject *result)
-{
-  return json_object_get_object_member (result, "structuredContent");
-}
-
-static const char *
-error_code (JsonObject *result)
-{
-  return json_object_get_string_member (json_object_get_object_member (structured (result),
-                                                                       "error"), "code");
-}
 
 static void
 test_sessions (void)
@@ -229,12 +145,6 @@ test_crawl (void)
   g_assert_nonnull (json_object_get_string_member (structured (result), "stoppedBy"));
 }
 
-static const char *
-text_of (JsonObject *result)
-{
-  return json_object_get_string_member (
-    json_array_get_object_element (json_object_get_array_member (result, "content"), 0), "text");
-}
 
 /* smoke_test returns the report; get_report reads the same run again. A
  * broken link fails the test (a result, not an error). */
@@ -313,9 +223,7 @@ int
 main (int    argc,
       char **argv)
 {
-  g_autoptr(SightMcpRegistry) registry = NULL;
   g_autoptr(GError) error = NULL;
-  g_autofree char *none = NULL;
   g_autofree char *data_dir = NULL;
   int status;
 
@@ -328,20 +236,7 @@ main (int    argc,
   site = sight_demo_site_new ();
   sight_demo_site_start (site, 0, &error);
   g_assert_no_error (error);
-  registry = sight_mcp_registry_new_builtin ();
-  server = sight_mcp_server_new (registry);
-  session = sight_mcp_server_create_session (server);
-  {
-    Exchange exchange = { NULL, FALSE };
-
-    sight_mcp_session_handle_text_async (session,
-                                         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\","
-                                         "\"params\":{\"protocolVersion\":\"2025-06-18\"}}",
-                                         -1, NULL, NULL, done_cb, &exchange);
-    while (!exchange.done)
-      g_main_context_iteration (NULL, TRUE);
-    json_node_unref (exchange.answer);
-  }
+  mcp_start ();
 
   g_test_add_func ("/mcp-runner-tools/sessions", test_sessions);
   g_test_add_func ("/mcp-runner-tools/scrape", test_scrape);
@@ -352,9 +247,7 @@ main (int    argc,
   g_test_add_func ("/mcp-runner-tools/smoke-running", test_smoke_running);
   status = g_test_run ();
 
-  sight_mcp_server_shutdown (server);
-  g_clear_object (&session);
-  g_clear_object (&server);
+  mcp_stop ();
   sight_demo_site_stop (site);
   g_clear_object (&site);
   return status;

@@ -209,6 +209,7 @@ typedef struct {
   GTask *task;
   char  *seen;
   char  *ref;
+  gboolean secure;   /* the target is a password or one-time-code field */
 } ActionCall;
 
 /* Keeps what was done as the trace cache records act's actions: the tool, its
@@ -312,6 +313,7 @@ action_cb (GObject      *source,
   g_autofree char *ref = g_steal_pointer (&call->ref);
   g_autofree char *summary = NULL;
   const char *verb = action_of (run->step->verb);
+  gboolean secure = call->secure;
 
   g_free (call);
   if (reply == NULL)
@@ -338,6 +340,10 @@ action_cb (GObject      *source,
     summary = g_strdup_printf ("%s \"%s\" on the focused element", verb, run->value);
   else if (run->step->verb == SIGHT_DIRECT_FILL && run->value_secret)
     summary = g_strdup_printf ("filled %s with the secret {%s}", seen, run->step->param);
+  else if (run->step->verb == SIGHT_DIRECT_FILL && secure)
+    /* What goes into a password field is a secret even when the test wrote
+     * it out: the summary is stored and reported, the value is not. */
+    summary = g_strdup_printf ("filled %s (a secure field; the value is not shown)", seen);
   else if (run->step->verb == SIGHT_DIRECT_UPLOAD)
     summary = g_strdup_printf ("upload \"%s\" to %s%s", run->value, seen,
                                json_object_get_boolean_member_with_default (reply, "filesSelected",
@@ -363,7 +369,8 @@ action_cb (GObject      *source,
 static void
 perform_step (GTask      *task,
               const char *ref,
-              char       *seen)
+              char       *seen,
+              gboolean    secure)
 {
   Run *run = g_task_get_task_data (task);
   ActionCall *call = g_new0 (ActionCall, 1);
@@ -372,6 +379,7 @@ perform_step (GTask      *task,
   call->task = task;
   call->seen = seen;
   call->ref = g_strdup (ref);
+  call->secure = secure;
   if (run->step->verb == SIGHT_DIRECT_SCROLL && ref == NULL)
     {
       static const char *kinds[] = { "down", "down", "up", "top", "bottom", "down" };
@@ -451,7 +459,8 @@ observed_cb (GObject      *source,
       return;
     }
 
-  perform_step (task, nodes[index].ref, node_text (&nodes[index]));
+  perform_step (task, nodes[index].ref, node_text (&nodes[index]),
+                (nodes[index].states & SIGHT_NODE_SECURE) != 0);
 }
 
 static void
@@ -701,7 +710,7 @@ sight_direct_step_run_async (SightWebPage        *page,
     case SIGHT_DIRECT_SCROLL:
       if (run->step->scroll != SIGHT_SCROLL_TO_TARGET)
         {
-          perform_step (task, NULL, NULL);
+          perform_step (task, NULL, NULL, FALSE);
           return;
         }
       break;
@@ -709,7 +718,7 @@ sight_direct_step_run_async (SightWebPage        *page,
       if (!run->step->has_target)
         {
           /* keys to the focused element, as a person's keyboard sends them */
-          perform_step (task, NULL, NULL);
+          perform_step (task, NULL, NULL, FALSE);
           return;
         }
       break;

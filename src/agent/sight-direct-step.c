@@ -2324,6 +2324,8 @@ flatten_node (SightNodeList *list,
         view.states |= SIGHT_NODE_FOCUSED;
       if (json_flag (node, "expanded"))
         view.states |= SIGHT_NODE_EXPANDED;
+      if (json_flag (node, "secure"))
+        view.states |= SIGHT_NODE_SECURE;
       collect_text (node, text);
       view.text = text->str;
       g_ptr_array_add (list->owned, g_string_free (text, FALSE));

@@ -112,6 +112,7 @@ typedef enum {
   SIGHT_NODE_FOCUSED  = 1 << 3,
   SIGHT_NODE_EXPANDED = 1 << 4,
   SIGHT_NODE_MIXED    = 1 << 5,
+  SIGHT_NODE_SECURE   = 1 << 6,   /* a password or one-time-code field */
 } SightNodeStates;
 
 typedef struct {

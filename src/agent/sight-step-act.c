@@ -451,13 +451,13 @@ commit (Act         *act,
   reply = _sight_step_perform (step, ref, verb, value, at_point, x, y, &local_error);
   if (reply == NULL)
     {
-      if (g_error_matches (local_error, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT) ||
-          g_error_matches (local_error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE) ||
-          g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
-          !sight_budget_check_deadline (step->budget, NULL))
+      /* The step ends when its deadline passed, it was cancelled or the page is
+       * gone; an action that ran out of its own time is the model's to handle. */
+      if (!sight_budget_check_deadline (step->budget, error))
+        return FALSE;
+      if (g_error_matches (local_error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE) ||
+          g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
-          if (!sight_budget_check_deadline (step->budget, error))
-            return FALSE;
           g_propagate_error (error, g_steal_pointer (&local_error));
           return FALSE;
         }
