@@ -231,8 +231,9 @@ update_kind (SightComposer *self)
   if (no_model)
     {
       g_autofree char *text = g_strdup_printf (
-        _("Steps that need a model fail until one is set. Set SIGHTLINE_MODEL (for example "
-          "“openai:gpt-4.1-mini”) and its API key, or add an agent to sightline.json. %s"),
+        _("Steps that need a model fail until one is set: choose one in Preferences "
+          "(Ctrl+,), set SIGHTLINE_MODEL (for example “openai:gpt-4.1-mini”) and its API key, "
+          "or add an agent to sightline.json. %s"),
         hint != NULL ? hint : "");
 
       gtk_label_set_text (self->no_model_label, text);

@@ -805,7 +805,7 @@ continue_run (SightStepList *self)
     {
       self->run_index++;
       /* Let the composer settle first: the result came from its callback. */
-      self->next_source = g_idle_add (next_cb, self);
+      self->next_source = g_idle_add_full (G_PRIORITY_DEFAULT, next_cb, self, NULL);
     }
   else
     end_run (self);
@@ -817,9 +817,10 @@ composer_running_cb (SightComposer *composer,
                      SightStepList *self)
 {
   /* ::step-finished follows "running" going FALSE in the same callback; a
-   * step that was stopped never sends it. */
+   * step that was stopped never sends it. (The next step starts at default
+   * priority: a spinning row's redraws would starve an idle.) */
   if (self->waiting && !sight_composer_get_running (composer) && self->next_source == 0)
-    self->next_source = g_idle_add (next_cb, self);
+    self->next_source = g_idle_add_full (G_PRIORITY_DEFAULT, next_cb, self, NULL);
 }
 
 static void

@@ -1047,7 +1047,6 @@ sight_window_get_history (SightWindow *self)
   return self->history;
 }
 
-/* Shows the sidebar's "test", "compose" or "runs" page. */
 void
 sight_window_show_page (SightWindow *self,
                         const char  *name)

@@ -6,7 +6,7 @@
  *   xvfb-run -a -s "-screen 0 1600x1000x24" _build/tests/screenshots docs/screenshots
  * main-window.png: a test opened, run, with the inspector; runs.png: a smoke
  * test's stored run opened on its steps; crashed.png: the page's web process
- * gone. The run comes from the real
+ * gone; preferences.png: the preferences. The run comes from the real
  * `sightline smoke` command ($SIGHTLINE_BIN), in a throwaway data dir. */
 
 #include "config.h"
@@ -14,6 +14,7 @@
 #include <adwaita.h>
 #include <webkit/webkit.h>
 
+#include "sight-preferences.h"
 #include "sight-window.h"
 
 #define DEADLINE_US (90 * G_USEC_PER_SEC)
@@ -54,7 +55,7 @@ spin (guint ms)
 
 /* GTK's own rendering of the window, without the desktop around it. */
 static void
-shoot (SightWindow *window,
+shoot (gpointer     window,
        const char  *dir,
        const char  *name)
 {
@@ -63,10 +64,11 @@ shoot (SightWindow *window,
   GtkSnapshot *snapshot = gtk_snapshot_new ();
   g_autoptr(GskRenderNode) node = NULL;
   g_autoptr(GdkTexture) texture = NULL;
-  int width = gtk_widget_get_width (GTK_WIDGET (window));
-  int height = gtk_widget_get_height (GTK_WIDGET (window));
+  int width, height;
 
   spin (1500);
+  width = gtk_widget_get_width (GTK_WIDGET (window));
+  height = gtk_widget_get_height (GTK_WIDGET (window));
   gdk_paintable_snapshot (paintable, snapshot, width, height);
   node = gtk_snapshot_free_to_node (snapshot);
   texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), node,
@@ -135,9 +137,8 @@ main (int    argc,
     "{\n  \"name\": \"A member signs in\",\n  \"url\": \"%s\",\n  \"steps\": [\n"
     "    { \"do\": \"type \\\"member@example.test\\\" into Email\" },\n"
     "    { \"do\": \"expect Email has value \\\"member@example.test\\\"\" },\n"
-    "    { \"do\": \"check Remember me\" },\n"
-    "    { \"do\": \"expect text \\\"Sign in to your workspace\\\"\" },\n"
-    "    { \"act\": \"Sign in with the member's password\" },\n"
+    "    { \"do\": \"expect text \\\"14-day trial, no card needed\\\"\" },\n"
+    "    { \"act\": \"Sign in as the member\" },\n"
     "    { \"assert\": \"the dashboard shows a trial badge\" }\n  ]\n}\n",
     sight_window_get_demo_url (window));
   g_file_set_contents (test_path, test_text, -1, NULL);
@@ -175,6 +176,23 @@ main (int    argc,
   while (!sight_window_get_crashed (window) && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
   shoot (window, dir, "crashed.png");
+
+  /* The preferences, over the window. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.preferences", NULL);
+  {
+    GListModel *toplevels = gtk_window_get_toplevels ();
+
+    for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+      {
+        g_autoptr(GtkWindow) item = g_list_model_get_item (toplevels, i);
+
+        if (SIGHT_IS_PREFERENCES (item))
+          {
+            shoot ((SightWindow *) item, dir, "preferences.png");
+            break;
+          }
+      }
+  }
 
   gtk_window_destroy (GTK_WINDOW (window));
   return 0;

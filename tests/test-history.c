@@ -305,6 +305,24 @@ test_report_export_and_json (void)
   g_assert_null (sight_history_get_run (history ()));
 }
 
+/* Removes the test's temporary folder and what is in it. */
+static void
+remove_tree (GFile *file)
+{
+  g_autoptr(GFileEnumerator) children = NULL;
+
+  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
+                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+  if (children != NULL)
+    {
+      GFile *child;
+
+      while (g_file_enumerator_iterate (children, NULL, &child, NULL, NULL) && child != NULL)
+        remove_tree (child);
+    }
+  g_file_delete (file, NULL, NULL);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -332,5 +350,10 @@ main (int    argc,
   status = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&window);
+  {
+    g_autoptr(GFile) dir = g_file_new_for_path (tmpdir);
+
+    remove_tree (dir);
+  }
   return status;
 }

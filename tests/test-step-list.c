@@ -123,6 +123,22 @@ test_open_lists_steps (void)
   }
 }
 
+static GtkWidget *
+find_menu_button (GtkWidget *widget)
+{
+  if (GTK_IS_MENU_BUTTON (widget))
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_menu_button (child);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
 static void
 test_edit_reorder_delete_save (void)
 {
@@ -152,7 +168,22 @@ test_edit_reorder_delete_save (void)
   /* now: Enter, assert, act, Escape */
   sight_step_list_move_step (list, 3, 0);
   /* now: Escape, Enter, assert, act */
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.delete", "u", 2));
+  /* Delete from the row's own menu, as a person does: the row goes while
+   * its menu is open. */
+  {
+    GtkListBox *box = GTK_LIST_BOX (gtk_widget_get_template_child (GTK_WIDGET (list),
+                                                                   SIGHT_TYPE_STEP_LIST,
+                                                                   "steps_box"));
+    GtkWidget *menu_button = find_menu_button (GTK_WIDGET (gtk_list_box_get_row_at_index (box, 2)));
+    GtkPopover *popover;
+
+    g_assert_nonnull (menu_button);
+    gtk_menu_button_popup (GTK_MENU_BUTTON (menu_button));
+    popover = gtk_menu_button_get_popover (GTK_MENU_BUTTON (menu_button));
+    spin (200);
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (popover), "step.delete", "u", 2));
+    spin (200);
+  }
   /* now: Escape, Enter, act */
   g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 3);
 
@@ -239,6 +270,35 @@ test_run_all_shows_verdicts (void)
   g_assert_cmpstr (sight_step_list_get_status (list), ==, "1 step passed");
   /* Running changes no file. */
   g_assert_false (sight_step_list_get_modified (list));
+}
+
+/* Stop: the step running gives up, nothing after it runs, and the run is
+ * kept as interrupted. */
+static void
+test_stop (void)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  SightStepList *list;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  file = write_test ("stop.sightline.json",
+                     "[ { \"do\": \"press Tab\" },"
+                     "  { \"do\": \"expect text \\\"Nobody wrote this\\\"\" },"
+                     "  { \"do\": \"press Escape\" } ]");
+  sight_window_open_test_file (window, file, &error);
+  g_assert_no_error (error);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run-from", "u", 0));
+  while (g_strcmp0 (sight_step_list_get_verdict (list, 1), "running") != 0)
+    g_main_context_iteration (NULL, TRUE);
+  spin (300);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "steps.stop", NULL));
+  g_assert_true (wait_until_idle (list));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  g_assert_null (sight_step_list_get_verdict (list, 1));
+  g_assert_null (sight_step_list_get_verdict (list, 2));
+  g_assert_cmpstr (sight_step_list_get_status (list), ==, "Stopped");
 }
 
 static void
@@ -393,6 +453,24 @@ test_close_asks_to_save (void)
   g_clear_object (&window);
 }
 
+/* Removes the test's temporary folder and what is in it. */
+static void
+remove_tree (GFile *file)
+{
+  g_autoptr(GFileEnumerator) children = NULL;
+
+  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
+                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+  if (children != NULL)
+    {
+      GFile *child;
+
+      while (g_file_enumerator_iterate (children, NULL, &child, NULL, NULL) && child != NULL)
+        remove_tree (child);
+    }
+  g_file_delete (file, NULL, NULL);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -411,6 +489,7 @@ main (int    argc,
   g_test_add_func ("/step-list/edit-reorder-delete-save", test_edit_reorder_delete_save);
   g_test_add_func ("/step-list/run-all-shows-verdicts", test_run_all_shows_verdicts);
   g_test_add_func ("/step-list/runs-are-kept", test_runs_are_kept);
+  g_test_add_func ("/step-list/stop", test_stop);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
   g_timeout_add (100, wake_cb, NULL);
@@ -418,5 +497,10 @@ main (int    argc,
   if (window != NULL)
     gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&window);
+  {
+    g_autoptr(GFile) dir = g_file_new_for_path (tmpdir);
+
+    remove_tree (dir);
+  }
   return status;
 }
