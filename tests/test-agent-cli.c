@@ -67,6 +67,9 @@ run_cli (const char * const *args,
   g_subprocess_communicate_utf8_finish (proc, result, out_stdout, out_stderr, &error);
   g_assert_no_error (error);
   g_object_unref (result);
+  if (!g_subprocess_get_if_exited (proc))
+    g_error ("sightline %s ended by signal %d; its stderr: %s", args[0],
+             g_subprocess_get_term_sig (proc), *out_stderr);
   return g_subprocess_get_exit_status (proc);
 }
 

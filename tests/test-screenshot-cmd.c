@@ -79,9 +79,12 @@ run_screenshot (Run         *run,
   g_assert_nonnull (result);
   g_subprocess_communicate_finish (process, result, &out, &err, &error);
   g_assert_no_error (error);
-  run->status = g_subprocess_get_exit_status (process);
   run->out = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
   run->err = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
+  if (!g_subprocess_get_if_exited (process))
+    g_error ("sightline screenshot ended by signal %d; its stderr: %s",
+             g_subprocess_get_term_sig (process), run->err);
+  run->status = g_subprocess_get_exit_status (process);
   g_test_message ("exit %d, stdout: %s, stderr: %s", run->status, run->out, run->err);
 }
 
