@@ -85,11 +85,18 @@ struct _SightComposer
   guint64         total_tokens;
   guint64         total_cost_micro_usd;
   gboolean        running;
+  /* Demo mode: a pause before each step starts (the caption and the
+   * highlighted target show meanwhile). */
+  guint           start_delay_ms;
+  guint           delay_source;
+  char           *delayed_kind;
+  char           *delayed_instruction;
+  JsonObject     *delayed_options;
 };
 
 G_DEFINE_FINAL_TYPE (SightComposer, sight_composer, ADW_TYPE_BIN)
 
-enum { STEP_FINISHED, N_SIGNALS };
+enum { STEP_STARTED, STEP_FINISHED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_RUNNING, N_PROPS };
@@ -680,6 +687,50 @@ start_run_full (SightComposer *self,
   return TRUE;
 }
 
+static gboolean
+delay_done_cb (gpointer user_data)
+{
+  SightComposer *self = user_data;
+  g_autofree char *kind = g_steal_pointer (&self->delayed_kind);
+  g_autofree char *instruction = g_steal_pointer (&self->delayed_instruction);
+  g_autoptr(JsonObject) options = g_steal_pointer (&self->delayed_options);
+
+  self->delay_source = 0;
+  start_run_full (self, kind, instruction, options);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+clear_delayed (SightComposer *self)
+{
+  g_clear_handle_id (&self->delay_source, g_source_remove);
+  g_clear_pointer (&self->delayed_kind, g_free);
+  g_clear_pointer (&self->delayed_instruction, g_free);
+  g_clear_pointer (&self->delayed_options, json_object_unref);
+}
+
+/* Announces the step (::step-started), then starts it, after the start
+ * delay when one is set. */
+static gboolean
+start_run_delayed (SightComposer *self,
+                   const char    *kind,
+                   const char    *instruction,
+                   JsonObject    *step_options)
+{
+  if (self->running || self->page == NULL || self->delay_source != 0)
+    return FALSE;
+  g_signal_emit (self, signals[STEP_STARTED], 0, kind, instruction);
+  if (self->start_delay_ms == 0)
+    return start_run_full (self, kind, instruction, step_options);
+  self->delayed_kind = g_strdup (kind);
+  self->delayed_instruction = g_strdup (instruction);
+  self->delayed_options = step_options != NULL ? json_object_ref (step_options) : NULL;
+  self->delay_source = g_timeout_add (self->start_delay_ms, delay_done_cb, self);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.run", FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.stop", TRUE);
+  return TRUE;
+}
+
 static void
 start_run (SightComposer *self)
 {
@@ -693,7 +744,7 @@ start_run (SightComposer *self)
       gtk_widget_error_bell (GTK_WIDGET (self));
       return;
     }
-  start_run_full (self, sight_composer_get_kind (self), instruction, NULL);
+  start_run_delayed (self, sight_composer_get_kind (self), instruction, NULL);
 }
 
 static void
@@ -711,6 +762,19 @@ stop_action (GtkWidget  *widget,
 {
   SightComposer *self = SIGHT_COMPOSER (widget);
 
+  if (self->delay_source != 0)
+    {
+      g_autoptr(GError) error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                     _("Stopped"));
+      g_autofree char *kind = g_strdup (self->delayed_kind);
+      g_autofree char *instruction = g_strdup (self->delayed_instruction);
+
+      clear_delayed (self);
+      gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.run", TRUE);
+      gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.stop", FALSE);
+      fail_before_start (self, kind, instruction, error);
+      return;
+    }
   if (self->run_cancellable != NULL)
     g_cancellable_cancel (self->run_cancellable);
 }
@@ -730,6 +794,7 @@ sight_composer_dispose (GObject *object)
   if (self->run_cancellable != NULL)
     g_cancellable_cancel (self->run_cancellable);
   g_clear_handle_id (&self->tick_source, g_source_remove);
+  clear_delayed (self);
   g_clear_object (&self->run_cancellable);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->agent);
@@ -785,6 +850,16 @@ sight_composer_class_init (SightComposerClass *klass)
   object_class->get_property = sight_composer_get_property;
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
+  /**
+   * SightComposer::step-started:
+   * @kind: "do", "act", "assert", "waitFor" or "extract"
+   * @instruction: the step's instruction
+   *
+   * A step is about to start (before the start delay, if any).
+   */
+  signals[STEP_STARTED] = g_signal_new ("step-started", G_TYPE_FROM_CLASS (klass),
+                                        G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                        G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
   signals[STEP_FINISHED] = g_signal_new ("step-finished", G_TYPE_FROM_CLASS (klass),
                                          G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                          G_TYPE_NONE, 1, JSON_TYPE_NODE);
@@ -891,7 +966,8 @@ gboolean
 sight_composer_get_running (SightComposer *self)
 {
   g_return_val_if_fail (SIGHT_IS_COMPOSER (self), FALSE);
-  return self->running;
+  /* A step waiting out the start delay counts as running. */
+  return self->running || self->delay_source != 0;
 }
 
 const char *
@@ -970,7 +1046,7 @@ sight_composer_run_step (SightComposer *self,
   sight_composer_set_instruction (self, instruction);
   if (options == NULL)
     options = empty = json_object_new ();
-  return start_run_full (self, kind, instruction, options);
+  return start_run_delayed (self, kind, instruction, options);
 }
 
 void
@@ -1012,4 +1088,13 @@ sight_composer_set_defaults (SightComposer *self,
   self->default_max_calls = max_model_calls;
   g_free (self->default_vision);
   self->default_vision = g_strdup (vision);
+}
+
+void
+sight_composer_set_start_delay (SightComposer *self,
+                                guint          delay_ms)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+
+  self->start_delay_ms = delay_ms;
 }

@@ -30,6 +30,8 @@ struct _SightPreferences
   GtkSpinButton       *max_steps_spin;
   GtkSpinButton       *max_calls_spin;
   AdwComboRow         *vision_row;
+  GtkSpinButton       *demo_delay_spin;
+  GtkSwitch           *demo_captions_switch;
 
   /* owned */
   GSettings           *settings;
@@ -306,6 +308,8 @@ sight_preferences_class_init (SightPreferencesClass *klass)
   BIND (max_steps_spin);
   BIND (max_calls_spin);
   BIND (vision_row);
+  BIND (demo_delay_spin);
+  BIND (demo_captions_switch);
 #undef BIND
   gtk_widget_class_bind_template_callback (widget_class, provider_changed_cb);
   gtk_widget_class_bind_template_callback (widget_class, key_apply_cb);
@@ -349,6 +353,10 @@ sight_preferences_new (GtkWindow *parent,
   g_settings_bind_with_mapping (settings, "default-vision", self->vision_row, "selected",
                                 G_SETTINGS_BIND_DEFAULT, nick_to_index, index_to_nick,
                                 (gpointer) visions, NULL);
+  g_settings_bind (settings, "demo-slow-motion", self->demo_delay_spin, "value",
+                   G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, "demo-captions", self->demo_captions_switch, "active",
+                   G_SETTINGS_BIND_DEFAULT);
   update_key_state (self);
   return self;
 }

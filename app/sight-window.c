@@ -10,6 +10,7 @@
 #include <webkit/webkit.h>
 
 #include "sight-composer.h"
+#include "sight-demo-overlay.h"
 #include "sight-demo-site.h"
 #include "sight-api-key.h"
 #include "sight-error.h"
@@ -23,6 +24,9 @@
 #define OBSERVE_TIMEOUT_MS     15000
 #define HIGHLIGHT_TIMEOUT_MS   3000
 #define REFRESH_DELAY_MS       250
+/* Demo mode pauses at least this long before a step: the outline of the
+ * target shows before the action. */
+#define DEMO_MIN_DELAY_MS      400
 
 struct _SightWindow
 {
@@ -39,6 +43,9 @@ struct _SightWindow
   SightStepList   *step_list;
   SightHistory    *history;
   AdwViewStack    *sidebar_stack;
+  SightDemoOverlay *demo_overlay;
+  GtkWidget       *sidebar;
+  GtkWidget       *header_bar;
 
   /* owned */
   SightWebPage    *page;
@@ -61,11 +68,12 @@ struct _SightWindow
   enum { AFTER_NOTHING, AFTER_CLOSE, AFTER_NEW, AFTER_OPEN } after_save;
   gboolean         closing;
   gboolean         crashed;          /* the web process is gone until a reload */
+  gboolean         demo_mode;
 };
 
 G_DEFINE_FINAL_TYPE (SightWindow, sight_window, ADW_TYPE_APPLICATION_WINDOW)
 
-enum { PROP_0, PROP_INSPECTOR_VISIBLE, PROP_RECORDING, N_PROPS };
+enum { PROP_0, PROP_INSPECTOR_VISIBLE, PROP_RECORDING, PROP_DEMO_MODE, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 enum { OBSERVATION_CHANGED, N_SIGNALS };
@@ -252,6 +260,84 @@ step_finished_cb (SightComposer *composer,
 {
   /* The inspector shows the page as the step left it. */
   schedule_refresh (self);
+}
+
+/* Demo mode -------------------------------------------------------------- */
+
+static void
+update_demo_delay (SightWindow *self)
+{
+  guint delay = 0;
+
+  if (self->demo_mode)
+    delay = MAX (self->settings != NULL
+                 ? g_settings_get_uint (self->settings, "demo-slow-motion") : 0,
+                 DEMO_MIN_DELAY_MS);
+  sight_composer_set_start_delay (self->composer, delay);
+}
+
+/* Developer panes and the header bar go; the page fills the screen and the
+ * caption of each step shows over it. */
+static void
+set_demo_mode (SightWindow *self,
+               gboolean     demo_mode)
+{
+  if (self->demo_mode == demo_mode)
+    return;
+  self->demo_mode = demo_mode;
+  gtk_widget_set_visible (self->sidebar, !demo_mode);
+  gtk_widget_set_visible (self->header_bar, !demo_mode);
+  gtk_widget_set_visible (GTK_WIDGET (self->inspector), !demo_mode && self->inspector_visible);
+  gtk_widget_set_visible (GTK_WIDGET (self->demo_overlay), demo_mode);
+  sight_demo_overlay_clear (self->demo_overlay);
+  update_demo_delay (self);
+  if (demo_mode)
+    {
+      gtk_window_fullscreen (GTK_WINDOW (self));
+      show_toast (self, _("Demo mode: press Esc to leave"));
+    }
+  else
+    {
+      gtk_window_unfullscreen (GTK_WINDOW (self));
+      highlight_ref (self, NULL);
+    }
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.leave-demo", demo_mode);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DEMO_MODE]);
+}
+
+static void
+demo_step_started_cb (SightComposer *composer,
+                      const char    *kind,
+                      const char    *instruction,
+                      SightWindow   *self)
+{
+  if (!self->demo_mode)
+    return;
+  if (self->settings == NULL || g_settings_get_boolean (self->settings, "demo-captions"))
+    sight_demo_overlay_show_step (self->demo_overlay, kind, instruction);
+  else if (g_str_equal (kind, "do"))
+    /* No caption, but the target is still outlined. */
+    {
+      sight_demo_overlay_show_step (self->demo_overlay, kind, instruction);
+      gtk_widget_set_visible (GTK_WIDGET (self->demo_overlay), FALSE);
+    }
+}
+
+static void
+demo_target_found_cb (SightDemoOverlay *overlay,
+                      const char       *ref,
+                      SightWindow      *self)
+{
+  if (self->demo_mode)
+    highlight_ref (self, ref);
+}
+
+static void
+leave_demo_action (GtkWidget  *widget,
+                   const char *action_name,
+                   GVariant   *parameter)
+{
+  set_demo_mode (SIGHT_WINDOW (widget), FALSE);
 }
 
 /* Preferences ------------------------------------------------------------ */
@@ -1147,6 +1233,9 @@ sight_window_get_property (GObject    *object,
     case PROP_RECORDING:
       g_value_set_boolean (value, self->recording);
       break;
+    case PROP_DEMO_MODE:
+      g_value_set_boolean (value, self->demo_mode);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1166,12 +1255,16 @@ sight_window_set_property (GObject      *object,
       if (self->inspector_visible != g_value_get_boolean (value))
         {
           self->inspector_visible = g_value_get_boolean (value);
-          gtk_widget_set_visible (GTK_WIDGET (self->inspector), self->inspector_visible);
+          gtk_widget_set_visible (GTK_WIDGET (self->inspector),
+                                  self->inspector_visible && !self->demo_mode);
           g_object_notify_by_pspec (object, pspec);
         }
       break;
     case PROP_RECORDING:
       set_recording (self, g_value_get_boolean (value));
+      break;
+    case PROP_DEMO_MODE:
+      set_demo_mode (self, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1238,6 +1331,9 @@ sight_window_class_init (SightWindowClass *klass)
   properties[PROP_RECORDING] =
     g_param_spec_boolean ("recording", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_DEMO_MODE] =
+    g_param_spec_boolean ("demo-mode", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -1253,11 +1349,15 @@ sight_window_class_init (SightWindowClass *klass)
   g_type_ensure (SIGHT_TYPE_COMPOSER);
   g_type_ensure (SIGHT_TYPE_STEP_LIST);
   g_type_ensure (SIGHT_TYPE_HISTORY);
+  g_type_ensure (SIGHT_TYPE_DEMO_OVERLAY);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/dev/sightline/Sightline/sight-window.ui");
   gtk_widget_class_bind_template_child (widget_class, SightWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, address_entry);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, page_box);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, demo_overlay);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, sidebar);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, header_bar);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, crash_page);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, main_paned);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, inspector);
@@ -1304,6 +1404,13 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_install_property_action (widget_class, "win.show-inspector",
                                             "inspector-visible");
   gtk_widget_class_install_property_action (widget_class, "win.record", "recording");
+  gtk_widget_class_install_property_action (widget_class, "win.demo-mode", "demo-mode");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F11, 0, "win.demo-mode", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_d,
+                                       GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.demo-mode", NULL);
+  /* Disabled outside demo mode, so Escape keeps its usual work there. */
+  gtk_widget_class_install_action (widget_class, "win.leave-demo", NULL, leave_demo_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.leave-demo", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_r,
                                        GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.record", NULL);
 
@@ -1388,9 +1495,15 @@ sight_window_init (SightWindow *self)
   g_signal_connect (view, "notify::title", G_CALLBACK (title_changed_cb), self);
   g_signal_connect (self->page, "web-process-lost", G_CALLBACK (web_process_lost_cb), self);
   update_navigation_actions (self);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.leave-demo", FALSE);
   sight_composer_set_page (self->composer, self->page);
   sight_composer_set_cancellable (self->composer, self->cancellable);
   sight_step_list_set_composer (self->step_list, self->composer);
+  sight_demo_overlay_set_page (self->demo_overlay, self->page);
+  g_signal_connect_object (self->composer, "step-started",
+                           G_CALLBACK (demo_step_started_cb), self, 0);
+  g_signal_connect_object (self->demo_overlay, "target-found",
+                           G_CALLBACK (demo_target_found_cb), self, 0);
   sight_step_list_set_page (self->step_list, self->page);
   g_signal_connect_object (self->step_list, "notify::modified",
                            G_CALLBACK (step_list_changed_cb), self, 0);
@@ -1415,6 +1528,8 @@ sight_window_init (SightWindow *self)
                        G_SETTINGS_BIND_DEFAULT);
       g_signal_connect_object (self->settings, "changed", G_CALLBACK (settings_changed_cb),
                                self, 0);
+      g_signal_connect_object (self->settings, "changed::demo-slow-motion",
+                               G_CALLBACK (update_demo_delay), self, G_CONNECT_SWAPPED);
       apply_defaults (self);
       apply_model (self);
     }
@@ -1470,4 +1585,20 @@ sight_window_get_cancellable (SightWindow *self)
 {
   g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
   return self->cancellable;
+}
+
+gboolean
+sight_window_get_demo_mode (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), FALSE);
+
+  return self->demo_mode;
+}
+
+SightDemoOverlay *
+sight_window_get_demo_overlay (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+
+  return self->demo_overlay;
 }

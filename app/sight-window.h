@@ -46,6 +46,9 @@ SightObservation *sight_window_get_observation (SightWindow      *self);
 /* Whether the page's web process is gone (the "The Page Stopped" notice is
  * up) until win.reload starts a new one. */
 gboolean          sight_window_get_crashed     (SightWindow      *self);
+/* Demo mode: panes and header bar hidden, full screen, step captions. */
+gboolean          sight_window_get_demo_mode   (SightWindow      *self);
+struct _SightDemoOverlay *sight_window_get_demo_overlay (SightWindow *self);
 /* Cancelled when the window closes; every long operation of the window
  * uses it or a child of it. */
 GCancellable     *sight_window_get_cancellable (SightWindow      *self);

@@ -153,6 +153,26 @@ main (int    argc,
   wait_count (&observations, observations + 1);
   shoot (window, dir, "main-window.png");
 
+  /* Demo mode, while a step waits out its slow motion with its target
+   * outlined and its caption up. */
+  {
+    g_autoptr(GSettings) settings = g_settings_new ("dev.sightline.Sightline");
+    SightComposer *composer = sight_window_get_composer (window);
+
+    g_settings_set_uint (settings, "demo-slow-motion", 2500);
+    gtk_widget_activate_action (GTK_WIDGET (window), "win.demo-mode", NULL);
+    spin (1000);
+    sight_composer_run_step (composer, "do", "click the \"Sign in\" button", NULL);
+    spin (1500);
+    shoot (window, dir, "demo-mode.png");
+    deadline = g_get_monotonic_time () + DEADLINE_US;
+    while (sight_composer_get_running (composer) && g_get_monotonic_time () < deadline)
+      g_main_context_iteration (NULL, TRUE);
+    gtk_widget_activate_action (GTK_WIDGET (window), "win.leave-demo", NULL);
+    g_settings_set_uint (settings, "demo-slow-motion", 0);
+    spin (500);
+  }
+
   /* The stored run, time-travelled to its failing (or first) step. */
   deadline = g_get_monotonic_time () + DEADLINE_US;
   while (smoke != NULL && !smoke_done && g_get_monotonic_time () < deadline)

@@ -79,6 +79,11 @@ test_round_trip (void)
   g_settings_set_string (settings, "model-provider", "openai");
   g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (child (preferences, "provider_row"))),
                     ==, 1);
+  /* Demo options, both ways. */
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (child (preferences, "demo_delay_spin")), 1500);
+  g_assert_cmpuint (g_settings_get_uint (settings, "demo-slow-motion"), ==, 1500);
+  g_settings_set_boolean (settings, "demo-captions", FALSE);
+  g_assert_false (gtk_switch_get_active (GTK_SWITCH (child (preferences, "demo_captions_switch"))));
 
   /* A typed key never reaches the settings. */
   {
@@ -95,6 +100,8 @@ test_round_trip (void)
   g_settings_reset (settings, "default-max-steps");
   g_settings_reset (settings, "default-vision");
   g_settings_reset (settings, "default-action-timeout");
+  g_settings_reset (settings, "demo-slow-motion");
+  g_settings_reset (settings, "demo-captions");
 }
 
 static gboolean

@@ -6,7 +6,9 @@
 #include <adwaita.h>
 #include <webkit/webkit.h>
 
+#include "sight-demo-overlay.h"
 #include "sight-inspector.h"
+#include "sight-step-list.h"
 #include "sight-shot-view.h"
 #include "sight-window.h"
 
@@ -339,6 +341,75 @@ test_window_direct_step (Fixture       *unused,
   g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, rows + 2);
 }
 
+/* Demo mode: the developer panes go, a running direct step's caption shows
+ * over the page, its target is outlined in the live page before the action,
+ * and win.leave-demo (Escape) brings everything back. */
+static void
+test_window_demo_mode (Fixture       *unused,
+                       gconstpointer  data)
+{
+  SightComposer *composer = sight_window_get_composer (fixture->window);
+  SightWebPage *page = sight_window_get_page (fixture->window);
+  SightDemoOverlay *overlay = sight_window_get_demo_overlay (fixture->window);
+  GtkWidget *inspector = GTK_WIDGET (sight_window_get_inspector (fixture->window));
+  GtkWidget *step_list = GTK_WIDGET (sight_window_get_step_list (fixture->window));
+  g_autoptr(JsonNode) value = NULL;
+  gboolean outlined = FALSE;
+  gboolean inspector_was_visible;
+  char *caption_while_running = NULL;
+  gint64 deadline;
+
+  g_assert_true (wait_for_observation (fixture, 1));
+  sight_window_open_demo_site (fixture->window);
+  g_assert_true (wait_for_observation (fixture, fixture->observations + 1));
+  inspector_was_visible = gtk_widget_get_visible (inspector);
+  g_assert_true (gtk_widget_is_visible (step_list));
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (overlay)));
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.demo-mode", NULL));
+  g_assert_true (sight_window_get_demo_mode (fixture->window));
+  g_assert_false (gtk_widget_is_visible (step_list));
+  g_assert_false (gtk_widget_is_visible (inspector));
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (overlay)));
+  g_assert_null (sight_demo_overlay_get_caption (overlay));
+
+  sight_composer_set_kind (composer, "do");
+  sight_composer_set_instruction (composer, "type \"demo@example.test\" into Email");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.run", NULL));
+  g_assert_true (sight_composer_get_running (composer));
+  caption_while_running = g_strdup (sight_demo_overlay_get_caption (overlay));
+  /* The outline of the field shows while the step waits to start. */
+  deadline = g_get_monotonic_time () + DEADLINE_US;
+  while (!outlined && sight_composer_get_running (composer) && g_get_monotonic_time () < deadline)
+    {
+      g_autoptr(JsonNode) box = evaluate (page,
+        "const b = document.getElementById ('__sightline-highlight');\n"
+        "const f = document.querySelector ('input[type=email]').getBoundingClientRect ();\n"
+        "if (!b) return false;\n"
+        "return Math.abs (parseFloat (b.style.left) - f.left) < 2 &&\n"
+        "       Math.abs (parseFloat (b.style.top) - f.top) < 2;");
+
+      outlined = json_node_get_boolean (box);
+    }
+  g_assert_true (outlined);
+  g_assert_true (wait_until_idle (composer, NULL));
+  g_assert_cmpstr (caption_while_running, ==, "Typing into “Email”");
+  g_free (caption_while_running);
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "pass");
+  value = evaluate (page, "return document.querySelector ('input[type=email]').value;");
+  g_assert_cmpstr (json_node_get_string (value), ==, "demo@example.test");
+
+  /* Escape's action leaves demo mode; outside it, it changes nothing. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.leave-demo", NULL));
+  g_assert_false (sight_window_get_demo_mode (fixture->window));
+  g_assert_true (gtk_widget_is_visible (step_list));
+  g_assert_cmpint (gtk_widget_get_visible (inspector), ==, inspector_was_visible);
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (overlay)));
+  gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.leave-demo", NULL);
+  g_assert_false (sight_window_get_demo_mode (fixture->window));
+  g_assert_true (gtk_widget_is_visible (step_list));
+}
+
 static void
 page_js_cb (GObject      *source,
             GAsyncResult *result,
@@ -448,6 +519,8 @@ main (int    argc,
               fixture_set_up, test_window_model_step_without_model, NULL);
   g_test_add ("/window/direct-step", Fixture, NULL,
               fixture_set_up, test_window_direct_step, NULL);
+  g_test_add ("/window/demo-mode", Fixture, NULL,
+              fixture_set_up, test_window_demo_mode, NULL);
   g_test_add ("/window/records-steps", Fixture, NULL,
               fixture_set_up, test_window_records_steps, NULL);
   g_test_add ("/window/navigation-refreshes", Fixture, NULL,
