@@ -46,6 +46,7 @@ struct _SightWindow
   SightDemoOverlay *demo_overlay;
   GtkWidget       *sidebar;
   GtkWidget       *header_bar;
+  SightLiveSessions *live_sessions;
 
   /* owned */
   SightWebPage    *page;
@@ -1350,6 +1351,7 @@ sight_window_class_init (SightWindowClass *klass)
   g_type_ensure (SIGHT_TYPE_STEP_LIST);
   g_type_ensure (SIGHT_TYPE_HISTORY);
   g_type_ensure (SIGHT_TYPE_DEMO_OVERLAY);
+  g_type_ensure (SIGHT_TYPE_LIVE_SESSIONS);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/dev/sightline/Sightline/sight-window.ui");
   gtk_widget_class_bind_template_child (widget_class, SightWindow, toast_overlay);
@@ -1359,6 +1361,7 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, SightWindow, sidebar);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, header_bar);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, crash_page);
+  gtk_widget_class_bind_template_child (widget_class, SightWindow, live_sessions);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, main_paned);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, inspector);
   gtk_widget_class_bind_template_child (widget_class, SightWindow, composer);
@@ -1496,6 +1499,7 @@ sight_window_init (SightWindow *self)
   g_signal_connect (self->page, "web-process-lost", G_CALLBACK (web_process_lost_cb), self);
   update_navigation_actions (self);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.leave-demo", FALSE);
+  sight_live_sessions_attach (self->live_sessions, self->page_box, self->page, self->inspector);
   sight_composer_set_page (self->composer, self->page);
   sight_composer_set_cancellable (self->composer, self->cancellable);
   sight_step_list_set_composer (self->step_list, self->composer);
@@ -1550,6 +1554,13 @@ sight_window_get_page (SightWindow *self)
 {
   g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
   return self->page;
+}
+
+SightLiveSessions *
+sight_window_get_live_sessions (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->live_sessions;
 }
 
 SightInspector *

@@ -7,6 +7,7 @@
 #include "sight-composer.h"
 #include "sight-history.h"
 #include "sight-inspector.h"
+#include "sight-live-sessions.h"
 #include "sight-observation.h"
 #include "sight-step-list.h"
 #include "sight-web-page.h"
@@ -39,6 +40,8 @@ void              sight_window_show_page       (SightWindow      *self,
 AdwMessageDialog *sight_window_get_save_dialog (SightWindow      *self);
 
 SightWebPage     *sight_window_get_page        (SightWindow      *self);
+/* The in-app MCP server and the live sessions of its clients. */
+SightLiveSessions *sight_window_get_live_sessions (SightWindow *self);
 SightInspector   *sight_window_get_inspector   (SightWindow      *self);
 SightComposer    *sight_window_get_composer    (SightWindow      *self);
 /* The observation the inspector shows (borrowed), or NULL. */

@@ -378,6 +378,27 @@ test_config_project_agent (void)
   g_clear_object (&provider);
   g_clear_pointer (&project, sight_project_unref);
 
+  /* The agent's own maxTokens and price apply through the project too. */
+  project = sight_project_new_from_data ("{\"agents\": {\"default\": {\"model\": \"openai:my-local\","
+                                         " \"apiKeyEnv\": \"SIGHT_TEST_KEY\", \"maxTokens\": 512,"
+                                         " \"price\": {\"input\": 1.5, \"output\": 6}}}}",
+                                         -1, NULL, &error);
+  g_assert_no_error (error);
+  agent = sight_project_resolve_agent (project, NULL, &error);
+  g_assert_no_error (error);
+  provider = sight_model_provider_new_for_agent_config (agent, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (sight_model_provider_get_default_max_tokens (provider), ==, 512);
+  {
+    SightModelPrice price;
+
+    g_assert_true (sight_model_provider_get_price (provider, &price));
+    g_assert_cmpuint (price.input, !=, 0);
+    g_assert_cmpuint (price.output, ==, 4 * price.input);
+  }
+  g_clear_object (&provider);
+  g_clear_pointer (&project, sight_project_unref);
+
   /* No agents and no environment: MODEL_UNAVAILABLE with the hint. */
   project = sight_project_new_default ();
   agent = sight_project_resolve_agent (project, NULL, &error);

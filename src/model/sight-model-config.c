@@ -160,16 +160,66 @@ resolve (const char  *name,
   }
 }
 
+/* What an agent entry adds to its provider: maxTokens, and a price of its
+ * own ("price") or entries for the price table ("prices"). */
+static gboolean
+apply_agent_extras (SightModelProvider  *provider,
+                    JsonObject          *agent,
+                    GError             **error)
+{
+  const char *model = sight_model_provider_get_model (provider);
+
+  if (agent == NULL)
+    return TRUE;
+  if (json_object_has_member (agent, "maxTokens"))
+    {
+      gint64 max_tokens = _sight_json_count_member (agent, "maxTokens");
+
+      if (max_tokens <= 0 || max_tokens > G_MAXINT32)
+        {
+          g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                               "the agent's maxTokens must be a positive integer");
+          return FALSE;
+        }
+      sight_model_provider_set_default_max_tokens (provider, (guint) max_tokens);
+    }
+  if (json_object_has_member (agent, "prices"))
+    {
+      g_autoptr(SightPriceTable) prices = sight_price_table_new_default ();
+      SightModelPrice price;
+
+      if (!sight_price_table_merge_json (prices, json_object_get_member (agent, "prices"), error))
+        return FALSE;
+      if (sight_price_table_lookup (prices, model, &price))
+        sight_model_provider_set_price (provider, &price);
+    }
+  if (json_object_has_member (agent, "price"))
+    {
+      SightModelPrice price;
+
+      if (!sight_model_price_from_json (json_object_get_member (agent, "price"), &price, error))
+        return FALSE;
+      sight_model_provider_set_price (provider, &price);
+    }
+  return TRUE;
+}
+
 SightModelProvider *
 sight_model_provider_new_for_agent_config (const SightAgentConfig  *agent,
                                            GError                 **error)
 {
   g_autofree char *name = NULL;
+  g_autoptr(SightModelProvider) provider = NULL;
 
   if (agent != NULL && nonempty (agent->provider) != NULL && nonempty (agent->model) != NULL)
     name = g_strdup_printf ("%s:%s", agent->provider, agent->model);
-  return resolve (name, agent ? agent->base_url : NULL, agent ? agent->api_key_env : NULL, NULL,
-                  error);
+  provider = resolve (name, agent ? agent->base_url : NULL, agent ? agent->api_key_env : NULL,
+                      NULL, error);
+  /* The project file's maxTokens, price and prices apply here too (they
+   * were read only by sight_model_provider_new_for_agent). */
+  if (provider == NULL || !apply_agent_extras (provider, agent ? agent->json : NULL, error))
+    return NULL;
+  return g_steal_pointer (&provider);
 }
 
 SightModelProvider *
@@ -180,7 +230,6 @@ sight_model_provider_new_for_agent (JsonObject  *agent,
   g_autoptr(SightModelProvider) provider = NULL;
   const char *agent_model = _sight_json_string_member (agent, "model");
   const char *agent_provider = _sight_json_string_member (agent, "provider");
-  g_autofree char *model = NULL;
 
   if (nonempty (agent_model) != NULL && nonempty (agent_provider) != NULL)
     name = g_strdup_printf ("%s:%s", agent_provider, agent_model);
@@ -190,39 +239,7 @@ sight_model_provider_new_for_agent (JsonObject  *agent,
   provider = resolve (name, _sight_json_string_member (agent, "baseUrl"),
                       _sight_json_string_member (agent, "apiKeyEnv"),
                       _sight_json_string_member (agent, "apiKey"), error);
-  if (provider == NULL)
+  if (provider == NULL || !apply_agent_extras (provider, agent, error))
     return NULL;
-  model = g_strdup (sight_model_provider_get_model (provider));
-
-  if (agent != NULL && json_object_has_member (agent, "maxTokens"))
-    {
-      gint64 max_tokens = _sight_json_count_member (agent, "maxTokens");
-
-      if (max_tokens <= 0 || max_tokens > G_MAXINT32)
-        {
-          g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
-                               "the agent's maxTokens must be a positive integer");
-          return NULL;
-        }
-      sight_model_provider_set_default_max_tokens (provider, (guint) max_tokens);
-    }
-  if (agent != NULL && json_object_has_member (agent, "prices"))
-    {
-      g_autoptr(SightPriceTable) prices = sight_price_table_new_default ();
-      SightModelPrice price;
-
-      if (!sight_price_table_merge_json (prices, json_object_get_member (agent, "prices"), error))
-        return NULL;
-      if (sight_price_table_lookup (prices, model, &price))
-        sight_model_provider_set_price (provider, &price);
-    }
-  if (agent != NULL && json_object_has_member (agent, "price"))
-    {
-      SightModelPrice price;
-
-      if (!sight_model_price_from_json (json_object_get_member (agent, "price"), &price, error))
-        return NULL;
-      sight_model_provider_set_price (provider, &price);
-    }
   return g_steal_pointer (&provider);
 }
