@@ -35,6 +35,7 @@ struct _SightLiveSessions
   SightMcpRegistry *registry;
   SightMcpServer   *server;
   SightMcpHttp     *http;
+  GSettings        *settings;         /* NULL without the compiled schema */
   char             *url;
   char             *last_notice;
   gboolean          updating;
@@ -123,7 +124,8 @@ show_session (SightLiveSessions *self,
       WebKitWebView *view = sight_web_page_get_web_view (page);
 
       g_signal_handlers_disconnect_by_data (view, self);
-      gtk_box_remove (self->page_box, GTK_WIDGET (view));
+      if (gtk_widget_get_parent (GTK_WIDGET (view)) == GTK_WIDGET (self->page_box))
+        gtk_box_remove (self->page_box, GTK_WIDGET (view));
       /* Back in its own toplevel at the viewport its client asked for. */
       sight_web_page_set_headless (page, TRUE);
       g_clear_object (&self->shown);
@@ -275,7 +277,9 @@ sight_live_sessions_set_serving (SightLiveSessions *self,
                                  GError           **error)
 {
   g_autofree char *token = NULL;
-  g_autoptr(GError) local_error = NULL;
+  g_autofree char *token_path = NULL;
+  g_autofree char *help = NULL;
+  guint port = 0;
 
   g_return_val_if_fail (SIGHT_IS_LIVE_SESSIONS (self), FALSE);
 
@@ -283,12 +287,15 @@ sight_live_sessions_set_serving (SightLiveSessions *self,
     {
       stop_server (self);
       update_server_widgets (self);
+      if (self->settings != NULL)
+        g_settings_set_boolean (self->settings, "mcp-server-enabled", FALSE);
       return TRUE;
     }
   if (self->http != NULL)
     return TRUE;
 
-  token = sight_mcp_http_load_or_create_token (NULL, NULL, NULL, error);
+  /* The token stays in its 0600 file: neither the window nor a log shows it. */
+  token = sight_mcp_http_load_or_create_token (NULL, &token_path, NULL, error);
   if (token == NULL)
     {
       update_server_widgets (self);
@@ -297,14 +304,24 @@ sight_live_sessions_set_serving (SightLiveSessions *self,
   self->registry = sight_mcp_registry_new_builtin ();
   self->server = sight_mcp_server_new (self->registry);
   self->http = sight_mcp_http_new (self->server, token);
-  if (!sight_mcp_http_listen (self->http, "127.0.0.1", 0, error))
+  if (self->settings != NULL)
+    port = g_settings_get_uint (self->settings, "mcp-server-port");
+  if (!sight_mcp_http_listen (self->http, "127.0.0.1", port, error))
     {
       stop_server (self);
       update_server_widgets (self);
       return FALSE;
     }
   self->url = sight_mcp_http_get_url (self->http);
+  /* Translators: %s is the file that holds the MCP bearer token */
+  help = g_strdup_printf (_("Point an MCP client at this endpoint (Streamable HTTP) and send "
+                            "the header “Authorization: Bearer” with the token kept in %s. "
+                            "Sessions the client opens appear under Live Sessions."),
+                          token_path);
+  gtk_label_set_text (self->help_label, help);
   update_server_widgets (self);
+  if (self->settings != NULL)
+    g_settings_set_boolean (self->settings, "mcp-server-enabled", TRUE);
   return TRUE;
 }
 
@@ -353,6 +370,9 @@ sight_live_sessions_dispose (GObject *object)
   g_clear_object (&self->shown);
   stop_server (self);
   g_clear_object (&self->own_page);
+  g_clear_object (&self->settings);
+  if (self->page_box != NULL)
+    g_object_remove_weak_pointer (G_OBJECT (self->page_box), (gpointer *) &self->page_box);
   g_clear_pointer (&self->sessions, g_ptr_array_unref);
   g_clear_pointer (&self->last_notice, g_free);
   self->page_box = NULL;
@@ -414,10 +434,7 @@ sight_live_sessions_init (SightLiveSessions *self)
   gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->copy_button));
   gtk_box_append (GTK_BOX (box), row);
 
-  self->help_label = GTK_LABEL (gtk_label_new (
-    _("Point an MCP client at this endpoint (Streamable HTTP) and send the header "
-      "“Authorization: Bearer” with the token kept in ~/.config/sightline/mcp-token. "
-      "Sessions the client opens appear under Live Sessions.")));
+  self->help_label = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_wrap (self->help_label, TRUE);
   gtk_label_set_max_width_chars (self->help_label, 40);
   gtk_label_set_xalign (self->help_label, 0);
@@ -433,6 +450,15 @@ sight_live_sessions_init (SightLiveSessions *self)
                                   GTK_ACCESSIBLE_PROPERTY_LABEL, _("Serve MCP…"), -1);
   gtk_box_append (GTK_BOX (self), GTK_WIDGET (self->serve_button));
 
+  {
+    GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+    g_autoptr(GSettingsSchema) schema = NULL;
+
+    if (source != NULL)
+      schema = g_settings_schema_source_lookup (source, APP_ID, TRUE);
+    if (schema != NULL)
+      self->settings = g_settings_new (APP_ID);
+  }
   update_server_widgets (self);
   rebuild_list (self);
   g_signal_connect (sight_session_registry_get_default (), "session-added",
@@ -448,9 +474,20 @@ sight_live_sessions_attach (SightLiveSessions *self,
                             SightInspector    *inspector)
 {
   g_return_if_fail (SIGHT_IS_LIVE_SESSIONS (self));
+  g_return_if_fail (self->page_box == NULL);
+  /* Weak: the window may dispose the page box before this widget. */
   self->page_box = page_box;
+  g_object_add_weak_pointer (G_OBJECT (page_box), (gpointer *) &self->page_box);
   g_set_object (&self->own_page, own_page);
   self->inspector = inspector;
+  /* The server comes back on where the person left it on. */
+  if (self->settings != NULL && g_settings_get_boolean (self->settings, "mcp-server-enabled"))
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (!sight_live_sessions_set_serving (self, TRUE, &error))
+        g_warning ("Could not start the MCP server: %s", error->message);
+    }
 }
 
 gboolean
@@ -500,4 +537,11 @@ sight_live_sessions_get_last_notice (SightLiveSessions *self)
 {
   g_return_val_if_fail (SIGHT_IS_LIVE_SESSIONS (self), NULL);
   return self->last_notice;
+}
+
+void
+sight_live_sessions_popup (SightLiveSessions *self)
+{
+  g_return_if_fail (SIGHT_IS_LIVE_SESSIONS (self));
+  gtk_menu_button_popup (self->serve_button);
 }

@@ -35,6 +35,8 @@ GtkSwitch    *sight_live_sessions_get_switch       (SightLiveSessions *self);
 GtkDropDown  *sight_live_sessions_get_dropdown     (SightLiveSessions *self);
 /* The session shown in the window, or NULL for the window's own page. */
 SightSession *sight_live_sessions_get_shown        (SightLiveSessions *self);
+/* Opens the popover with the switch, the endpoint and how to connect. */
+void          sight_live_sessions_popup            (SightLiveSessions *self);
 /* The last notice shown (e.g. that the shown session ended), or NULL. */
 const char   *sight_live_sessions_get_last_notice  (SightLiveSessions *self);
 

@@ -471,6 +471,14 @@ api_key_changed_cb (SightPreferences *preferences,
 }
 
 static void
+serve_mcp_action (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  sight_live_sessions_popup (SIGHT_WINDOW (widget)->live_sessions);
+}
+
+static void
 preferences_action (GtkWidget  *widget,
                     const char *action_name,
                     GVariant   *parameter)
@@ -1382,6 +1390,7 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.save-as", NULL, save_as_action);
   gtk_widget_class_install_action (widget_class, "win.run-all", NULL, run_all_action);
   gtk_widget_class_install_action (widget_class, "win.preferences", NULL, preferences_action);
+  gtk_widget_class_install_action (widget_class, "win.serve-mcp", NULL, serve_mcp_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_comma, GDK_CONTROL_MASK,
                                        "win.preferences", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_n, GDK_CONTROL_MASK,

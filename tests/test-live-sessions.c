@@ -108,6 +108,17 @@ demo_ready (gpointer data)
   return sight_window_get_demo_url (data) != NULL;
 }
 
+static const char *inspector_url;
+
+static gboolean
+inspector_shows (gpointer data)
+{
+  SightObservation *observation = sight_inspector_get_observation (data);
+
+  return observation != NULL &&
+         g_strcmp0 (sight_observation_get_url (observation), inspector_url) == 0;
+}
+
 static gboolean
 list_has_session (gpointer data)
 {
@@ -130,6 +141,7 @@ test_live_sessions (void)
   g_autofree char *mcp_session = NULL;
   g_autofree char *body = NULL;
   g_autofree char *sess_id = NULL;
+  g_autofree char *start_url = NULL;
   g_autoptr(SoupSession) client = soup_session_new_with_options ("timeout", 30, NULL);
   g_autoptr(JsonObject) reply = NULL;
   g_autoptr(GError) error = NULL;
@@ -151,6 +163,10 @@ test_live_sessions (void)
   dropdown = sight_live_sessions_get_dropdown (live);
   g_assert_false (sight_live_sessions_get_serving (live));
   g_assert_false (gtk_widget_get_visible (GTK_WIDGET (dropdown)));
+
+  /* The primary menu's "Serve MCP…" opens the popover with the switch. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.serve-mcp", NULL));
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (sight_live_sessions_get_switch (live))));
 
   /* Toggle on: the switch in the popover starts the server. */
   gtk_switch_set_active (sight_live_sessions_get_switch (live), TRUE);
@@ -187,9 +203,11 @@ test_live_sessions (void)
                 &status, NULL);
   g_clear_pointer (&reply, json_object_unref);
 
+  /* An address the window's own page is not at, to tell the pages apart. */
+  start_url = g_strconcat (sight_window_get_demo_url (window), "?live=1", NULL);
   body = g_strdup_printf ("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
                           "{\"name\":\"create_session\",\"arguments\":{\"startUrl\":\"%s\"}}}",
-                          sight_window_get_demo_url (window));
+                          start_url);
   reply = post (client, url, token, mcp_session, body, &status, NULL);
   g_assert_cmpuint (status, ==, 200);
   g_assert_nonnull (reply);
@@ -226,7 +244,10 @@ test_live_sessions (void)
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (view)));
   g_assert_false (gtk_widget_get_visible (
                     GTK_WIDGET (sight_web_page_get_web_view (sight_window_get_page (window)))));
-  g_assert_cmpstr (webkit_web_view_get_uri (view), ==, sight_window_get_demo_url (window));
+  g_assert_cmpstr (webkit_web_view_get_uri (view), ==, start_url);
+  /* The inspector follows the session's page. */
+  inspector_url = start_url;
+  spin_until (inspector_shows, sight_window_get_inspector (window));
 
   /* stop_session: it disappears, and the window says so and shows its own page. */
   g_free (body);
