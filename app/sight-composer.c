@@ -1098,3 +1098,11 @@ sight_composer_set_start_delay (SightComposer *self,
 
   self->start_delay_ms = delay_ms;
 }
+
+SightProject *
+sight_composer_get_project (SightComposer *self)
+{
+  g_return_val_if_fail (SIGHT_IS_COMPOSER (self), NULL);
+
+  return self->project;
+}

@@ -71,6 +71,8 @@ void        sight_composer_set_defaults    (SightComposer *self,
                                             const char    *vision);
 /* Whether the "No model configured" notice is up. */
 gboolean    sight_composer_get_no_model_shown (SightComposer *self);
+/* The project steps run with (borrowed), or NULL. */
+SightProject *sight_composer_get_project   (SightComposer *self);
 /* A pause before each step starts, after ::step-started (demo mode's slow
  * motion); 0 starts steps at once. */
 void        sight_composer_set_start_delay (SightComposer *self,

@@ -11,6 +11,7 @@
 #include "sight-observation.h"
 #include "sight-store.h"
 #include "sight-test-file.h"
+#include "sight-trace-cache.h"
 
 #define LOAD_TIMEOUT_MS 30000
 #define OBSERVE_TIMEOUT_MS 10000
@@ -21,6 +22,7 @@ typedef struct {
   char *verdict;   /* "pass", "fail", "blocked", "running" or NULL */
   char *cache;     /* the trace cache's status, or NULL */
   char *detail;    /* the summary or explanation of the last run */
+  char *key;       /* the healed trace's key, until it is accepted or rejected */
 } StepState;
 
 struct _SightStepList
@@ -75,6 +77,7 @@ step_state_free (gpointer data)
   g_free (state->verdict);
   g_free (state->cache);
   g_free (state->detail);
+  g_free (state->key);
   g_free (state);
 }
 
@@ -104,6 +107,9 @@ set_modified (SightStepList *self,
 }
 
 static void update_actions (SightStepList *self);
+static void show_status (SightStepList *self,
+                         const char    *text,
+                         const char    *style);
 
 /* Rows ------------------------------------------------------------------- */
 
@@ -116,6 +122,10 @@ cache_text (const StepState *state)
     return g_strdup (_("Cached"));
   if (g_str_equal (state->cache, "agent-concluded"))
     return g_strdup (_("Cached, judged"));
+  if (g_str_equal (state->cache, "accepted"))
+    return g_strdup (_("Heal accepted"));
+  if (g_str_equal (state->cache, "rejected"))
+    return g_strdup (_("Heal rejected"));
   /* A missed trace that then passed was written back by the model: it
    * replays next time, once someone has looked at it. */
   if (g_strcmp0 (state->verdict, "pass") == 0)
@@ -171,6 +181,8 @@ update_row (SightStepList *self,
     }
   gtk_widget_set_tooltip_text (row, state->detail);
 
+  gtk_widget_set_visible (g_object_get_data (G_OBJECT (row), "review-box"),
+                          state->key != NULL && g_strcmp0 (verdict, "pass") == 0);
   gtk_widget_set_visible (GTK_WIDGET (cache), cache_label != NULL);
   gtk_label_set_text (cache, cache_label != NULL ? cache_label : "");
   gtk_widget_set_tooltip_text (GTK_WIDGET (cache),
@@ -269,6 +281,19 @@ drop_cb (GtkDropTarget *target,
   return TRUE;
 }
 
+static void
+review_clicked_cb (GtkButton     *button,
+                   SightStepList *self)
+{
+  GtkWidget *row = g_object_get_data (G_OBJECT (button), "row");
+  guint index = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (row), "step-index"));
+  gboolean accept = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (button), "accept"));
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_step_list_review_heal (self, index, accept, &error))
+    show_status (self, error->message, "error");
+}
+
 static GtkWidget *
 create_row (SightStepList *self,
             guint          index)
@@ -298,6 +323,29 @@ create_row (SightStepList *self,
   gtk_widget_add_css_class (cache, "cache-state");
   gtk_widget_set_valign (cache, GTK_ALIGN_CENTER);
   adw_entry_row_add_suffix (ADW_ENTRY_ROW (row), cache);
+
+  /* A healed trace: replayed from the next run on, once someone says so. */
+  {
+    GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 0);
+    GtkWidget *accept = gtk_button_new_with_mnemonic (_("_Accept"));
+    GtkWidget *reject = gtk_button_new_with_mnemonic (_("_Reject"));
+
+    gtk_widget_add_css_class (box, "linked");
+    gtk_widget_set_valign (box, GTK_ALIGN_CENTER);
+    gtk_widget_set_tooltip_text (accept, _("Keep the healed trace: later runs replay it"));
+    gtk_widget_set_tooltip_text (reject, _("Delete the healed trace: the model acts next time"));
+    gtk_widget_add_css_class (reject, "destructive-action");
+    g_object_set_data (G_OBJECT (accept), "row", row);
+    g_object_set_data (G_OBJECT (reject), "row", row);
+    g_signal_connect (accept, "clicked", G_CALLBACK (review_clicked_cb), self);
+    g_signal_connect (reject, "clicked", G_CALLBACK (review_clicked_cb), self);
+    g_object_set_data (G_OBJECT (accept), "accept", GINT_TO_POINTER (TRUE));
+    gtk_box_append (GTK_BOX (box), accept);
+    gtk_box_append (GTK_BOX (box), reject);
+    gtk_widget_set_visible (box, FALSE);
+    g_object_set_data (G_OBJECT (row), "review-box", box);
+    adw_entry_row_add_suffix (ADW_ENTRY_ROW (row), box);
+  }
 
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "view-more-symbolic");
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), menu);
@@ -634,6 +682,7 @@ set_state (SightStepList *self,
   state->cache = g_strdup (cache);
   g_free (state->detail);
   state->detail = g_strdup (detail);
+  g_clear_pointer (&state->key, g_free);
   if (index < self->rows->len)
     update_row (self, index);
 }
@@ -787,6 +836,16 @@ step_finished_cb (SightComposer *composer,
   /* The result came: not a Stop (see composer_running_cb). */
   g_clear_handle_id (&self->next_source, g_source_remove);
   set_state (self, self->run_index, verdict, cache, detail);
+  if (cache != NULL && json_object_has_member (json_object_get_object_member (object, "cache"),
+                                               "key"))
+    {
+      StepState *state = g_ptr_array_index (self->states, self->run_index);
+
+      state->key = g_strdup (json_object_get_string_member (
+        json_object_get_object_member (object, "cache"), "key"));
+      if ((guint) self->run_index < self->rows->len)
+        update_row (self, self->run_index);
+    }
   record_step (self, self->run_index, verdict,
                json_object_get_string_member_with_default (object, "code", NULL), detail);
 }
@@ -1404,4 +1463,53 @@ sight_step_list_get_status (SightStepList *self)
   g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
   return gtk_widget_get_visible (GTK_WIDGET (self->status_label))
          ? gtk_label_get_text (self->status_label) : NULL;
+}
+
+const char *
+sight_step_list_get_heal_key (SightStepList *self,
+                              guint          index)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
+  g_return_val_if_fail (index < self->states->len, NULL);
+
+  return ((StepState *) g_ptr_array_index (self->states, index))->key;
+}
+
+gboolean
+sight_step_list_review_heal (SightStepList *self,
+                             guint          index,
+                             gboolean       accept,
+                             GError       **error)
+{
+  SightProject *project;
+  const char *dir;
+  StepState *state;
+  g_autoptr(SightTraceCache) cache = NULL;
+
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+  g_return_val_if_fail (index < self->states->len, FALSE);
+
+  state = g_ptr_array_index (self->states, index);
+  project = self->composer != NULL ? sight_composer_get_project (self->composer) : NULL;
+  dir = project != NULL ? sight_project_get_trace_cache_dir (project) : NULL;
+  if (state->key == NULL || dir == NULL)
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                           _("This step has no healed trace to review"));
+      return FALSE;
+    }
+  cache = sight_trace_cache_new (dir);
+  if (accept)
+    {
+      if (!sight_trace_cache_mark_reviewed (cache, state->key, error))
+        return FALSE;
+    }
+  else
+    sight_trace_cache_forget (cache, state->key);
+  g_clear_pointer (&state->key, g_free);
+  g_free (state->cache);
+  state->cache = g_strdup (accept ? "accepted" : "rejected");
+  if (index < self->rows->len)
+    update_row (self, index);
+  return TRUE;
 }

@@ -82,5 +82,15 @@ const char *sight_step_list_get_url         (SightStepList  *self);
 /* Sets the start URL when the test has none (a recording's first page). */
 void        sight_step_list_suggest_url     (SightStepList  *self,
                                              const char     *url);
+/* The key of the trace the model healed in step @index's last run, while
+ * it waits for review, or NULL. */
+const char *sight_step_list_get_heal_key    (SightStepList  *self,
+                                             guint           index);
+/* Accept (the trace replays from now on) or reject (the trace is deleted)
+ * the healed trace of step @index: the row's Accept / Reject buttons. */
+gboolean    sight_step_list_review_heal     (SightStepList  *self,
+                                             guint           index,
+                                             gboolean        accept,
+                                             GError        **error);
 
 G_END_DECLS

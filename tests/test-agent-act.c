@@ -698,9 +698,12 @@ test_trace_cache (void)
     g_assert_cmpuint (r->model_calls, ==, 1);
     /* the two fills replayed, then the model's click */
     g_assert_cmpuint (r->actions, ==, 3);
+    review = sight_trace_cache_list_review (cache);
+    g_assert_cmpuint (g_strv_length (review), ==, 1);
+    /* The result names the healed trace, for Accept / Reject. */
+    g_assert_cmpstr (json_object_get_string_member_with_default (info, "key", NULL), ==,
+                     review[0]);
   }
-  review = sight_trace_cache_list_review (cache);
-  g_assert_cmpuint (g_strv_length (review), ==, 1);
 
   /* 5. The healed trace replays on the changed page with no model. */
   before = sight_scripted_model_get_request_count (f.model);

@@ -1378,7 +1378,14 @@ write_trace (SightStep        *step,
       return;
     }
   if (cached->trace != NULL && step->result->cache != NULL)
-    json_object_set_boolean_member (json_node_get_object (step->result->cache), "healed", TRUE);
+    {
+      JsonObject *info = json_node_get_object (step->result->cache);
+
+      json_object_set_boolean_member (info, "healed", TRUE);
+      /* The key a person accepts or rejects the heal by (a hash of the
+       * step, no params' values). */
+      json_object_set_string_member (info, "key", sight_trace_get_key (trace));
+    }
 }
 
 void
