@@ -20,7 +20,8 @@ if [ "${1:-}" = "--sanitize" ]; then
   # of the MCP client starts children through stdbuf (an LD_PRELOAD).
   export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:quarantine_size_mb=8:verify_asan_link_order=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-  SIGHTLINE_BUILD_DIR=$builddir build-aux/build.sh -Db_sanitize=address,undefined -Db_lundef=false
+  SIGHTLINE_BUILD_DIR=$builddir build-aux/build.sh -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbench=false
 else
   build-aux/build.sh
 fi
