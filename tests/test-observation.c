@@ -196,7 +196,7 @@ server_cb (SoupServer        *soup_server,
   char *contents = NULL;
   gsize length = 0;
 
-  if (g_str_equal (path, "/cards-5000.html"))
+  if (g_str_equal (path, "/cards-12500.html"))
     {
       soup_server_message_set_status (msg, 200, NULL);
       soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_STATIC,
@@ -562,22 +562,65 @@ test_masking (void)
       g_assert_false (is_red_at (masked, shot->scale, x, y));
 }
 
+/* 12,500 cards, 100,000 elements: past the walk's limits (20,000 nodes,
+ * 60,000 elements) only the viewport is still observed in full, the rest is
+ * counted, and the tree, its JSON and both texts stay bounded. */
 static void
 test_large_page (void)
 {
-  g_autoptr(SightWebPage) page = load_page ("cards-5000.html");
+  g_autoptr(SightWebPage) page = load_page ("cards-12500.html");
   g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_DEFAULT);
+  g_autoptr(SightObservation) full = capture (page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_NO_TREE);
+  g_autoptr(SightObservation) middle = NULL;
+  g_autoptr(JsonNode) in_view = NULL;
+  g_autofree char *json = sight_observation_to_json (obs, FALSE);
+  g_autofree char *first_line = NULL;
   const char *text = sight_observation_get_text (obs);
+  JsonArray *labels;
 
-  /* 5,000 cards: two links and buttons each are listed in the tree... */
-  g_assert_cmpuint (sight_observation_get_n_elements (obs), >, 40000);
-  g_assert_cmpuint (sight_observation_get_n_interactive (obs), >=, 10000);
+  /* Every element is either observed or counted... */
+  g_assert_cmpuint (sight_observation_get_n_elements (obs) +
+                    sight_observation_get_n_not_observed (obs), >, 100000);
+  g_assert_cmpuint (sight_observation_get_n_not_observed (obs), >, 40000);
+  g_assert_cmpuint (sight_observation_get_n_nodes (obs), <=, 20000 + 100);
+  g_assert_cmpuint (sight_observation_get_n_interactive (obs), >=, 5000);
   g_assert_nonnull (sight_observation_lookup (obs, "e2"));
-  /* ...while the model's text stays bounded and says what lies below. */
-  g_assert_cmpuint (strlen (text), <, 24000);
+  g_assert_cmpuint (strlen (json), <, 4 * 1000 * 1000);
+  /* ...the model's text stays bounded, says it is truncated and what lies
+   * below... */
+  first_line = g_strndup (text, strcspn (text, "\n"));
+  g_assert_nonnull (strstr (first_line, " truncated: "));
+  g_assert_cmpuint (strlen (text), <, 24000 + 2000);
   g_assert_nonnull (strstr (text, "button \"Add item 1 to cart\""));
-  g_assert_null (strstr (text, "Add item 4999 to cart"));
+  g_assert_null (strstr (text, "Add item 12499 to cart"));
   g_assert_nonnull (strstr (text, " article below (inside: "));
+  g_assert_nonnull (strstr (text, " elements not observed"));
+  /* ...and so does the whole tree's text. */
+  g_assert_cmpuint (strlen (sight_observation_get_text (full)), <, 4 * 1000 * 1000);
+  g_assert_nonnull (strstr (sight_observation_get_text (full), " elements not observed (limit)"));
+  g_assert_null (strstr (sight_observation_get_text (full), "Add item 12499 to cart"));
+
+  /* Scrolled to the middle, past the limits, the viewport is still listed
+   * in full. */
+  in_view = run_script (page,
+                        "window.scrollTo (0, document.body.scrollHeight / 2);\n"
+                        "await new Promise (r => requestAnimationFrame (() => r ()));\n"
+                        "return Array.from (document.querySelectorAll ('button'))\n"
+                        "  .filter (b => { const r = b.getBoundingClientRect ();\n"
+                        "    return r.top >= 0 && r.bottom <= innerHeight; })\n"
+                        "  .map (b => b.getAttribute ('aria-label'));");
+  labels = json_node_get_array (in_view);
+  g_assert_cmpuint (json_array_get_length (labels), >=, 4);
+  middle = capture (page, SIGHT_OBSERVE_DEFAULT);
+  for (guint i = 0; i < json_array_get_length (labels); i++)
+    {
+      g_autofree char *line = g_strdup_printf ("button \"%s\"",
+                                               json_array_get_string_element (labels, i));
+
+      g_assert_nonnull (strstr (sight_observation_get_text (middle), line));
+    }
+  g_assert_cmpuint (sight_observation_get_n_not_observed (middle), >, 40000);
+  g_assert_nonnull (strstr (sight_observation_get_text (middle), " above"));
 }
 
 int
@@ -594,7 +637,7 @@ main (int    argc,
   g_test_add_func ("/observation/script-resource", test_script_resource);
 
   gtk_init ();
-  cards_html = build_cards_page (5000);
+  cards_html = build_cards_page (12500);
   server = soup_server_new (NULL, NULL);
   soup_server_add_handler (server, NULL, server_cb, NULL, NULL);
   {

@@ -183,6 +183,7 @@ const pages = {
   'cards-100.html': cards(100),
   'cards-1000.html': cards(1000),
   'cards-5000.html': cards(5000),
+  'cards-20000.html': cards(20000),
   'table-500.html': table(500),
   'table-5000.html': table(5000),
   'dashboard.html': dashboard(),

@@ -14,13 +14,22 @@
  *
  * API (all on globalThis.__sight.snapshot):
  *   observe(args)   -> { version, url, title, viewport, counts, secure[],
- *                        frames[], text, tree, timing }
+ *                        frames[], text, tree, timing[, truncated] }
  *       args.text:  "compact" (default; bounded, for the model), "full", "none"
  *       args.tree:  include the JSON tree (default true)
  *       args.root:  a ref; observe only that subtree (the "expand" tool)
  *       args.maxChars: budget of the compact text (default 24000)
- *   find(args)      -> { matches, text }: nodes whose name or text contains
- *                      args.query (case-insensitive), at most args.limit (50)
+ *       args.maxNodes, args.maxElements, args.maxTreeChars: the limits of
+ *                   one walk (defaults: LIMITS below). Past any of them
+ *                   only what the viewport shows is still walked, up to
+ *                   twice the limits; every other element is counted with
+ *                   its subtree, not walked; the texts say "… N elements
+ *                   not observed" where they were, and the result has
+ *                   truncated: { notObserved, maxNodes, maxElements,
+ *                   maxTreeChars }.
+ *   find(args)      -> { matches, text[, notObserved] }: nodes whose name or
+ *                      text contains args.query (case-insensitive), at most
+ *                      args.limit (50), within the same limits
  *   resolve(ref)    -> the Element a ref names, or null when it is gone. For
  *                      the actions code: `__sight.snapshot.resolve("f1e7")`.
  *                      Refs resolve only for elements an observe() saw.
@@ -91,6 +100,12 @@
   const LANDMARK_SCOPE =
     'article,aside,main,nav,section,[role=article],[role=complementary],[role=main],' +
     '[role=navigation],[role=region]';
+
+  /* Bounds of one walk: the tree (and its JSON, about 100 bytes a node)
+   * stays bounded whatever the page. Text runs longer than MAX_TEXT are
+   * clipped in the tree. */
+  const LIMITS = { nodes: 20000, elements: 60000, chars: 2000000 };
+  const MAX_TEXT = 4000;
 
   const TEXT_INPUT_ROLES = new Set (['textbox', 'searchbox', 'combobox', 'spinbutton']);
   const RANGE_ROLES = new Set (['slider', 'spinbutton', 'progressbar', 'scrollbar', 'meter']);
@@ -682,6 +697,36 @@
     return b[0] < ctx.vw && b[1] < ctx.vh && b[0] + b[2] > 0 && b[1] + b[3] > 0;
   }
 
+  /* Marks the walk over a limit once the counts pass it. */
+  function charge (count, max) {
+    if (count.hard)
+      return;
+    const over = k => count[k] >= max[k] * (count.over ? 2 : 1);
+    if (over ('nodes') || over ('elements') || over ('chars')) {
+      if (count.over) count.hard = true;
+      count.over = true;
+    }
+  }
+
+  /* Past the limits, an element the viewport does not show (or, past twice
+   * the limits, any element) is counted with its subtree instead of
+   * walked: one box and one native count, no wrappers for its descendants.
+   * Consecutive ones share one marker. Returns whether @el was skipped. */
+  function skipped (el, ctx, out) {
+    const r = el.getBoundingClientRect ();
+    const b = [r.left + ctx.offX, r.top + ctx.offY, r.width, r.height];
+    if (!ctx.count.hard && inViewport (b, ctx))
+      return false;
+    const n = el.getElementsByTagName ('*').length + 1;
+    ctx.count.notObserved += n;
+    const last = out[out.length - 1];
+    if (last && last.skip)
+      last.skip += n;
+    else
+      out.push ({ skip: n, y: b[1] });
+    return true;
+  }
+
   /* Appends what @el contributes to @out: one node, or, for a flattened
    * wrapper, its children. */
   function visit (el, ctx, out, parentVisible, parentCursor, parentBox) {
@@ -696,11 +741,14 @@
       else if (!el.contains (ctx.modal))
         return;
     }
+    if (ctx.count.over && skipped (el, ctx, out))
+      return;
     const cs = cssOf (el);
     const display = cs.display;
     if (display === 'none')
       return;
-    ctx.elements++;
+    ctx.count.elements++;
+    charge (ctx.count, ctx.max);
     const visible = cs.visibility === 'visible';
     const cursor = cs.cursor;
 
@@ -749,8 +797,9 @@
       node.inView = inViewport (box, ctx);
       node.children = [];
       target = node.children;
-      ctx.nodes++;
-      if (INTERACTIVE.has (node.role) || clickable || tabbable) ctx.interactive++;
+      ctx.count.nodes++;
+      ctx.count.chars += name.length;
+      if (INTERACTIVE.has (node.role) || clickable || tabbable) ctx.count.interactive++;
       if (secure) ctx.secure.push ({ ref: node.ref, box, inView: node.inView });
       if (role === 'option' && parentBox && box[2] === 0 && box[3] === 0) {
         node.box = parentBox;
@@ -780,6 +829,7 @@
           visit (child, ctx, target, visible, cursor, node ? node.box : (box || parentBox));
         } else if (child.nodeType === 3 && visible) {
           const t = child.data;
+          ctx.count.chars += Math.min (t.length, MAX_TEXT);
           if (!t || !/\S/.test (t))
             {
               const last = target[target.length - 1];
@@ -835,7 +885,7 @@
         continue;
       }
       if (c.text !== undefined) {
-        c.text = norm (c.text);
+        c.text = clip (norm (c.text), MAX_TEXT);
         if (!c.text || c.text === node.name) continue;
         const prev = kids[kids.length - 1];
         if (prev && prev.text !== undefined && !brk) {
@@ -910,9 +960,6 @@
     const kids = [];
     if (!node.name && doc.title) node.name = norm (doc.title);
     visit (doc.documentElement, sub, kids, true, 'auto', node.box);
-    ctx.elements = sub.elements;
-    ctx.nodes = sub.nodes;
-    ctx.interactive = sub.interactive;
     node.children = kids;
     finishNode (node, false);
   }
@@ -975,6 +1022,10 @@
         lines.push (pad + q (n.text));
         continue;
       }
+      if (n.skip) {
+        lines.push (pad + '… ' + n.skip + ' elements not observed (limit)');
+        continue;
+      }
       if (n.through) {
         fullText (n.children, depth, lines);
         continue;
@@ -991,9 +1042,15 @@
     'navigation', 'main', 'banner', 'contentinfo', 'complementary', 'region', 'form', 'dialog',
     'table', 'list', 'img', 'iframe', 'search']);
 
+  const NOT_OBSERVED = 'elements not observed';
+
   function countInto (n, counts) {
     if (n.text !== undefined) {
       counts.text = (counts.text || 0) + 1;
+      return;
+    }
+    if (n.skip) {
+      counts[NOT_OBSERVED] = (counts[NOT_OBSERVED] || 0) + n.skip;
       return;
     }
     const k = n.clickable ? 'clickable' : n.role;
@@ -1006,8 +1063,8 @@
   function summaryLine (run, where, parentRef) {
     const top = {};
     for (const n of run) {
-      const k = n.text !== undefined ? 'text' : n.role;
-      top[k] = (top[k] || 0) + 1;
+      const k = n.text !== undefined ? 'text' : n.skip ? NOT_OBSERVED : n.role;
+      top[k] = (top[k] || 0) + (n.skip || 1);
     }
     const counts = {};
     for (const n of run) if (n.children) for (const c of n.children) countInto (c, counts);
@@ -1067,7 +1124,10 @@
     return false;
   }
 
+  /* Returns @nodes without the walk's own markers. */
   function stripInternal (nodes) {
+    if (nodes.some (n => n.skip))
+      nodes = nodes.filter (n => !n.skip);
     for (const n of nodes) {
       if (!n.inView) delete n.inView;
       delete n.through;
@@ -1075,8 +1135,9 @@
         delete n.y;
         continue;
       }
-      if (n.children) stripInternal (n.children);
+      if (n.children) n.children = stripInternal (n.children);
     }
+    return nodes;
   }
 
   function findNode (nodes, ref) {
@@ -1101,7 +1162,14 @@
       vw: win.innerWidth, vh: win.innerHeight,
       active: deepActive (doc), modal, inModal: false,
       cache: new Map (),
-      elements: 0, nodes: 0, interactive: 0,
+      /* Shared with frames' contexts (Object.assign copies the reference). */
+      count: { elements: 0, nodes: 0, interactive: 0, chars: 0, notObserved: 0,
+               over: false, hard: false },
+      max: {
+        nodes: (args && args.maxNodes) || LIMITS.nodes,
+        elements: (args && args.maxElements) || LIMITS.elements,
+        chars: (args && args.maxTreeChars) || LIMITS.chars,
+      },
       secure: [], frames: [],
     };
     const tree = [];
@@ -1155,20 +1223,26 @@
         pageWidth: se ? se.scrollWidth : ctx.vw, pageHeight: se ? se.scrollHeight : ctx.vh,
       },
       counts: {
-        elements: ctx.elements, nodes: ctx.nodes, interactive: ctx.interactive,
+        elements: ctx.count.elements, nodes: ctx.count.nodes, interactive: ctx.count.interactive,
+        notObserved: ctx.count.notObserved,
         secure: ctx.secure.length,
         secureInView: ctx.secure.filter (s => s.inView).length,
       },
       secure: ctx.secure,
       frames: ctx.frames,
     };
+    if (ctx.count.notObserved)
+      result.truncated = { notObserved: ctx.count.notObserved, maxNodes: ctx.max.nodes,
+                           maxElements: ctx.max.elements, maxTreeChars: ctx.max.chars };
     const mode = args.text || 'compact';
     result.textMode = mode;
     const kids = root.children || [];
     const v = result.viewport;
     const head = 'page ' + q (clip (doc.title || '', 120)) + ' ' + doc.URL +
       ' viewport=' + v.width + 'x' + v.height + ' scroll=' + v.scrollX + ',' + v.scrollY +
-      ' of ' + v.pageWidth + 'x' + v.pageHeight;
+      ' of ' + v.pageWidth + 'x' + v.pageHeight +
+      (ctx.count.notObserved ? ' truncated: ' + ctx.count.notObserved +
+                               ' elements not observed (limit ' + ctx.max.nodes + ' nodes)' : '');
     if (mode === 'full') {
       result.text = fullText (kids, 0, [head]).join ('\n');
     } else if (mode === 'compact') {
@@ -1178,7 +1252,7 @@
       result.text = lines.join ('\n');
     }
     if (args.tree !== false) {
-      stripInternal (kids);
+      root.children = stripInternal (kids);
       result.tree = root;
     }
     result.timing = { walk: Math.round (t1 - t0), serialize: Math.round (performance.now () - t1) };
@@ -1190,7 +1264,7 @@
     const query = String ((args && args.query) || '').toLowerCase ();
     const limit = (args && args.limit) || 50;
     styles = new Map ();
-    const [root] = walk ({});
+    const [root, ctx] = walk ({});
     const matches = [];
     const lines = [];
     const rec = (nodes, path) => {
@@ -1208,7 +1282,10 @@
       }
     };
     rec (root.children || [], '');
-    return { query, matches, text: lines.join ('\n') };
+    const result = { query, matches, text: lines.join ('\n') };
+    if (ctx.count.notObserved)
+      result.notObserved = ctx.count.notObserved;
+    return result;
   }
 
   function bareWalk () {
