@@ -414,7 +414,8 @@ agent_run_cb (GObject      *source,
   text = step->error != NULL ? step->error->message : step->summary;
   if (step->value != NULL && step->error == NULL)
     {
-      g_autofree char *value = json_to_string (step->value, TRUE);
+      g_autofree char *value = sight_step_result_dup_value_text (step, TRUE,
+                                                                 SIGHT_STEP_RESULT_MAX_VALUE_BYTES);
 
       show_result (self, sight_step_kind_to_string (step->kind), step->instruction,
                    sight_step_verdict_to_string (step->verdict), code, value);

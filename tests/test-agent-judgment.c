@@ -600,6 +600,76 @@ test_usage_accounting (void)
   fixture_tear_down (&f);
 }
 
+/* Peak resident memory of this process so far (VmHWM), in KiB. */
+static guint64
+peak_rss_kib (void)
+{
+  g_autofree char *status = NULL;
+  const char *line;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL) ||
+      (line = strstr (status, "VmHWM:")) == NULL)
+    return 0;
+  return g_ascii_strtoull (line + strlen ("VmHWM:"), NULL, 10);
+}
+
+/* An extraction answer of 10 MB (issue #13, bounds; a page of 10 MB of text
+ * is test-observation's /observation/webkit/page-text): the result keeps the
+ * whole value, everything written out of it is bounded and says it was cut. */
+static void
+test_extract_bounded (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) result = NULL;
+  g_autoptr(GString) answer = g_string_new ("{\"json\": {\"log\": \"");
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *shown = NULL;
+  static const char schema[] =
+    "{\"schema\": {\"type\": \"object\", \"required\": [\"log\"],"
+    " \"properties\": {\"log\": {\"type\": \"string\"}}}}";
+  JsonObject *object;
+  guint64 rss_before, rss_after;
+
+  for (guint i = 0; answer->len < 10500000; i++)
+    g_string_append_printf (answer, "entry %09u; ", i);
+  g_string_append (answer, "\"}}");
+
+  fixture_set_up (&f, NULL);
+  fixture_load (&f, "/form");
+  sight_scripted_model_push (f.model, answer->str);
+  rss_before = peak_rss_kib ();
+  result = run_step (&f, SIGHT_STEP_EXTRACT, "the whole log", schema, &error);
+  rss_after = peak_rss_kib ();
+  g_assert_no_error (error);
+  g_test_message ("peak RSS %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT " KiB",
+                  rss_before, rss_after);
+
+  /* The result holds the value whole... */
+  g_assert_cmpuint (strlen (json_object_get_string_member (json_node_get_object (result->value),
+                                                           "log")), >, 10 * 1000 * 1000);
+  /* ...its JSON (CLI --json, MCP) carries a marked preview instead... */
+  node = sight_step_result_to_json (result);
+  object = json_node_get_object (node);
+  g_assert_false (json_object_has_member (object, "value"));
+  g_assert_true (json_object_get_boolean_member (object, "valueTruncated"));
+  g_assert_cmpint (json_object_get_int_member (object, "valueBytes"), >, 10 * 1000 * 1000);
+  g_assert_true (g_str_has_prefix (json_object_get_string_member (object, "valuePreview"),
+                                   "{\"log\":\"entry 000000000; "));
+  g_assert_true (g_str_has_suffix (json_object_get_string_member (object, "valuePreview"),
+                                   " bytes in all)"));
+  json = json_to_string (node, FALSE);
+  g_assert_cmpuint (strlen (json), <, 10 * 1000);
+  /* ...and so does the text a person is shown (the composer). */
+  shown = sight_step_result_dup_value_text (result, TRUE, SIGHT_STEP_RESULT_MAX_VALUE_BYTES);
+  g_assert_cmpuint (strlen (shown), <=, SIGHT_STEP_RESULT_MAX_VALUE_BYTES);
+  g_assert_nonnull (strstr (shown, "… (truncated: "));
+  /* Memory: the answer, its parse and the value, not an unbounded growth. */
+  g_assert_cmpuint (rss_after - rss_before, <, 400 * 1024);
+  fixture_tear_down (&f);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -617,6 +687,7 @@ main (int    argc,
   g_test_add_func ("/agent/assert/fail-evidence", test_assert_fail_evidence);
   g_test_add_func ("/agent/assert/repair", test_assert_repair);
   g_test_add_func ("/agent/extract", test_extract);
+  g_test_add_func ("/agent/extract/bounded", test_extract_bounded);
   g_test_add_func ("/agent/wait-for/pass", test_wait_for);
   g_test_add_func ("/agent/wait-for/timeout", test_wait_for_timeout);
   g_test_add_func ("/agent/wait-for/budget", test_wait_for_budget);

@@ -183,6 +183,7 @@ static SoupServer *server;
 static char *base_url;
 static guint server_port;
 static char *cards_html;
+static char *text_html;
 
 static void
 server_cb (SoupServer        *soup_server,
@@ -196,6 +197,13 @@ server_cb (SoupServer        *soup_server,
   char *contents = NULL;
   gsize length = 0;
 
+  if (g_str_equal (path, "/text-10mb.html"))
+    {
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_STATIC,
+                                        text_html, strlen (text_html));
+      return;
+    }
   if (g_str_equal (path, "/cards-12500.html"))
     {
       soup_server_message_set_status (msg, 200, NULL);
@@ -229,6 +237,27 @@ build_cards_page (guint n)
                             "</p><span>$%u.00</span> <button aria-label=\"Add item %u to "
                             "cart\">Add</button></div></article>", i, i, i, i % 97 + 1, i);
   g_string_append (s, "</div></main></body></html>");
+  return g_string_free (s, FALSE);
+}
+
+/* 10 MB of text: one paragraph of 5 MB, then 5,000 of 1 KB. */
+static char *
+build_text_page (void)
+{
+  GString *s = g_string_new ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+                             "<title>Text</title></head><body><main><h1>Minutes</h1><p>");
+
+  for (guint i = 0; i < 5 * 1024 * 1024 / 8; i++)
+    g_string_append_printf (s, "w%06u ", i % 1000000);
+  g_string_append (s, "</p>");
+  for (guint i = 0; i < 5000; i++)
+    {
+      g_string_append_printf (s, "<p>Paragraph %u:", i);
+      for (guint j = 0; j < 1000 / 8; j++)
+        g_string_append (s, " lorem. ");
+      g_string_append (s, "</p>");
+    }
+  g_string_append (s, "</main></body></html>");
   return g_string_free (s, FALSE);
 }
 
@@ -623,6 +652,31 @@ test_large_page (void)
   g_assert_nonnull (strstr (sight_observation_get_text (middle), " above"));
 }
 
+/* 10 MB of page text: text runs are clipped in the tree, the walk stops
+ * walking past 2,000,000 characters, and the tree, its JSON and both texts
+ * stay bounded. */
+static void
+test_page_text (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("text-10mb.html");
+  g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_DEFAULT);
+  g_autoptr(SightObservation) full = capture (page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_NO_TREE);
+  g_autofree char *json = sight_observation_to_json (obs, FALSE);
+  const char *text = sight_observation_get_text (obs);
+
+  g_assert_cmpuint (strlen (text_html), >, 10 * 1000 * 1000);
+  g_assert_cmpuint (sight_observation_get_n_not_observed (obs), >, 1000);
+  g_assert_cmpuint (strlen (json), <, 3 * 1000 * 1000);
+  g_assert_cmpuint (strlen (text), <, 24000 + 2000);
+  g_assert_nonnull (strstr (text, "heading \"Minutes\""));
+  g_assert_nonnull (strstr (text, " truncated: "));
+  /* the 5 MB paragraph, clipped */
+  g_assert_nonnull (strstr (json, "w000000 w000001"));
+  g_assert_null (strstr (json, "w099999"));
+  g_assert_cmpuint (strlen (sight_observation_get_text (full)), <, 3 * 1000 * 1000);
+  g_assert_nonnull (strstr (sight_observation_get_text (full), " elements not observed (limit)"));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -638,6 +692,7 @@ main (int    argc,
 
   gtk_init ();
   cards_html = build_cards_page (12500);
+  text_html = build_text_page ();
   server = soup_server_new (NULL, NULL);
   soup_server_add_handler (server, NULL, server_cb, NULL, NULL);
   {
@@ -667,6 +722,7 @@ main (int    argc,
   g_test_add_func ("/observation/webkit/diff", test_diff_live);
   g_test_add_func ("/observation/webkit/masking", test_masking);
   g_test_add_func ("/observation/webkit/large-page", test_large_page);
+  g_test_add_func ("/observation/webkit/page-text", test_page_text);
 
   return g_test_run ();
 }

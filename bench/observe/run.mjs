@@ -3,6 +3,7 @@
 //
 //   node bench/observe/run.mjs [--sightline PATH] [--runs N] [--pages a.html,b.html]
 //                              [--no-agreement] [--chromium /usr/bin/chromium]
+//                              [--baseline PATH]
 //
 // Serves the generated pages on 127.0.0.1, measures on Debian's Chromium
 // (playwright-core, --no-sandbox --headless, no network): Playwright's
@@ -13,6 +14,8 @@
 // (gpt-tokenizer, o200k_base, bundled) and prints ratios. It also checks the
 // (role, name) of every interactive element against Chromium's accessibility
 // tree (CDP Accessibility.getFullAXTree) and lists each disagreement.
+// --baseline PATH runs a second sight-bench-observe (say, built from an
+// earlier commit) on the same pages in the same run and prints both.
 import { chromium } from 'playwright-core';
 import { encode } from 'gpt-tokenizer';
 import { spawn } from 'node:child_process';
@@ -34,6 +37,7 @@ const RUNS = +opt('runs', 5);
 const pagesDir = opt('pages-dir', join(here, 'pages'));
 const PAGES = opt('pages', 'form.html,dashboard.html,shadow.html,cards-100.html,cards-1000.html,cards-5000.html,table-500.html,table-5000.html').split(',');
 const SIGHTLINE = opt('sightline', null);
+const BASELINE = opt('baseline', null);
 const CHROMIUM = opt('chromium', '/usr/bin/chromium');
 const src = readFileSync(join(root, 'src', 'engine', 'js', 'snapshot.js'), 'utf8');
 
@@ -174,16 +178,16 @@ async function chromiumRuns(browser) {
   return out;
 }
 
-function webkitRuns() {
+function webkitRuns(program) {
   return new Promise((resolve, reject) => {
     const dir = mkdtempSync(join(tmpdir(), 'sight-bench-'));
     const args = ['--runs', String(RUNS), '--output-dir', dir, ...PAGES.map(p => base + p)];
-    const child = spawn(SIGHTLINE, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.on('data', d => { stdout += d; });
     child.on('error', reject);
     child.on('exit', code => {
-      if (code !== 0) { reject(new Error(`${SIGHTLINE} exited with ${code}`)); return; }
+      if (code !== 0) { reject(new Error(`${program} exited with ${code}`)); return; }
       const out = {};
       for (const line of stdout.split('\n')) {
         if (!line.startsWith('{')) continue;
@@ -191,7 +195,8 @@ function webkitRuns() {
         const name = r.url.slice(base.length);
         const read = f => readFileSync(join(dir, f), 'utf8');
         out[name] = { ms: r.ms, bareMs: r.bare_ms, elements: r.elements, compact: read(r.compact_file),
-                      full: read(r.full_file), jsonBytes: r.json_bytes };
+                      full: read(r.full_file), jsonBytes: r.json_bytes,
+                      notObserved: r.not_observed || 0 };
       }
       resolve(out);
     });
@@ -204,7 +209,11 @@ const cr = await chromiumRuns(browser);
 await browser.close();
 let wk = null;
 if (SIGHTLINE) {
-  try { wk = await webkitRuns(); } catch (e) { console.error('sightline run failed:', e.message); }
+  try { wk = await webkitRuns(SIGHTLINE); } catch (e) { console.error('sightline run failed:', e.message); }
+}
+let base0 = null;
+if (BASELINE) {
+  try { base0 = await webkitRuns(BASELINE); } catch (e) { console.error('baseline run failed:', e.message); }
 }
 server.close();
 
@@ -251,4 +260,17 @@ for (const name of PAGES) {
   if (a.bad.length > 15) console.log(`    … ${a.bad.length - 15} more`);
 }
 if (tot) console.log(`  all pages: ${ag}/${tot} (${(100 * ag / tot).toFixed(2)}%)`);
+if (wk && base0) {
+  console.log('');
+  console.log(`Sightline against the baseline ${BASELINE} (same run; ms: default observation, median):`);
+  console.log('page'.padEnd(16) + pad('base ms', 9) + pad('ms', 9) + pad('ms/base', 9) + pad('base/aria', 10) +
+              pad('ms/aria', 9) + pad('base JSON', 11) + pad('JSON', 10) + pad('not obs.', 9));
+  for (const name of PAGES) {
+    const w = wk[name], b = base0[name], a = cr[name].ms.aria;
+    if (!w || !b) continue;
+    console.log(name.padEnd(16) + pad(f1(b.ms), 9) + pad(f1(w.ms), 9) + pad((w.ms / b.ms).toFixed(2), 9) +
+                pad((b.ms / a).toFixed(2), 10) + pad((w.ms / a).toFixed(2), 9) + pad(b.jsonBytes, 11) +
+                pad(w.jsonBytes, 10) + pad(w.notObserved, 9));
+  }
+}
 if (!wk) console.log('\n(no --sightline program given: S/wk columns empty; token columns use snapshot.js run in Chromium)');

@@ -216,6 +216,8 @@ main (int    argc,
       }
       json_builder_set_member_name (b, "elements");
       json_builder_add_int_value (b, sight_observation_get_n_elements (compact_obs));
+      json_builder_set_member_name (b, "not_observed");
+      json_builder_add_int_value (b, sight_observation_get_n_not_observed (compact_obs));
       json_builder_set_member_name (b, "json_bytes");
       json_builder_add_int_value (b, strlen (json));
       json_builder_set_member_name (b, "compact_file");

@@ -5,6 +5,8 @@
 
 #include "sight-step-result.h"
 
+#include <string.h>
+
 #include "sight-secrets.h"
 
 /* Explanations are bounded prose (spec: "Sanitized, bounded prose"). */
@@ -142,6 +144,69 @@ add_strings (JsonBuilder *b,
   json_builder_end_array (b);
 }
 
+/* Cuts @text (of @length bytes) to at most @max_bytes, marked. */
+static char *
+clip_value_text (char  *text,
+                 gsize  length,
+                 gsize  max_bytes)
+{
+  g_autofree char *marker = NULL;
+  char *out;
+  const char *end;
+
+  if (length <= max_bytes)
+    return text;
+  marker = g_strdup_printf ("… (truncated: %" G_GSIZE_FORMAT " bytes in all)", length);
+  end = text + (max_bytes > strlen (marker) ? max_bytes - strlen (marker) : 0);
+  /* not inside a UTF-8 sequence */
+  while (end > text && (*end & 0xC0) == 0x80)
+    end--;
+  out = g_strdup_printf ("%.*s%s", (int) (end - text), text, marker);
+  g_free (text);
+  return out;
+}
+
+char *
+sight_step_result_dup_value_text (SightStepResult *self,
+                                  gboolean         pretty,
+                                  gsize            max_bytes)
+{
+  g_autoptr(JsonNode) redacted = NULL;
+  char *text;
+
+  if (self->value == NULL)
+    return NULL;
+  redacted = sight_secrets_redact_json (self->value);
+  text = json_to_string (redacted, pretty);
+  return clip_value_text (text, strlen (text), max_bytes);
+}
+
+static void
+add_value (JsonBuilder     *b,
+           SightStepResult *self)
+{
+  JsonNode *redacted = sight_secrets_redact_json (self->value);
+  char *text = json_to_string (redacted, FALSE);
+  gsize length = strlen (text);
+
+  if (length <= SIGHT_STEP_RESULT_MAX_VALUE_BYTES)
+    {
+      g_free (text);
+      json_builder_set_member_name (b, "value");
+      json_builder_add_value (b, redacted);
+      return;
+    }
+  json_node_unref (redacted);
+  text = clip_value_text (text, length, SIGHT_STEP_RESULT_VALUE_PREVIEW_BYTES);
+  json_builder_set_member_name (b, "valueTruncated");
+  json_builder_add_boolean_value (b, TRUE);
+  json_builder_set_member_name (b, "valueBytes");
+  json_builder_add_int_value (b, (gint64) length);
+  json_builder_set_member_name (b, "valuePreview");
+  json_builder_add_string_value (b, text);
+  g_free (text);
+}
+
 JsonNode *
 sight_step_result_to_json (SightStepResult *self)
 {
@@ -165,10 +230,7 @@ sight_step_result_to_json (SightStepResult *self)
       json_builder_add_boolean_value (b, self->judgment);
     }
   if (self->value != NULL)
-    {
-      json_builder_set_member_name (b, "value");
-      json_builder_add_value (b, sight_secrets_redact_json (self->value));
-    }
+    add_value (b, self);
   json_builder_set_member_name (b, "modelCalls");
   json_builder_add_int_value (b, self->model_calls);
   json_builder_set_member_name (b, "actions");

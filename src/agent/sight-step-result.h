@@ -95,11 +95,26 @@ gboolean         sight_step_result_passed     (SightStepResult  *self);
 gboolean         sight_step_result_propagate  (SightStepResult  *self,
                                                GError          **error);
 
+/* The largest extracted value written out whole (the spec's bound on one
+ * tool result); SIGHT_STEP_RESULT_VALUE_PREVIEW_BYTES of a larger one are. */
+#define SIGHT_STEP_RESULT_MAX_VALUE_BYTES     100000
+#define SIGHT_STEP_RESULT_VALUE_PREVIEW_BYTES 2000
+
+/* The value as JSON text, secrets redacted, at most @max_bytes of it: a
+ * longer text is cut and ends "… (truncated: N bytes in all)". NULL without
+ * a value. */
+char            *sight_step_result_dup_value_text (SightStepResult *self,
+                                                   gboolean         pretty,
+                                                   gsize            max_bytes);
+
 /* {"kind", "instruction", "verdict", "code"?, "blocked", "explanation"?, "summary"?,
  *  "judgment"?, "value"?, "modelCalls", "actions", "repairRounds", "usage", "cache"?,
  *  "screenshot"?, "visionInput", "visionDegraded"?, "metrics": {"pixelBytes",
  *  "imagesSent", "durationMs", "observations"}, "secretFilled", "actionLog",
- *  "performed", "injections", "url"?}, every string redacted. */
+ *  "performed", "injections", "url"?}, every string redacted. A value whose
+ *  JSON is longer than SIGHT_STEP_RESULT_MAX_VALUE_BYTES is left out for
+ *  "valueTruncated": true, "valueBytes" (its length) and "valuePreview" (its
+ *  first SIGHT_STEP_RESULT_VALUE_PREVIEW_BYTES); the result keeps it whole. */
 JsonNode        *sight_step_result_to_json    (SightStepResult  *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightStepResult, sight_step_result_unref)
