@@ -131,6 +131,23 @@ sight_image_format_mime_type (SightImageFormat format)
     }
 }
 
+gboolean
+sight_image_format_from_mime_type (const char       *mime_type,
+                                   SightImageFormat *out)
+{
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  if (g_strcmp0 (mime_type, "image/png") == 0)
+    *out = SIGHT_IMAGE_PNG;
+  else if (g_strcmp0 (mime_type, "image/jpeg") == 0)
+    *out = SIGHT_IMAGE_JPEG;
+  else if (g_strcmp0 (mime_type, "image/webp") == 0)
+    *out = SIGHT_IMAGE_WEBP;
+  else
+    return FALSE;
+  return TRUE;
+}
+
 void
 sight_screenshot_free (SightScreenshot *shot)
 {
@@ -138,6 +155,13 @@ sight_screenshot_free (SightScreenshot *shot)
     return;
   g_clear_pointer (&shot->bytes, g_bytes_unref);
   g_free (shot);
+}
+
+const char *
+sight_screenshot_get_mime_type (const SightScreenshot *shot)
+{
+  g_return_val_if_fail (shot != NULL, NULL);
+  return sight_image_format_mime_type (shot->format);
 }
 
 void
@@ -1463,6 +1487,7 @@ snapshot_cb (GObject      *source,
   shot->height = gdk_pixbuf_get_height (pixbuf);
   shot->scale = scale * shot->width / gdk_texture_get_width (texture);
   shot->n_masked = n_masked;
+  shot->format = data->options.format;
   shot->bytes = sight_encode_image (pixbuf, data->options.format, data->options.quality, &error);
   if (shot->bytes == NULL)
     {
