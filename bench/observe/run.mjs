@@ -145,7 +145,7 @@ async function chromiumRuns(browser) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
   for (const name of PAGES) {
     const page = await context.newPage();
-    page.setDefaultTimeout(120000);
+    page.setDefaultTimeout(900000);
     await page.goto(base + name, { waitUntil: 'load' });
     await page.waitForTimeout(100);
     const r = { aria: [], ai: [], bare: [], sight: [] };
