@@ -140,6 +140,13 @@ sight_screenshot_free (SightScreenshot *shot)
   g_free (shot);
 }
 
+const char *
+sight_screenshot_get_mime_type (const SightScreenshot *shot)
+{
+  g_return_val_if_fail (shot != NULL, NULL);
+  return sight_image_format_mime_type (shot->format);
+}
+
 void
 sight_log_entry_free (SightLogEntry *entry)
 {
@@ -1469,6 +1476,7 @@ snapshot_cb (GObject      *source,
   shot->height = gdk_pixbuf_get_height (pixbuf);
   shot->scale = scale * shot->width / gdk_texture_get_width (texture);
   shot->n_masked = n_masked;
+  shot->format = data->options.format;
   shot->bytes = sight_encode_image (pixbuf, data->options.format, data->options.quality, &error);
   if (shot->bytes == NULL)
     {

@@ -48,9 +48,12 @@ typedef struct {
   int     height;
   double  scale;       /* encoded pixels per CSS pixel */
   guint   n_masked;    /* mask rectangles actually painted */
+  SightImageFormat format; /* how @bytes are encoded */
 } SightScreenshot;
 
-void sight_screenshot_free (SightScreenshot *shot);
+void        sight_screenshot_free          (SightScreenshot       *shot);
+/* The MIME type of the encoded image ("image/png", …). */
+const char *sight_screenshot_get_mime_type (const SightScreenshot *shot);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightScreenshot, sight_screenshot_free)
 
 /* What the page logged over its life. */
