@@ -131,6 +131,23 @@ sight_image_format_mime_type (SightImageFormat format)
     }
 }
 
+gboolean
+sight_image_format_from_mime_type (const char       *mime_type,
+                                   SightImageFormat *out)
+{
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  if (g_strcmp0 (mime_type, "image/png") == 0)
+    *out = SIGHT_IMAGE_PNG;
+  else if (g_strcmp0 (mime_type, "image/jpeg") == 0)
+    *out = SIGHT_IMAGE_JPEG;
+  else if (g_strcmp0 (mime_type, "image/webp") == 0)
+    *out = SIGHT_IMAGE_WEBP;
+  else
+    return FALSE;
+  return TRUE;
+}
+
 void
 sight_screenshot_free (SightScreenshot *shot)
 {

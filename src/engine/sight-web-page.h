@@ -25,6 +25,10 @@ typedef enum {
 gboolean    sight_image_format_from_string (const char       *name,
                                             SightImageFormat *out);
 const char *sight_image_format_mime_type   (SightImageFormat  format);
+/* "image/png", "image/jpeg" or "image/webp"; FALSE (and @out untouched) for
+ * anything else. */
+gboolean    sight_image_format_from_mime_type (const char       *mime_type,
+                                               SightImageFormat *out);
 
 /* A rectangle in viewport CSS pixels (for full-page shots: page CSS pixels). */
 typedef struct {
