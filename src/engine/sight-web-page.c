@@ -1292,10 +1292,16 @@ sight_web_page_set_headless (SightWebPage *self,
   if (self->headless == headless)
     return;
   self->headless = headless;
-  webkit_settings_set_hardware_acceleration_policy (webkit_web_view_get_settings (self->view),
-                                                    headless
-                                                      ? WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER
-                                                      : WEBKIT_HARDWARE_ACCELERATION_POLICY_ALWAYS);
+  /* Switching the compositing mode of a page that has loaded makes its web
+   * process crash (WebKitGTK 2.50 under Xvfb, seen when the window shows an
+   * MCP client's session and lets it go again): a page shown after its
+   * first load keeps drawing without compositing, which a window shows as
+   * well. */
+  if (webkit_web_view_get_uri (self->view) == NULL)
+    webkit_settings_set_hardware_acceleration_policy (webkit_web_view_get_settings (self->view),
+                                                      headless
+                                                        ? WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER
+                                                        : WEBKIT_HARDWARE_ACCELERATION_POLICY_ALWAYS);
   if (headless)
     {
       gtk_window_set_child (GTK_WINDOW (self->toplevel), GTK_WIDGET (self->view));
