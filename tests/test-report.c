@@ -647,6 +647,84 @@ test_canary (Fixture       *f,
   sight_secrets_forget_all ();
 }
 
+/* A run of 200 steps (1,000 with -m slow, the `long` suite), each with its
+ * own screenshot (issue #13, bounds): the HTML report embeds the screenshots of 50 steps, the failed one among
+ * them, says so, and stays small; the JSON report lists every step. */
+static void
+test_long_run (Fixture       *f,
+               gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightRunData) d = NULL;
+  g_autoptr(GBytes) html = NULL;
+  g_autoptr(GBytes) json = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *failed = NULL;
+  SightRunRecord run = { .kind = (char *) "test", .name = (char *) "many steps",
+                         .url = (char *) "http://127.0.0.1/", .started_at = 1700000000000000 };
+  g_autofree char *id = sight_store_open_run (f->store, &run, &error);
+  const guint n = g_test_slow () ? 1000 : 200, failing = n * 7 / 10;
+  const char *p, *end;
+  guint embedded = 0;
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GBytes) shot = make_jpeg (64, 40, 0x10000000u * (i % 16) + 0x100u * i + 0xff);
+      SightStepRecord st = { .run_id = id, .index = i, .kind = (char *) "do",
+                             .instruction = (char *) "type \"x\" into Note",
+                             .started_at = run.started_at + i * 1000 };
+      SightObservationRecord after = { .run_id = id, .step_index = i, .phase = (char *) "after",
+                                       .url = run.url, .tree_text = (char *) "textbox \"Note\"",
+                                       .screenshot = shot, .screenshot_mime = (char *) "image/jpeg",
+                                       .width = 64, .height = 40, .scale = 0.05 };
+
+      g_assert_true (sight_store_add_step (f->store, &st, &error));
+      g_assert_true (sight_store_add_observation (f->store, &after, &error));
+      st.verdict = i < failing ? SIGHT_RUN_VERDICT_PASS
+                   : i == failing ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_SKIPPED;
+      st.finished_at = st.started_at + 500;
+      g_assert_true (sight_store_finish_step (f->store, &st, &error));
+    }
+  run.id = id;
+  run.verdict = SIGHT_RUN_VERDICT_FAIL;
+  run.finished_at = run.started_at + n * 1000;
+  g_assert_true (sight_store_finish_run (f->store, &run, &error));
+  d = sight_store_load_run (f->store, id, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (d->steps->len, ==, n);
+
+  html = sight_report_render (d, SIGHT_REPORT_HTML, &error);
+  g_assert_no_error (error);
+  text = g_strndup (g_bytes_get_data (html, NULL), g_bytes_get_size (html));
+  for (p = text; (p = strstr (p, "background-image:url(data:")) != NULL; p++)
+    embedded++;
+  /* the after screenshots of 50 steps, and the before of some of them */
+  g_assert_cmpuint (embedded, >=, 50);
+  g_assert_cmpuint (embedded, <=, 100);
+  {
+    g_autofree char *note = g_strdup_printf ("Screenshots truncated: this report embeds those of "
+                                             "50 of the %u steps", n);
+
+    g_assert_nonnull (strstr (text, note));
+  }
+  g_assert_nonnull (strstr (text, "Screenshot left out"));
+  /* the failed step shows what the page looked like */
+  failed = g_strdup_printf ("id=\"step-%u\"", failing + 1);
+  p = strstr (text, failed);
+  g_assert_nonnull (p);
+  end = strstr (p + 1, "<section");
+  g_assert_nonnull (end);
+  g_assert_nonnull (g_strstr_len (p, end - p, "class=\"shot i"));
+  g_test_message ("HTML report of %u steps: %zu bytes", n, g_bytes_get_size (html));
+  g_assert_cmpuint (g_bytes_get_size (html), <, 3 * 1000 * 1000);
+
+  json = sight_report_render (d, SIGHT_REPORT_JSON, &error);
+  g_assert_no_error (error);
+  g_test_message ("JSON report: %zu bytes", g_bytes_get_size (json));
+  g_assert_cmpuint (g_bytes_get_size (json), <, 1000 * 1000);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -657,6 +735,7 @@ main (int    argc,
 #define ADD(name, func) \
   g_test_add ("/report/" name, Fixture, NULL, fixture_setup, func, fixture_teardown)
   ADD ("summary-wording", test_summary_wording);
+  ADD ("long-run", test_long_run);
   ADD ("task-and-running", test_task_and_running);
   ADD ("json-structure", test_json_structure);
   ADD ("junit", test_junit);

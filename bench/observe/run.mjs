@@ -178,10 +178,10 @@ async function chromiumRuns(browser) {
   return out;
 }
 
-function webkitRuns(program) {
+function webkitRuns(program, pages = PAGES) {
   return new Promise((resolve, reject) => {
     const dir = mkdtempSync(join(tmpdir(), 'sight-bench-'));
-    const args = ['--runs', String(RUNS), '--output-dir', dir, ...PAGES.map(p => base + p)];
+    const args = ['--runs', String(RUNS), '--output-dir', dir, ...pages.map(p => base + p)];
     const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.on('data', d => { stdout += d; });
@@ -208,12 +208,20 @@ const version = browser.version();
 const cr = await chromiumRuns(browser);
 await browser.close();
 let wk = null;
-if (SIGHTLINE) {
-  try { wk = await webkitRuns(SIGHTLINE); } catch (e) { console.error('sightline run failed:', e.message); }
-}
 let base0 = null;
-if (BASELINE) {
-  try { base0 = await webkitRuns(BASELINE); } catch (e) { console.error('baseline run failed:', e.message); }
+if (SIGHTLINE && BASELINE) {
+  /* Page by page, the two programs one after the other: a shared machine's
+   * load changes less between them. */
+  wk = {};
+  base0 = {};
+  try {
+    for (const p of PAGES) {
+      Object.assign(wk, await webkitRuns(SIGHTLINE, [p]));
+      Object.assign(base0, await webkitRuns(BASELINE, [p]));
+    }
+  } catch (e) { console.error('sightline run failed:', e.message); wk = base0 = null; }
+} else if (SIGHTLINE) {
+  try { wk = await webkitRuns(SIGHTLINE); } catch (e) { console.error('sightline run failed:', e.message); }
 }
 server.close();
 

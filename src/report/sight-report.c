@@ -877,11 +877,65 @@ typedef struct {
   GHashTable         *shots;   /* GBytes screenshot -> ShotInfo */
   guint               n_rules;
   const char         *prefix;  /* of anchors, so several runs share a page */
+  GHashTable         *shot_steps;  /* indices + 1 of the steps whose screenshots
+                                    * are embedded; NULL: every step's */
 } HtmlContext;
+
+/* A report stays small enough to mail however long the run: it embeds the
+ * screenshots (before and after) of at most this many steps of a run, failed
+ * steps and the ones before them first, then the first and the last ones.
+ * Every screenshot stays in the store. */
+#define REPORT_MAX_SHOT_STEPS 50
+
+static gboolean
+is_failure (SightRunVerdict verdict)
+{
+  return verdict == SIGHT_RUN_VERDICT_FAIL || verdict == SIGHT_RUN_VERDICT_ERROR;
+}
+
+static GHashTable *
+choose_shot_steps (const SightRunData *data)
+{
+  GHashTable *chosen;
+  guint n = data->steps->len;
+
+  if (n <= REPORT_MAX_SHOT_STEPS)
+    return NULL;
+  chosen = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < n && g_hash_table_size (chosen) < REPORT_MAX_SHOT_STEPS / 2; i++)
+    {
+      const SightStepRecord *st = data->steps->pdata[i];
+
+      if (!is_failure (st->verdict))
+        continue;
+      g_hash_table_add (chosen, GUINT_TO_POINTER (st->index + 1));
+      if (st->index > 0)
+        g_hash_table_add (chosen, GUINT_TO_POINTER (st->index));
+    }
+  for (guint i = 0; i < n && g_hash_table_size (chosen) < REPORT_MAX_SHOT_STEPS; i++)
+    {
+      const SightStepRecord *first = data->steps->pdata[i];
+      const SightStepRecord *last = data->steps->pdata[n - 1 - i];
+
+      g_hash_table_add (chosen, GUINT_TO_POINTER (first->index + 1));
+      if (g_hash_table_size (chosen) < REPORT_MAX_SHOT_STEPS)
+        g_hash_table_add (chosen, GUINT_TO_POINTER (last->index + 1));
+    }
+  return chosen;
+}
+
+static gboolean
+shot_left_out (HtmlContext *ctx,
+               guint        step)
+{
+  return ctx->shot_steps != NULL &&
+         !g_hash_table_contains (ctx->shot_steps, GUINT_TO_POINTER (step + 1));
+}
 
 static const ShotInfo *
 shot_for (HtmlContext                  *ctx,
-          const SightObservationRecord *o)
+          const SightObservationRecord *o,
+          guint                         step)
 {
   ShotInfo *info;
   g_autoptr(GBytes) bytes = NULL;
@@ -889,7 +943,7 @@ shot_for (HtmlContext                  *ctx,
   const char *mime;
   int w, h;
 
-  if (o == NULL || o->screenshot == NULL)
+  if (o == NULL || o->screenshot == NULL || shot_left_out (ctx, step))
     return NULL;
   /* keyed by content: identical screenshots are embedded once */
   info = g_hash_table_lookup (ctx->shots, o->screenshot);
@@ -1049,7 +1103,7 @@ html_shot (HtmlContext                  *ctx,
            const char                   *caption,
            gboolean                      with_box)
 {
-  const ShotInfo *info = shot_for (ctx, o);
+  const ShotInfo *info = shot_for (ctx, o, st->index);
   GString *out = ctx->body;
 
   g_string_append (out, "<figure>");
@@ -1074,6 +1128,10 @@ html_shot (HtmlContext                  *ctx,
         }
       g_string_append (out, "</div>");
     }
+  else if (o != NULL && o->screenshot != NULL && shot_left_out (ctx, st->index))
+    g_string_append_printf (out, "<p class=\"meta\">Screenshot left out: the report embeds those "
+                                 "of %u steps of a run (it is in the store).</p>",
+                            REPORT_MAX_SHOT_STEPS);
   else
     g_string_append (out, "<p class=\"meta\">No screenshot.</p>");
   g_string_append (out, "<figcaption>");
@@ -1267,6 +1325,8 @@ html_run (HtmlContext *ctx,
   const char *shown_verdict = run->verdict == SIGHT_RUN_VERDICT_INTERRUPTED ? "interrupted" : verdict;
 
   title = g_strdup (run->name && *run->name ? run->name : run->url ? run->url : run->id);
+  g_clear_pointer (&ctx->shot_steps, g_hash_table_unref);
+  ctx->shot_steps = choose_shot_steps (data);
 
   /* header */
   g_string_append (out, nested ? "<header><h3>" : "<header><h1>");
@@ -1320,7 +1380,8 @@ html_run (HtmlContext *ctx,
         {
           const SightStepRecord *st = data->steps->pdata[i];
           const SightObservationRecord *o = after_observation (data, st->index);
-          const ShotInfo *info = shot_for (ctx, o ? o : before_observation (data, st->index));
+          const ShotInfo *info = shot_for (ctx, o ? o : before_observation (data, st->index),
+                                           st->index);
 
           any |= info != NULL;
           g_string_append_printf (film, "<a class=\"f-%s\" href=\"#%sstep-%u\"><div class=\"thumb %s\"></div>Step %u</a>",
@@ -1329,6 +1390,11 @@ html_run (HtmlContext *ctx,
         }
       if (any)
         g_string_append_printf (out, "<nav class=\"film\" aria-label=\"Filmstrip\">%s</nav>\n", film->str);
+      if (ctx->shot_steps != NULL)
+        g_string_append_printf (out, "<p class=\"meta\">Screenshots truncated: this report embeds "
+                                     "those of %u of the %u steps (failed steps first, then the "
+                                     "first and last ones); the others are in the store.</p>\n",
+                                g_hash_table_size (ctx->shot_steps), data->steps->len);
     }
 
   /* findings */
@@ -1424,6 +1490,7 @@ html_document (HtmlContext *ctx,
   g_string_free (ctx->css, TRUE);
   g_string_free (ctx->body, TRUE);
   g_hash_table_unref (ctx->shots);
+  g_clear_pointer (&ctx->shot_steps, g_hash_table_unref);
   return g_string_free_to_bytes (doc);
 }
 
