@@ -11,9 +11,7 @@
 #include <string.h>
 
 #include "sight-error.h"
-/* A stored observation becomes an observation again, with its screenshot,
- * so the inspector shows exactly what was seen. */
-#include "sight-observation-private.h"
+#include "sight-observation.h"
 #include "sight-report.h"
 
 #define RUNS_LIMIT 500
@@ -303,37 +301,17 @@ run_activated_cb (GtkListBox    *box,
 static SightObservation *
 observation_from_record (const SightObservationRecord *record)
 {
-  g_autoptr(JsonNode) node = NULL;
-  JsonObject *object;
-  SightObservation *observation;
+  SightScreenshot shot = { 0 };
 
-  if (record != NULL && record->tree_json != NULL)
-    node = json_from_string (record->tree_json, NULL);
-  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
-    {
-      g_autoptr(JsonObject) empty = json_object_new ();
-
-      g_clear_pointer (&node, json_node_unref);
-      node = json_node_new (JSON_NODE_OBJECT);
-      json_node_set_object (node, empty);
-    }
-  object = json_node_get_object (node);
-  if (!json_object_has_member (object, "version"))
-    json_object_set_int_member (object, "version", 1);
-  if (record != NULL && record->url != NULL && !json_object_has_member (object, "url"))
-    json_object_set_string_member (object, "url", record->url);
-  observation = sight_observation_new_from_json (node, NULL);
-  if (observation != NULL && record != NULL && record->screenshot != NULL)
-    {
-      SightScreenshot *shot = g_new0 (SightScreenshot, 1);
-
-      shot->bytes = g_bytes_ref (record->screenshot);
-      shot->width = record->width;
-      shot->height = record->height;
-      shot->scale = record->scale > 0 ? record->scale : 1.0;
-      _sight_observation_set_screenshot (observation, shot);
-    }
-  return observation;
+  if (record == NULL)
+    return sight_observation_new_from_stored (NULL, NULL, NULL);
+  shot.bytes = record->screenshot;
+  shot.width = record->width;
+  shot.height = record->height;
+  shot.scale = record->scale;
+  sight_image_format_from_mime_type (record->screenshot_mime, &shot.format);
+  return sight_observation_new_from_stored (record->tree_json, record->url,
+                                            record->screenshot != NULL ? &shot : NULL);
 }
 
 static const SightObservationRecord *

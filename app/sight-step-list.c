@@ -9,6 +9,7 @@
 
 #include "sight-error.h"
 #include "sight-observation.h"
+#include "sight-run-record.h"
 #include "sight-store.h"
 #include "sight-test-file.h"
 #include "sight-trace-cache.h"
@@ -559,32 +560,10 @@ record_observation_cb (GObject      *source,
 {
   ObservationData *data = user_data;
   g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
-  SightObservationRecord record = { 0 };
-  const SightScreenshot *shot;
-  g_autofree char *tree = NULL;
 
   if (observation != NULL)
-    {
-      shot = sight_observation_get_screenshot (observation);
-      tree = sight_observation_to_json (observation, FALSE);
-      record.run_id = data->run_id;
-      record.step_index = data->index;
-      record.phase = (char *) "after";
-      record.url = (char *) sight_observation_get_url (observation);
-      record.title = (char *) sight_observation_get_title (observation);
-      record.tree_json = tree;
-      record.tree_text = (char *) sight_observation_get_text (observation);
-      if (shot != NULL)
-        {
-          record.screenshot = shot->bytes;
-          record.screenshot_mime = (char *) "image/png";
-          record.width = shot->width;
-          record.height = shot->height;
-          record.scale = shot->scale;
-        }
-      record.created_at = g_get_real_time ();
-      sight_store_add_observation_async (data->store, &record, NULL, write_cb, NULL);
-    }
+    sight_run_store_observation (data->store, data->run_id, data->index, "after", observation,
+                                 write_cb, NULL);
   continue_run (data->self);
   observation_data_free (data);
 }

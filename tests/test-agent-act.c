@@ -5,7 +5,6 @@
 
 #include <glib/gstdio.h>
 
-#include "sight-observation-private.h"
 #include "sight-trace-cache.h"
 
 static const char login_html[] =

@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 #include <libsoup/soup.h>
 
+#include "cli-test-common.h"
 #include "sight-scripted-model.h"
 
 static const char page_html[] =
@@ -30,47 +31,21 @@ site_cb (SoupServer        *server,
                                     strlen (page_html));
 }
 
-static void
-communicate_cb (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
-{
-  *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
 /* Runs sightline with @args in the project folder; returns the exit status. */
 static int
 run_cli (const char * const *args,
          char              **out_stdout,
          char              **out_stderr)
 {
-  g_autoptr(GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GSubprocess) proc = NULL;
-  g_autoptr(GError) error = NULL;
-  GAsyncResult *result = NULL;
+  const char * const set_env[] = { "LANGUAGE", "C", "XDG_CACHE_HOME", project_dir, NULL };
+  /* The model answers from this process: its main loop keeps running. */
+  const CliOptions options = { project_dir, set_env, NULL, 120 };
+  CliRun run = { 0 };
 
-  g_ptr_array_add (argv, (gpointer) g_getenv ("SIGHTLINE_BIN"));
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-  g_subprocess_launcher_set_cwd (launcher, project_dir);
-  g_subprocess_launcher_setenv (launcher, "LANGUAGE", "C", TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_CACHE_HOME", project_dir, TRUE);
-  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  /* The model answers from this process: keep its main loop running. */
-  g_subprocess_communicate_utf8_async (proc, NULL, NULL, communicate_cb, &result);
-  while (result == NULL)
-    g_main_context_iteration (NULL, TRUE);
-  g_subprocess_communicate_utf8_finish (proc, result, out_stdout, out_stderr, &error);
-  g_assert_no_error (error);
-  g_object_unref (result);
-  if (!g_subprocess_get_if_exited (proc))
-    g_error ("sightline %s ended by signal %d; its stderr: %s", args[0],
-             g_subprocess_get_term_sig (proc), *out_stderr);
-  return g_subprocess_get_exit_status (proc);
+  cli_run_argv (&run, &options, args);
+  *out_stdout = g_steal_pointer (&run.out);
+  *out_stderr = g_steal_pointer (&run.err);
+  return run.status;
 }
 
 static void

@@ -3,7 +3,6 @@
 
 #include "agent-test-common.h"
 
-#include "sight-observation-private.h"
 
 static const char form_html[] =
   "<!doctype html><title>Dashboard</title><main><h1>Dashboard</h1>"

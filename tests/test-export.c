@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli-test-common.h"
 #include "sight-error.h"
 #include "sight-export.h"
 
@@ -135,21 +136,12 @@ run_cli (const char * const *args,
          char              **out,
          char              **err)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocess) proc = NULL;
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  CliRun run = { 0 };
 
-  g_ptr_array_add (argv, (gpointer) g_getenv ("SIGHTLINE_BIN"));
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (gpointer) args[i]);
-  g_ptr_array_add (argv, NULL);
-  proc = g_subprocess_newv ((const char * const *) argv->pdata,
-                            G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
-                            &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (proc, NULL, NULL, out, err, &error);
-  g_assert_no_error (error);
-  return g_subprocess_get_exit_status (proc);
+  cli_run_argv (&run, NULL, args);
+  *out = g_steal_pointer (&run.out);
+  *err = g_steal_pointer (&run.err);
+  return run.status;
 }
 
 static void

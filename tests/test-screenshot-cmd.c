@@ -7,85 +7,32 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "cli-test-common.h"
 #include "sight-demo-site.h"
 
 static SightDemoSite *site;
 static char *tmpdir;
 
-typedef struct {
-  int   status;
-  char *out;
-  char *err;
-} Run;
-
-static void
-run_clear (Run *run)
-{
-  g_clear_pointer (&run->out, g_free);
-  g_clear_pointer (&run->err, g_free);
-}
-
-static void
-communicate_cb (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
-{
-  GAsyncResult **out = user_data;
-
-  *out = g_object_ref (result);
-}
-
 /* Runs `sightline screenshot ARGS…` while the demo site answers on this
  * thread's main context. */
 static void
-run_screenshot (Run         *run,
+run_screenshot (CliRun      *run,
                 gboolean     without_display,
                 const char  *first_arg,
                 ...)
 {
+  static const char * const no_display[] = { "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", NULL };
+  const CliOptions options = { NULL, NULL, without_display ? no_display : NULL, 90 };
   g_autoptr(GPtrArray) args = g_ptr_array_new ();
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GAsyncResult) result = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) out = NULL;
-  g_autoptr(GBytes) err = NULL;
-  const char *bin = g_getenv ("SIGHTLINE_BIN");
-  gint64 deadline = g_get_monotonic_time () + 90 * G_USEC_PER_SEC;
   va_list ap;
 
-  g_assert_nonnull (bin);
-  g_ptr_array_add (args, (char *) bin);
   g_ptr_array_add (args, (char *) "screenshot");
   va_start (ap, first_arg);
   for (const char *arg = first_arg; arg != NULL; arg = va_arg (ap, const char *))
     g_ptr_array_add (args, (char *) arg);
   va_end (ap);
   g_ptr_array_add (args, NULL);
-
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  if (without_display)
-    {
-      g_subprocess_launcher_unsetenv (launcher, "DISPLAY");
-      g_subprocess_launcher_unsetenv (launcher, "WAYLAND_DISPLAY");
-      g_subprocess_launcher_unsetenv (launcher, "XAUTHORITY");
-    }
-  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) args->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_async (process, NULL, NULL, communicate_cb, &result);
-  while (result == NULL && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_nonnull (result);
-  g_subprocess_communicate_finish (process, result, &out, &err, &error);
-  g_assert_no_error (error);
-  run->out = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
-  run->err = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
-  if (!g_subprocess_get_if_exited (process))
-    g_error ("sightline screenshot ended by signal %d; its stderr: %s",
-             g_subprocess_get_term_sig (process), run->err);
-  run->status = g_subprocess_get_exit_status (process);
-  g_test_message ("exit %d, stdout: %s, stderr: %s", run->status, run->out, run->err);
+  cli_run_argv (run, &options, (const char * const *) args->pdata);
 }
 
 static char *
@@ -120,7 +67,7 @@ test_png_without_display (void)
 {
   g_autofree char *path = output_path ("shot.png");
   g_autoptr(GdkPixbuf) pixbuf = NULL;
-  Run run = { 0 };
+  CliRun run = { 0 };
 
   run_screenshot (&run, TRUE, sight_demo_site_get_url (site), "--output", path, NULL);
   g_assert_cmpint (run.status, ==, 0);
@@ -128,7 +75,7 @@ test_png_without_display (void)
   pixbuf = load_image (path, "\x89PNG\r\n\x1a\n", 8, 0);
   g_assert_cmpint (gdk_pixbuf_get_width (pixbuf), ==, 1280);
   g_assert_cmpint (gdk_pixbuf_get_height (pixbuf), ==, 720);
-  run_clear (&run);
+  cli_run_clear (&run);
 }
 
 static void
@@ -138,7 +85,7 @@ test_jpeg_viewport (void)
   g_autofree char *url = g_strconcat (sight_demo_site_get_url (site), "pricing", NULL);
   g_autoptr(GdkPixbuf) pixbuf = NULL;
   g_autofree char *small = output_path ("small.jpg");
-  Run run = { 0 };
+  CliRun run = { 0 };
   GStatBuf big_stat, small_stat;
 
   run_screenshot (&run, FALSE, url, "--output", path, "--format", "jpeg", "--quality", "95",
@@ -147,7 +94,7 @@ test_jpeg_viewport (void)
   pixbuf = load_image (path, "\xff\xd8\xff", 3, 0);
   g_assert_cmpint (gdk_pixbuf_get_width (pixbuf), ==, 600);
   g_assert_cmpint (gdk_pixbuf_get_height (pixbuf), ==, 400);
-  run_clear (&run);
+  cli_run_clear (&run);
 
   /* The quality reaches the encoder. */
   run_screenshot (&run, FALSE, url, "--output", small, "--quality", "10",
@@ -156,7 +103,7 @@ test_jpeg_viewport (void)
   g_assert_cmpint (g_stat (path, &big_stat), ==, 0);
   g_assert_cmpint (g_stat (small, &small_stat), ==, 0);
   g_assert_cmpint (small_stat.st_size, <, big_stat.st_size);
-  run_clear (&run);
+  cli_run_clear (&run);
 }
 
 static void
@@ -167,7 +114,7 @@ test_webp_full_page_resampled (void)
   g_autoptr(GdkPixbuf) pixbuf = NULL;
   g_autofree char *data = NULL;
   gsize len;
-  Run run = { 0 };
+  CliRun run = { 0 };
   guint32 width, height;
   const guint8 *vp8;
 
@@ -185,7 +132,7 @@ test_webp_full_page_resampled (void)
   height = (vp8[8] | (vp8[9] << 8)) & 0x3fff;
   g_assert_cmpuint (MAX (width, height), ==, 400);
   g_assert_cmpuint (width, ==, 400);
-  run_clear (&run);
+  cli_run_clear (&run);
 }
 
 static void
@@ -193,29 +140,29 @@ test_bad_input (void)
 {
   g_autofree char *path = output_path ("never.png");
   g_autofree char *unwritable = g_build_filename (tmpdir, "no-such-dir", "x.png", NULL);
-  Run run = { 0 };
+  CliRun run = { 0 };
 
   run_screenshot (&run, FALSE, "file:///etc/passwd", "--output", path, NULL);
   g_assert_cmpint (run.status, ==, 2);
   g_assert_true (g_str_has_prefix (run.err, "INVALID_ARGUMENT: "));
   g_assert_cmpint (strchr (run.err, '\n') - run.err, ==, strlen (run.err) - 1);
-  run_clear (&run);
+  cli_run_clear (&run);
 
   run_screenshot (&run, FALSE, "not a url", "--output", path, NULL);
   g_assert_cmpint (run.status, ==, 2);
   g_assert_true (g_str_has_prefix (run.err, "INVALID_ARGUMENT: "));
-  run_clear (&run);
+  cli_run_clear (&run);
 
   run_screenshot (&run, FALSE, sight_demo_site_get_url (site), "--output", path, "--format",
                   "gif", NULL);
   g_assert_cmpint (run.status, ==, 2);
-  run_clear (&run);
+  cli_run_clear (&run);
 
   run_screenshot (&run, FALSE, sight_demo_site_get_url (site), "--output", unwritable, NULL);
   g_assert_cmpint (run.status, ==, 2);
   g_assert_nonnull (strstr (run.err, "no-such-dir"));
   g_assert_false (g_file_test (unwritable, G_FILE_TEST_EXISTS));
-  run_clear (&run);
+  cli_run_clear (&run);
 
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
@@ -230,7 +177,7 @@ test_unreachable (void)
   g_autoptr(GSocketAddress) bound = NULL;
   g_autofree char *url = NULL;
   g_autofree char *path = output_path ("unreachable.png");
-  Run run = { 0 };
+  CliRun run = { 0 };
 
   g_assert_true (g_socket_bind (socket, address, FALSE, NULL));
   bound = g_socket_get_local_address (socket, NULL);
@@ -242,7 +189,7 @@ test_unreachable (void)
   g_assert_cmpint (run.status, ==, 3);
   g_assert_true (g_str_has_prefix (run.err, "ENVIRONMENT_UNAVAILABLE: "));
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
-  run_clear (&run);
+  cli_run_clear (&run);
 }
 
 int

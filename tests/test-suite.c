@@ -6,6 +6,7 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "cli-test-common.h"
 #include "sight-demo-site.h"
 #include "sight-error.h"
 #include "sight-report.h"
@@ -154,64 +155,6 @@ write_json (const char *path,
 
 /* -------------------------------------------------------------- the CLI */
 
-typedef struct {
-  int   status;
-  char *out;
-  char *err;
-} Cli;
-
-static void
-cli_clear (Cli *cli)
-{
-  g_clear_pointer (&cli->out, g_free);
-  g_clear_pointer (&cli->err, g_free);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Cli, cli_clear)
-
-/* Runs `sightline ARGS…` with the store in @data_dir while the demo site
- * answers on this thread. */
-static void
-run_cli (Cli        *cli,
-         const char *data_dir,
-         const char *first,
-         ...)
-{
-  g_autoptr(GPtrArray) args = g_ptr_array_new ();
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GAsyncResult) result = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) out = NULL;
-  g_autoptr(GBytes) err = NULL;
-  gint64 deadline = g_get_monotonic_time () + 50 * G_USEC_PER_SEC;
-  va_list ap;
-
-  g_ptr_array_add (args, (char *) g_getenv ("SIGHTLINE_BIN"));
-  va_start (ap, first);
-  for (const char *arg = first; arg != NULL; arg = va_arg (ap, const char *))
-    g_ptr_array_add (args, (char *) arg);
-  va_end (ap);
-  g_ptr_array_add (args, NULL);
-
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_subprocess_launcher_setenv (launcher, "SIGHTLINE_DATA_DIR", data_dir, TRUE);
-  /* The model-step example must meet no model. */
-  g_subprocess_launcher_unsetenv (launcher, "SIGHTLINE_MODEL");
-  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) args->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_async (process, NULL, NULL, done_cb, &result);
-  while (result == NULL && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_nonnull (result);
-  g_subprocess_communicate_finish (process, result, &out, &err, &error);
-  g_assert_no_error (error);
-  cli->status = g_subprocess_get_exit_status (process);
-  cli->out = g_strndup (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
-  cli->err = g_strndup (g_bytes_get_data (err, NULL), g_bytes_get_size (err));
-  g_test_message ("exit %d\nstdout: %s\nstderr: %s", cli->status, cli->out, cli->err);
-}
-
 static void
 assert_contains (const char *haystack,
                  const char *needle)
@@ -263,7 +206,7 @@ test_workers_and_shards_agree (void)
   g_autofree char *empty_store = g_build_filename (dir, "elsewhere", NULL);
   g_autofree char *html = NULL;
   g_autofree char *index_path = NULL;
-  g_auto(Cli) cli = { 0 };
+  g_auto(CliRun) cli = { 0 };
   JsonObject *wrong_test;
 
   serial = run_suite (paths, "{}", &error);
@@ -328,7 +271,7 @@ test_workers_and_shards_agree (void)
    * report with the stored screenshots, and a JUnit file. */
   write_json (a_path, shard1);
   write_json (b_path, shard2);
-  run_cli (&cli, dir, "merge-reports", b_path, a_path, "--report", report_dir, "--junit",
+  cli_run_with_store (&cli, dir, "merge-reports", b_path, a_path, "--report", report_dir, "--junit",
            junit_path, NULL);
   g_assert_cmpint (cli.status, ==, 1);
   assert_contains (cli.out, "3 tests: 2 passed, 0 flaky, 1 failed, 0 could not run");
@@ -338,20 +281,20 @@ test_workers_and_shards_agree (void)
   assert_contains (html, "data:image/");
   g_assert_null (strstr (html, "Drawn from the JSON result"));
   g_assert_true (g_file_test (junit_path, G_FILE_TEST_EXISTS));
-  cli_clear (&cli);
+  cli_run_clear (&cli);
   g_clear_pointer (&html, g_free);
 
   /* Where the shards' store is not at hand, the report is drawn from the
    * JSON results, without screenshots. */
-  run_cli (&cli, empty_store, "merge-reports", a_path, b_path, "--report", report_dir, NULL);
+  cli_run_with_store (&cli, empty_store, "merge-reports", a_path, b_path, "--report", report_dir, NULL);
   g_assert_cmpint (cli.status, ==, 1);
   g_assert_true (g_file_get_contents (index_path, &html, NULL, NULL));
   assert_contains (html, "Drawn from the JSON result");
   assert_contains (html, "Free forever");
   g_assert_null (strstr (html, "data:image/"));
-  cli_clear (&cli);
+  cli_run_clear (&cli);
 
-  run_cli (&cli, dir, "merge-reports", index_path, NULL);
+  cli_run_with_store (&cli, dir, "merge-reports", index_path, NULL);
   g_assert_cmpint (cli.status, ==, 2);
   assert_contains (cli.err, "INVALID_ARGUMENT");
 }

@@ -34,6 +34,7 @@ struct _SightAgent
 G_DEFINE_FINAL_TYPE (SightAgent, sight_agent, G_TYPE_OBJECT)
 
 enum {
+  STEP_STARTED,
   MODEL_CALL_STARTED,
   MODEL_CALL_FINISHED,
   ACTION_STARTING,
@@ -124,6 +125,9 @@ sight_agent_class_init (SightAgentClass *klass)
   object_class->dispose = sight_agent_dispose;
   object_class->finalize = sight_agent_finalize;
 
+  signals[STEP_STARTED] =
+    g_signal_new ("step-started", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
   signals[MODEL_CALL_STARTED] =
     g_signal_new ("model-call-started", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT);
@@ -932,6 +936,7 @@ run_step_idle_cb (gpointer user_data)
   self->current = sight_step_result_ref (step->result);
   step->budget = sight_budget_new (&step->request->limits);
   step->target_origin = sight_origin_normalize (sight_web_page_get_uri (self->page));
+  g_signal_emit (self, signals[STEP_STARTED], 0, step->request);
 
   if (self->provider != NULL)
     step->provider = g_object_ref (self->provider);

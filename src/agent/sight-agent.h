@@ -20,6 +20,8 @@ G_BEGIN_DECLS
  * assert's failure evidence is skipped).
  *
  * Progress, for live meters:
+ *   "step-started"        (const SightStepRequest *) as a step starts: its kind,
+ *                                               instruction and resolved limits
  *   "model-call-started"   (guint n)           before request n (1-based) of the step
  *   "model-call-finished"  (guint n, gboolean ok)
  *   "action-starting"      (const char *ref)   before each action, with its target's

@@ -192,6 +192,44 @@ sight_observation_new_from_json (JsonNode  *result,
   return g_steal_pointer (&self);
 }
 
+SightObservation *
+sight_observation_new_from_stored (const char            *json,
+                                   const char            *url,
+                                   const SightScreenshot *shot)
+{
+  g_autoptr(JsonNode) node = NULL;
+  JsonObject *object;
+  SightObservation *self;
+
+  if (json != NULL)
+    node = json_from_string (json, NULL);
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    {
+      g_autoptr(JsonObject) empty = json_object_new ();
+
+      g_clear_pointer (&node, json_node_unref);
+      node = json_node_new (JSON_NODE_OBJECT);
+      json_node_set_object (node, empty);
+    }
+  object = json_node_get_object (node);
+  if (!json_object_has_member (object, "version"))
+    json_object_set_int_member (object, "version", 1);
+  if (url != NULL && !json_object_has_member (object, "url"))
+    json_object_set_string_member (object, "url", url);
+  self = sight_observation_new_from_json (node, NULL);
+  if (self != NULL && shot != NULL && shot->bytes != NULL)
+    {
+      SightScreenshot *copy = g_new0 (SightScreenshot, 1);
+
+      *copy = *shot;
+      copy->bytes = g_bytes_ref (shot->bytes);
+      if (copy->scale <= 0)
+        copy->scale = 1.0;
+      _sight_observation_set_screenshot (self, copy);
+    }
+  return self;
+}
+
 void
 _sight_observation_set_screenshot (SightObservation *self,
                                    SightScreenshot  *shot)

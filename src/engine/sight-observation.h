@@ -49,6 +49,13 @@ SightObservation *sight_observation_capture_finish   (GAsyncResult        *resul
 /* From the JSON value snapshot.js's observe() returned (takes a reference). */
 SightObservation *sight_observation_new_from_json    (JsonNode            *result,
                                                       GError             **error);
+/* An observation as it was stored: @json as sight_observation_to_json() wrote
+ * it (NULL or unreadable: an empty observation, which shows nothing rather
+ * than another moment), @url for JSON that names none, and the screenshot
+ * taken with it (copied, its bytes referenced; NULL for none). */
+SightObservation *sight_observation_new_from_stored  (const char            *json,
+                                                      const char            *url,
+                                                      const SightScreenshot *shot);
 
 const char       *sight_observation_get_url          (SightObservation    *self);
 const char       *sight_observation_get_title        (SightObservation    *self);

@@ -131,6 +131,23 @@ sight_image_format_mime_type (SightImageFormat format)
     }
 }
 
+gboolean
+sight_image_format_from_mime_type (const char       *mime_type,
+                                   SightImageFormat *out)
+{
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  if (g_strcmp0 (mime_type, "image/png") == 0)
+    *out = SIGHT_IMAGE_PNG;
+  else if (g_strcmp0 (mime_type, "image/jpeg") == 0)
+    *out = SIGHT_IMAGE_JPEG;
+  else if (g_strcmp0 (mime_type, "image/webp") == 0)
+    *out = SIGHT_IMAGE_WEBP;
+  else
+    return FALSE;
+  return TRUE;
+}
+
 void
 sight_screenshot_free (SightScreenshot *shot)
 {
@@ -138,6 +155,13 @@ sight_screenshot_free (SightScreenshot *shot)
     return;
   g_clear_pointer (&shot->bytes, g_bytes_unref);
   g_free (shot);
+}
+
+const char *
+sight_screenshot_get_mime_type (const SightScreenshot *shot)
+{
+  g_return_val_if_fail (shot != NULL, NULL);
+  return sight_image_format_mime_type (shot->format);
 }
 
 void
@@ -1268,10 +1292,16 @@ sight_web_page_set_headless (SightWebPage *self,
   if (self->headless == headless)
     return;
   self->headless = headless;
-  webkit_settings_set_hardware_acceleration_policy (webkit_web_view_get_settings (self->view),
-                                                    headless
-                                                      ? WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER
-                                                      : WEBKIT_HARDWARE_ACCELERATION_POLICY_ALWAYS);
+  /* Switching the compositing mode of a page that has loaded makes its web
+   * process crash (WebKitGTK 2.50 under Xvfb, seen when the window shows an
+   * MCP client's session and lets it go again): a page shown after its
+   * first load keeps drawing without compositing, which a window shows as
+   * well. */
+  if (webkit_web_view_get_uri (self->view) == NULL)
+    webkit_settings_set_hardware_acceleration_policy (webkit_web_view_get_settings (self->view),
+                                                      headless
+                                                        ? WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER
+                                                        : WEBKIT_HARDWARE_ACCELERATION_POLICY_ALWAYS);
   if (headless)
     {
       gtk_window_set_child (GTK_WINDOW (self->toplevel), GTK_WIDGET (self->view));
@@ -1461,6 +1491,7 @@ encode_shot_thread (GTask        *task,
   shot->height = gdk_pixbuf_get_height (pixbuf);
   shot->scale = data->scale * shot->width / source_width;
   shot->n_masked = n_masked;
+  shot->format = data->options.format;
   shot->bytes = sight_encode_image (pixbuf, data->options.format, data->options.quality, &error);
   if (shot->bytes == NULL)
     {

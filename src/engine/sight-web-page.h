@@ -25,6 +25,10 @@ typedef enum {
 gboolean    sight_image_format_from_string (const char       *name,
                                             SightImageFormat *out);
 const char *sight_image_format_mime_type   (SightImageFormat  format);
+/* "image/png", "image/jpeg" or "image/webp"; FALSE (and @out untouched) for
+ * anything else. */
+gboolean    sight_image_format_from_mime_type (const char       *mime_type,
+                                               SightImageFormat *out);
 
 /* A rectangle in viewport CSS pixels (for full-page shots: page CSS pixels). */
 typedef struct {
@@ -48,9 +52,12 @@ typedef struct {
   int     height;
   double  scale;       /* encoded pixels per CSS pixel */
   guint   n_masked;    /* mask rectangles actually painted */
+  SightImageFormat format; /* how @bytes are encoded */
 } SightScreenshot;
 
-void sight_screenshot_free (SightScreenshot *shot);
+void        sight_screenshot_free          (SightScreenshot       *shot);
+/* The MIME type of the encoded image ("image/png", …). */
+const char *sight_screenshot_get_mime_type (const SightScreenshot *shot);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightScreenshot, sight_screenshot_free)
 
 /* What the page logged over its life. */

@@ -11,6 +11,7 @@
 #include "sight-flow-step.h"
 #include "sight-project.h"
 #include "sight-report.h"
+#include "sight-run-record.h"
 #include "sight-session.h"
 #include "sight-smoke.h"
 #include "sight-tool-args.h"
@@ -882,24 +883,9 @@ run_end (Run *run)
 {
   SightRunRecord record = { 0 };
   SightWebPage *page = run->session ? sight_session_get_page (run->session) : NULL;
-  GPtrArray *log = page ? sight_web_page_get_log (page) : NULL;
   RunInfo *info = run_info_lookup (run->run_id);
 
-  for (guint i = 0; log != NULL && i < log->len; i++)
-    {
-      SightLogEntry *entry = g_ptr_array_index (log, i);
-      SightLogRecord entry_record = { 0 };
-
-      entry_record.run_id = run->run_id;
-      entry_record.step_index = -1;
-      entry_record.kind = (char *) sight_log_kind_to_string (entry->kind);
-      entry_record.level = entry->level;
-      entry_record.text = entry->text;
-      entry_record.url = entry->url;
-      entry_record.status = entry->status;
-      entry_record.created_at = entry->timestamp;
-      sight_store_add_log_async (run->store, &entry_record, NULL, write_done_cb, NULL);
-    }
+  sight_run_store_page_log (run->store, run->run_id, page, 0, 0, write_done_cb, NULL);
   if (g_cancellable_is_cancelled (run->cancellable))
     {
       run->verdict = SIGHT_RUN_VERDICT_ERROR;

@@ -13,6 +13,7 @@
 #include "sight-observation.h"
 #include "sight-page-scripts.h"
 #include "sight-report.h"
+#include "sight-run-record.h"
 #include "sight-scrape.h"
 #include "sight-tool-args.h"
 #include "sight-web-page.h"
@@ -194,35 +195,11 @@ observation_cb (GObject      *source,
   g_autoptr(GTask) task = user_data;
   Smoke *smoke = g_task_get_task_data (task);
   g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
-  SightObservationRecord record = { 0 };
-  const SightScreenshot *shot;
-  g_autofree char *tree = NULL;
 
   if (observation != NULL)
-    {
-      shot = sight_observation_get_screenshot (observation);
-      tree = sight_observation_to_json (observation, FALSE);
-      record.run_id = smoke->run_id;
-      record.step_index = (int) smoke->index - 1;
-      record.phase = (char *) (smoke->stage == STAGE_DONE ? "final" : "after");
-      record.url = (char *) sight_observation_get_url (observation);
-      record.title = (char *) sight_observation_get_title (observation);
-      record.tree_json = tree;
-      record.tree_text = (char *) sight_observation_get_text (observation);
-      if (shot != NULL)
-        {
-          record.screenshot = shot->bytes;
-          record.screenshot_mime = (char *) "image/png";
-          if (g_bytes_get_size (shot->bytes) > 3 &&
-              memcmp (g_bytes_get_data (shot->bytes, NULL), "\xff\xd8\xff", 3) == 0)
-            record.screenshot_mime = (char *) "image/jpeg";
-          record.width = shot->width;
-          record.height = shot->height;
-          record.scale = shot->scale;
-        }
-      record.created_at = g_get_real_time ();
-      sight_store_add_observation_async (smoke->store, &record, NULL, write_done_cb, NULL);
-    }
+    sight_run_store_observation (smoke->store, smoke->run_id, (int) smoke->index - 1,
+                                 smoke->stage == STAGE_DONE ? "final" : "after", observation,
+                                 write_done_cb, NULL);
   smoke_next (g_steal_pointer (&task));
 }
 
@@ -562,24 +539,9 @@ static void
 finish_run (GTask *task)
 {
   Smoke *smoke = g_task_get_task_data (task);
-  GPtrArray *log = sight_web_page_get_log (smoke->page);
   SightRunRecord run = { 0 };
 
-  for (guint i = 0; i < log->len; i++)
-    {
-      SightLogEntry *entry = g_ptr_array_index (log, i);
-      SightLogRecord record = { 0 };
-
-      record.run_id = smoke->run_id;
-      record.step_index = -1;
-      record.kind = (char *) sight_log_kind_to_string (entry->kind);
-      record.level = entry->level;
-      record.text = entry->text;
-      record.url = entry->url;
-      record.status = entry->status;
-      record.created_at = entry->timestamp;
-      sight_store_add_log_async (smoke->store, &record, NULL, write_done_cb, NULL);
-    }
+  sight_run_store_page_log (smoke->store, smoke->run_id, smoke->page, 0, 0, write_done_cb, NULL);
 
   run.id = smoke->run_id;
   run.final_url = (char *) sight_web_page_get_uri (smoke->page);

@@ -13,6 +13,7 @@
 #include "sight-observation.h"
 #include "sight-project.h"
 #include "sight-report.h"
+#include "sight-run-record.h"
 #include "sight-scrape.h"
 #include "sight-step-request.h"
 #include "sight-tool-args.h"
@@ -243,33 +244,8 @@ observed_cb (GObject      *source,
   g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
 
   if (observation != NULL)
-    {
-      const SightScreenshot *shot = sight_observation_get_screenshot (observation);
-      g_autofree char *tree = sight_observation_to_json (observation, FALSE);
-      SightObservationRecord record = { 0 };
-
-      record.run_id = attempt->run_id;
-      record.step_index = (int) attempt->index - 1;
-      record.phase = (char *) "after";
-      record.url = (char *) sight_observation_get_url (observation);
-      record.title = (char *) sight_observation_get_title (observation);
-      record.tree_json = tree;
-      record.tree_text = (char *) sight_observation_get_text (observation);
-      if (shot != NULL)
-        {
-          record.screenshot = shot->bytes;
-          record.screenshot_mime = (char *) "image/png";
-          if (g_bytes_get_size (shot->bytes) > 3 &&
-              memcmp (g_bytes_get_data (shot->bytes, NULL), "\xff\xd8\xff", 3) == 0)
-            record.screenshot_mime = (char *) "image/jpeg";
-          record.width = shot->width;
-          record.height = shot->height;
-          record.scale = shot->scale;
-        }
-      record.created_at = g_get_real_time ();
-      sight_store_add_observation_async (attempt->suite->store, &record, NULL, write_done_cb,
-                                         NULL);
-    }
+    sight_run_store_observation (attempt->suite->store, attempt->run_id, (int) attempt->index - 1,
+                                 "after", observation, write_done_cb, NULL);
   attempt_next (attempt);
 }
 
@@ -512,24 +488,10 @@ run_finished_cb (GObject      *source,
 static void
 attempt_finish (Attempt *attempt)
 {
-  GPtrArray *log = sight_web_page_get_log (attempt->page);
   SightRunRecord run = { 0 };
 
-  for (guint i = 0; i < log->len; i++)
-    {
-      SightLogEntry *entry = g_ptr_array_index (log, i);
-      SightLogRecord record = { 0 };
-
-      record.run_id = attempt->run_id;
-      record.step_index = -1;
-      record.kind = (char *) sight_log_kind_to_string (entry->kind);
-      record.level = entry->level;
-      record.text = entry->text;
-      record.url = entry->url;
-      record.status = entry->status;
-      record.created_at = entry->timestamp;
-      sight_store_add_log_async (attempt->suite->store, &record, NULL, write_done_cb, NULL);
-    }
+  sight_run_store_page_log (attempt->suite->store, attempt->run_id, attempt->page, 0, 0,
+                            write_done_cb, NULL);
 
   if (!attempt->stopped)
     attempt->verdict = SIGHT_RUN_VERDICT_PASS;

@@ -9,6 +9,7 @@
 
 #include "sight-agent.h"
 #include "sight-error.h"
+#include "sight-run-record.h"
 #include "sight-session-agent.h"
 #include "sight-tool-args.h"
 
@@ -342,27 +343,8 @@ action_performed_cb (SightAgent *agent,
 static void
 save_log (SightTask *self)
 {
-  SightWebPage *page = sight_session_get_page (self->session);
-  GPtrArray *log = page != NULL ? sight_web_page_get_log (page) : NULL;
-
-  for (guint i = 0; log != NULL && i < log->len; i++)
-    {
-      SightLogEntry *entry = g_ptr_array_index (log, i);
-      SightLogRecord record = { 0 };
-
-      if (entry->timestamp < self->started_at ||
-          (self->finished_at > 0 && entry->timestamp > self->finished_at))
-        continue;
-      record.run_id = self->id;
-      record.step_index = -1;
-      record.kind = (char *) sight_log_kind_to_string (entry->kind);
-      record.level = entry->level;
-      record.text = entry->text;
-      record.url = entry->url;
-      record.status = entry->status;
-      record.created_at = entry->timestamp;
-      sight_store_add_log_async (self->store, &record, NULL, write_done_cb, NULL);
-    }
+  sight_run_store_page_log (self->store, self->id, sight_session_get_page (self->session),
+                            self->started_at, self->finished_at, write_done_cb, NULL);
   self->log_saved = TRUE;
 }
 

@@ -4,67 +4,22 @@
 // the official MCP TypeScript SDK client, as an MCP host would. Prints one
 // TAP line per check and a closing "N passed, N failed" line.
 
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-
-const bin = process.env.SIGHTLINE_BIN;
-if (!bin) {
-  console.error('SIGHTLINE_BIN is not set');
-  process.exit(2);
-}
+import { bin, check, makeHome, startChild, startServe, stopChild, tap } from './common.mjs';
 
 const SPEC_TOOLS = ['create_session', 'run_task', 'get_task', 'smoke_test', 'get_report',
   'list_sessions', 'get_session', 'stop_session', 'scrape', 'screenshot', 'pdf', 'crawl',
   'list_skills', 'run_skill', 'get_skill_run'];
 
-let passed = 0;
-let failed = 0;
-let n = 0;
-
-function check(name, condition, detail) {
-  n += 1;
-  if (condition) {
-    passed += 1;
-    console.log(`ok ${n} - ${name}`);
-  } else {
-    failed += 1;
-    console.log(`not ok ${n} - ${name}${detail !== undefined ? ': ' + JSON.stringify(detail) : ''}`);
-  }
-}
-
 function textOf(result) {
   return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 }
 
-const home = mkdtempSync(join(tmpdir(), 'sightline-mcp-client-'));
-const env = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: home,
-  XDG_CONFIG_HOME: join(home, 'config'),
-  XDG_DATA_HOME: join(home, 'data'),
-  XDG_CACHE_HOME: join(home, 'cache'),
-  GSETTINGS_BACKEND: 'memory',
-  NO_AT_BRIDGE: '1',
-};
-for (const key of ['DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'GSETTINGS_SCHEMA_DIR',
-  'ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']) {
-  if (process.env[key]) env[key] = process.env[key];
-}
-
-// Ends a child we started and waits until it is gone.
-function stopChild(child) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(); }, 10000);
-    child.once('exit', () => { clearTimeout(timer); resolve(); });
-    child.kill('SIGTERM');
-  });
-}
+const { home, env } = makeHome('sightline-mcp-client-');
 
 // What both transports must show the same way.
 async function exercise(client, label, demo) {
@@ -258,21 +213,11 @@ function startModel() {
   if (!server) return Promise.resolve(null);
   const script = join(home, 'model-script.json');
   writeFileSync(script, JSON.stringify(modelScript));
-  return new Promise((resolve, reject) => {
-    const child = spawn('stdbuf', ['-oL', server, '--script', script],
-      { env, stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('the scripted model did not start in 30 s')), 30000);
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
+  return startChild('stdbuf', ['-oL', server, '--script', script], env, 'the scripted model',
+    (out) => {
       const match = out.match(/OPENAI_BASE_URL=(\S+)/);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1] });
-      }
+      return match ? { url: match[1] } : null;
     });
-    child.on('exit', (code) => reject(new Error(`the scripted model exited with ${code}`)));
-  });
 }
 
 async function overStdio() {
@@ -285,27 +230,8 @@ async function overStdio() {
   check('stdio: closed', true);
 }
 
-function startServe() {
-  return new Promise((resolve, reject) => {
-    const tokenFile = join(home, 'token');
-    const child = spawn(bin, ['serve', '--port', '0', '--token-file', tokenFile],
-      { env, stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('sightline serve did not start in 30 s')), 30000);
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = out.match(/MCP endpoint: (\S+)/);
-      if (match && out.includes('Bearer token:')) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1], token: readFileSync(tokenFile, 'utf8').trim() });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`sightline serve exited with ${code}`)));
-  });
-}
-
 async function overHttp() {
-  const { child, url, token } = await startServe();
+  const { child, url, token } = await startServe(env, home);
   check('http: serve listens on 127.0.0.1', url.startsWith('http://127.0.0.1:'), url);
   try {
     // Without the token the SDK's connect fails.
@@ -336,22 +262,12 @@ async function overHttp() {
 
 // The bundled demo site on loopback: the page the runner tools load.
 function startDemo() {
-  return new Promise((resolve, reject) => {
-    // stdbuf: the line with the URL must not wait in a stdio buffer.
-    const child = spawn('stdbuf', ['-oL', bin, 'demo-site', '--port', '0'],
-      { env, stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('the demo site did not start in 30 s')), 30000);
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
+  // stdbuf: the line with the URL must not wait in a stdio buffer.
+  return startChild('stdbuf', ['-oL', bin, 'demo-site', '--port', '0'], env, 'the demo site',
+    (out) => {
       const match = out.match(/(http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1] });
-      }
+      return match ? { url: match[1] } : null;
     });
-    child.on('exit', (code) => reject(new Error(`the demo site exited with ${code}`)));
-  });
 }
 
 let demoUrl;
@@ -381,6 +297,6 @@ try {
   }
 }
 
-console.log(`1..${n}`);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+console.log(`1..${tap.n}`);
+console.log(`${tap.passed} passed, ${tap.failed} failed`);
+process.exit(tap.failed === 0 ? 0 : 1);

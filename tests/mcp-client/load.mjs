@@ -10,68 +10,15 @@
 // SIGHTLINE_LOAD_CLIENTS (default 50) change the size; docs/reliability.md has
 // the figures of a longer run.
 
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { check, makeHome, startServe, stopChild, tap } from './common.mjs';
 
-const bin = process.env.SIGHTLINE_BIN;
-if (!bin) {
-  console.error('SIGHTLINE_BIN is not set');
-  process.exit(2);
-}
 const CLIENTS = Number(process.env.SIGHTLINE_LOAD_CLIENTS ?? 50);
 const SECONDS = Number(process.argv[2] ?? process.env.SIGHTLINE_LOAD_SECONDS ?? 20);
 
-let passed = 0;
-let failed = 0;
-let n = 0;
-function check(name, condition, detail) {
-  n += 1;
-  if (condition) {
-    passed += 1;
-    console.log(`ok ${n} - ${name}`);
-  } else {
-    failed += 1;
-    console.log(`not ok ${n} - ${name}${detail !== undefined ? ': ' + JSON.stringify(detail) : ''}`);
-  }
-}
-
-const home = mkdtempSync(join(tmpdir(), 'sightline-mcp-load-'));
-const env = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: home,
-  XDG_CONFIG_HOME: join(home, 'config'),
-  XDG_DATA_HOME: join(home, 'data'),
-  XDG_CACHE_HOME: join(home, 'cache'),
-  GSETTINGS_BACKEND: 'memory',
-  NO_AT_BRIDGE: '1',
-};
-for (const key of ['DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'GSETTINGS_SCHEMA_DIR',
-  'ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS']) {
-  if (process.env[key]) env[key] = process.env[key];
-}
-
-function startServe() {
-  return new Promise((resolve, reject) => {
-    const tokenFile = join(home, 'token');
-    const child = spawn(bin, ['serve', '--port', '0', '--token-file', tokenFile],
-      { env, stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error('sightline serve did not start in 30 s')), 30000);
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = out.match(/MCP endpoint: (\S+)/);
-      if (match && out.includes('Bearer token:')) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1], token: readFileSync(tokenFile, 'utf8').trim() });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`sightline serve exited with ${code}`)));
-  });
-}
+const { home, env } = makeHome('sightline-mcp-load-');
 
 function rssKiB(pid) {
   try {
@@ -159,7 +106,7 @@ async function intruderLoop(url, token, deadline, stats) {
 
 let serve;
 try {
-  serve = await startServe();
+  serve = await startServe(env, home);
   const { child, url, token } = serve;
   const stats = { connected: 0, closed: 0, sent: 0, answered: 0, wrong: 0, failures: [],
     byKind: {}, latencies: [], intrusions: 0, admitted: [] };
@@ -218,16 +165,10 @@ try {
 } catch (error) {
   check(`no exception (${error?.message ?? error})`, false, String(error?.stack ?? error));
 } finally {
-  if (serve?.child && serve.child.exitCode === null) {
-    serve.child.kill('SIGTERM');
-    await new Promise((resolve) => {
-      const timer = setTimeout(() => { serve.child.kill('SIGKILL'); resolve(); }, 10000);
-      serve.child.once('exit', () => { clearTimeout(timer); resolve(); });
-    });
-  }
+  await stopChild(serve?.child);
   rmSync(home, { recursive: true, force: true, maxRetries: 5 });
 }
 
-console.log(`1..${n}`);
-console.log(`# ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+console.log(`1..${tap.n}`);
+console.log(`# ${tap.passed} passed, ${tap.failed} failed`);
+process.exit(tap.failed === 0 ? 0 : 1);
