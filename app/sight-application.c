@@ -29,8 +29,13 @@ get_or_create_window (SightApplication *self)
 static void
 sight_application_activate (GApplication *app)
 {
+  gboolean is_new = gtk_application_get_active_window (GTK_APPLICATION (app)) == NULL;
   SightWindow *window = get_or_create_window (SIGHT_APPLICATION (app));
 
+  /* A new window starts loading the demo site before it is shown: the web
+   * process starts while the window is realized and mapped, not after. */
+  if (is_new)
+    sight_window_open_demo_site (window);
   gtk_window_present (GTK_WINDOW (window));
 }
 

@@ -67,6 +67,8 @@ struct _SightComposer
   char           *default_vision;
   SightWebPage   *page;
   SightAgent     *agent;
+  SightAgent     *followed;         /* a live session's, whose steps show here */
+  gboolean        following;        /* one of its steps is running */
   GCancellable   *cancellable;      /* the window's */
   GCancellable   *run_cancellable;
   char           *verdict;
@@ -132,7 +134,7 @@ elapsed_ms_of (SightComposer *self)
 {
   if (self->started_us <= 0)
     return 0;
-  return ((self->running ? g_get_monotonic_time () : self->finished_us) - self->started_us) / 1000;
+  return ((self->running || self->following ? g_get_monotonic_time () : self->finished_us) - self->started_us) / 1000;
 }
 
 static void
@@ -181,6 +183,17 @@ model_call_started_cb (SightAgent    *agent,
 {
   self->model_calls = MAX (self->model_calls, n);
   update_meters (self);
+}
+
+static void
+update_tick (SightComposer *self)
+{
+  gboolean ticking = self->running || self->following;
+
+  if (ticking && self->tick_source == 0)
+    self->tick_source = g_timeout_add (TICK_MS, tick_cb, self);
+  else if (!ticking)
+    g_clear_handle_id (&self->tick_source, g_source_remove);
 }
 
 /* Model notice ----------------------------------------------------------- */
@@ -271,9 +284,7 @@ set_running (SightComposer *self,
     self->finished_us = g_get_monotonic_time ();
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.run", !running);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.stop", running);
-  g_clear_handle_id (&self->tick_source, g_source_remove);
-  if (running)
-    self->tick_source = g_timeout_add (TICK_MS, tick_cb, self);
+  update_tick (self);
 }
 
 static void
@@ -387,25 +398,17 @@ emit_finished (SightComposer *self,
   g_signal_emit (self, signals[STEP_FINISHED], 0, json);
 }
 
+/* Shows a finished agent step: verdict, value or explanation, the timeline
+ * row, its tokens and cost, and the run totals. */
 static void
-agent_run_cb (GObject      *source,
-              GAsyncResult *result,
-              gpointer      user_data)
+show_step_result (SightComposer   *self,
+                  SightStepResult *step)
 {
-  g_autoptr(SightComposer) self = user_data;
-  g_autoptr(SightStepResult) step = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) json = NULL;
   g_autofree char *tokens = NULL;
   g_autofree char *in_tokens = NULL;
   g_autofree char *out_tokens = NULL;
   const char *code = NULL;
   const char *text;
-
-  step = sight_agent_run_finish (SIGHT_AGENT (source), result, &error);
-  set_running (self, FALSE);
-  if (step == NULL)
-    return;   /* cancelled: the window is closing or Stop was pressed */
 
   self->model_calls = step->model_calls;
   self->actions = step->actions;
@@ -440,9 +443,68 @@ agent_run_cb (GObject      *source,
     }
   else
     gtk_label_set_text (self->cost_label, _("unknown"));
+  self->total_steps++;
+  update_totals (self);
+  update_meters (self);
+}
 
+static void
+agent_run_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(SightComposer) self = user_data;
+  g_autoptr(SightStepResult) step = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) json = NULL;
+
+  step = sight_agent_run_finish (SIGHT_AGENT (source), result, &error);
+  set_running (self, FALSE);
+  if (step == NULL)
+    return;   /* cancelled: the window is closing or Stop was pressed */
+
+  show_step_result (self, step);
   json = sight_step_result_to_json (step);
-  emit_finished (self, json);
+  g_signal_emit (self, signals[STEP_FINISHED], 0, json);
+}
+
+/* Following another agent ------------------------------------------------- */
+
+static void
+followed_step_started_cb (SightAgent             *agent,
+                          const SightStepRequest *request,
+                          SightComposer          *self)
+{
+  self->timeout_ms = request->limits.timeout_ms;
+  self->max_calls = request->limits.max_model_calls;
+  self->max_actions = request->limits.kind == SIGHT_STEP_ACT ? request->limits.max_actions : 0;
+  self->model_calls = 0;
+  self->actions = 0;
+  self->started_us = g_get_monotonic_time ();
+  self->following = TRUE;
+  update_tick (self);
+  update_meters (self);
+}
+
+static void
+followed_action_performed_cb (SightAgent    *agent,
+                              const char    *line,
+                              SightComposer *self)
+{
+  /* Ahead of the next "budget-changed", which comes with the next model call. */
+  self->actions++;
+  update_meters (self);
+}
+
+static void
+followed_step_finished_cb (SightAgent      *agent,
+                           SightStepResult *step,
+                           SightComposer   *self)
+{
+  self->following = FALSE;
+  self->finished_us = g_get_monotonic_time ();
+  update_tick (self);
+  show_step_result (self, step);
 }
 
 static void
@@ -798,6 +860,7 @@ sight_composer_dispose (GObject *object)
   g_clear_object (&self->run_cancellable);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->agent);
+  sight_composer_follow_agent (self, NULL);
   g_clear_object (&self->page);
   g_clear_pointer (&self->project, sight_project_unref);
   g_clear_object (&self->provider);
@@ -1105,4 +1168,30 @@ sight_composer_get_project (SightComposer *self)
   g_return_val_if_fail (SIGHT_IS_COMPOSER (self), NULL);
 
   return self->project;
+}
+
+void
+sight_composer_follow_agent (SightComposer *self,
+                             SightAgent    *agent)
+{
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+  g_return_if_fail (agent == NULL || SIGHT_IS_AGENT (agent));
+
+  if (self->followed == agent)
+    return;
+  if (self->followed != NULL)
+    g_signal_handlers_disconnect_by_data (self->followed, self);
+  g_set_object (&self->followed, agent);
+  self->following = FALSE;
+  update_tick (self);
+  if (agent == NULL)
+    return;
+  g_signal_connect_object (agent, "step-started", G_CALLBACK (followed_step_started_cb), self, 0);
+  g_signal_connect_object (agent, "budget-changed", G_CALLBACK (budget_changed_cb), self, 0);
+  g_signal_connect_object (agent, "model-call-started",
+                           G_CALLBACK (model_call_started_cb), self, 0);
+  g_signal_connect_object (agent, "action-performed",
+                           G_CALLBACK (followed_action_performed_cb), self, 0);
+  g_signal_connect_object (agent, "step-finished", G_CALLBACK (followed_step_finished_cb),
+                           self, 0);
 }

@@ -3,6 +3,7 @@
 
 #include <adwaita.h>
 
+#include "sight-agent.h"
 #include "sight-model-provider.h"
 #include "sight-project.h"
 #include "sight-web-page.h"
@@ -77,5 +78,11 @@ SightProject *sight_composer_get_project   (SightComposer *self);
  * motion); 0 starts steps at once. */
 void        sight_composer_set_start_delay (SightComposer *self,
                                             guint          delay_ms);
+/* Shows the steps @agent runs (a live session's, driven by an MCP client)
+ * as they run: the meters move from its progress signals and each step
+ * lands in the timeline with its verdict; ::step-finished is not emitted
+ * for them. NULL stops following. */
+void        sight_composer_follow_agent    (SightComposer *self,
+                                            SightAgent    *agent);
 
 G_END_DECLS

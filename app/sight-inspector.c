@@ -322,6 +322,25 @@ node_clicked_cb (SightShotView  *view,
 
 /* Rows: an expander holding role, name, states and ref. */
 
+/* The name's full text as its tooltip, asked for when the pointer rests on
+ * it: setting a tooltip while binding a row queries the pointer, a round
+ * trip to the display server per row. */
+static gboolean
+name_query_tooltip_cb (GtkWidget  *label,
+                       int         x,
+                       int         y,
+                       gboolean    keyboard,
+                       GtkTooltip *tooltip,
+                       gpointer    user_data)
+{
+  const char *text = gtk_label_get_text (GTK_LABEL (label));
+
+  if (*text == '\0')
+    return FALSE;
+  gtk_tooltip_set_text (tooltip, text);
+  return TRUE;
+}
+
 static void
 setup_row_cb (GtkSignalListItemFactory *factory,
               GtkListItem              *item,
@@ -338,6 +357,8 @@ setup_row_cb (GtkSignalListItemFactory *factory,
   gtk_widget_add_css_class (name, "node-name");
   gtk_label_set_ellipsize (GTK_LABEL (name), PANGO_ELLIPSIZE_END);
   gtk_label_set_xalign (GTK_LABEL (name), 0);
+  gtk_widget_set_has_tooltip (name, TRUE);
+  g_signal_connect (name, "query-tooltip", G_CALLBACK (name_query_tooltip_cb), NULL);
   gtk_widget_set_hexpand (name, TRUE);
   gtk_widget_add_css_class (states, "node-states");
   gtk_widget_add_css_class (states, "dim-label");
@@ -372,7 +393,6 @@ bind_row_cb (GtkSignalListItemFactory *factory,
   gtk_label_set_text (GTK_LABEL (role), node_string (node, "role"));
   text = node_string (node, "name");
   gtk_label_set_text (GTK_LABEL (name), *text ? text : "");
-  gtk_widget_set_tooltip_text (name, *text ? text : NULL);
   gtk_label_set_text (GTK_LABEL (states), node->states);
   gtk_widget_set_visible (states, node->states[0] != '\0');
   gtk_label_set_text (GTK_LABEL (ref), node_string (node, "ref"));

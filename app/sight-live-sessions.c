@@ -9,8 +9,12 @@
 #include "sight-mcp-http.h"
 #include "sight-mcp-tools.h"
 #include "sight-observation.h"
+#include "sight-session-agent.h"
 
 #define OBSERVE_TIMEOUT_MS 10000
+/* After a client's action the page settles a moment before the inspector
+ * looks; a burst of actions makes one refresh. */
+#define REFRESH_DELAY_MS 250
 
 struct _SightLiveSessions
 {
@@ -28,10 +32,13 @@ struct _SightLiveSessions
   /* not owned */
   GtkBox         *page_box;
   SightInspector *inspector;
+  SightComposer  *composer;
   /* owned */
   SightWebPage   *own_page;
   SightSession   *shown;
   GCancellable   *observe_cancellable;
+  SightAgent     *agent;            /* the shown session's */
+  guint           refresh_source;
   SightMcpRegistry *registry;
   SightMcpServer   *server;
   SightMcpHttp     *http;
@@ -98,6 +105,69 @@ observe (SightLiveSessions *self,
                                    capture_cb, g_object_ref (self));
 }
 
+static gboolean
+refresh_cb (gpointer user_data)
+{
+  SightLiveSessions *self = user_data;
+
+  self->refresh_source = 0;
+  if (self->shown != NULL)
+    observe (self, sight_session_get_page (self->shown));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+schedule_refresh (SightLiveSessions *self)
+{
+  g_clear_handle_id (&self->refresh_source, g_source_remove);
+  self->refresh_source = g_timeout_add (REFRESH_DELAY_MS, refresh_cb, self);
+}
+
+/* The inspector shows the page as the client's action left it. */
+static void
+agent_action_cb (SightAgent        *agent,
+                 const char        *line,
+                 SightLiveSessions *self)
+{
+  schedule_refresh (self);
+}
+
+static void
+agent_step_finished_cb (SightAgent        *agent,
+                        SightStepResult   *result,
+                        SightLiveSessions *self)
+{
+  schedule_refresh (self);
+}
+
+/* The composer's meters and timeline follow the steps the client runs on
+ * the shown session; NULL: on nothing. */
+static void
+follow (SightLiveSessions *self,
+        SightSession      *session)
+{
+  g_autoptr(GError) error = NULL;
+  SightAgent *agent = NULL;
+
+  if (session != NULL)
+    {
+      /* The same agent the session's MCP steps and tasks run with. */
+      agent = sight_session_get_agent (session, &error);
+      if (agent == NULL)
+        g_debug ("Not following %s: %s", sight_session_get_id (session), error->message);
+    }
+  if (self->agent != NULL)
+    g_signal_handlers_disconnect_by_data (self->agent, self);
+  g_set_object (&self->agent, agent);
+  g_clear_handle_id (&self->refresh_source, g_source_remove);
+  if (self->composer != NULL)
+    sight_composer_follow_agent (self->composer, agent);
+  if (agent == NULL)
+    return;
+  g_signal_connect (agent, "action-performed", G_CALLBACK (agent_action_cb), self);
+  g_signal_connect (agent, "step-finished", G_CALLBACK (agent_step_finished_cb), self);
+}
+
 static void
 session_load_changed_cb (WebKitWebView     *view,
                          WebKitLoadEvent    event,
@@ -129,6 +199,7 @@ show_session (SightLiveSessions *self,
       /* Back in its own toplevel at the viewport its client asked for. */
       sight_web_page_set_headless (page, TRUE);
       g_clear_object (&self->shown);
+      follow (self, NULL);
     }
   if (session == NULL)
     {
@@ -150,6 +221,7 @@ show_session (SightLiveSessions *self,
     gtk_widget_set_visible (GTK_WIDGET (own_view), FALSE);
     gtk_box_append (self->page_box, GTK_WIDGET (view));
     g_signal_connect (view, "load-changed", G_CALLBACK (session_load_changed_cb), self);
+    follow (self, session);
     observe (self, page);
   }
 }
@@ -362,12 +434,17 @@ sight_live_sessions_dispose (GObject *object)
   SightLiveSessions *self = SIGHT_LIVE_SESSIONS (object);
 
   g_signal_handlers_disconnect_by_data (sight_session_registry_get_default (), self);
-  if (self->observe_cancellable != NULL)
-    g_cancellable_cancel (self->observe_cancellable);
-  g_clear_object (&self->observe_cancellable);
+  /* No more observations: the inspector may go before this widget. */
+  if (self->inspector != NULL)
+    g_object_remove_weak_pointer (G_OBJECT (self->inspector), (gpointer *) &self->inspector);
+  self->inspector = NULL;
   if (self->shown != NULL && self->page_box != NULL)
     show_session (self, NULL);
   g_clear_object (&self->shown);
+  follow (self, NULL);
+  if (self->observe_cancellable != NULL)
+    g_cancellable_cancel (self->observe_cancellable);
+  g_clear_object (&self->observe_cancellable);
   stop_server (self);
   g_clear_object (&self->own_page);
   g_clear_object (&self->settings);
@@ -375,8 +452,11 @@ sight_live_sessions_dispose (GObject *object)
     g_object_remove_weak_pointer (G_OBJECT (self->page_box), (gpointer *) &self->page_box);
   g_clear_pointer (&self->sessions, g_ptr_array_unref);
   g_clear_pointer (&self->last_notice, g_free);
+  if (self->composer != NULL)
+    g_object_remove_weak_pointer (G_OBJECT (self->composer), (gpointer *) &self->composer);
   self->page_box = NULL;
   self->inspector = NULL;
+  self->composer = NULL;
 
   G_OBJECT_CLASS (sight_live_sessions_parent_class)->dispose (object);
 }
@@ -471,7 +551,8 @@ void
 sight_live_sessions_attach (SightLiveSessions *self,
                             GtkBox            *page_box,
                             SightWebPage      *own_page,
-                            SightInspector    *inspector)
+                            SightInspector    *inspector,
+                            SightComposer     *composer)
 {
   g_return_if_fail (SIGHT_IS_LIVE_SESSIONS (self));
   g_return_if_fail (self->page_box == NULL);
@@ -480,6 +561,11 @@ sight_live_sessions_attach (SightLiveSessions *self,
   g_object_add_weak_pointer (G_OBJECT (page_box), (gpointer *) &self->page_box);
   g_set_object (&self->own_page, own_page);
   self->inspector = inspector;
+  if (inspector != NULL)
+    g_object_add_weak_pointer (G_OBJECT (inspector), (gpointer *) &self->inspector);
+  self->composer = composer;
+  if (composer != NULL)
+    g_object_add_weak_pointer (G_OBJECT (composer), (gpointer *) &self->composer);
   /* The server comes back on where the person left it on. */
   if (self->settings != NULL && g_settings_get_boolean (self->settings, "mcp-server-enabled"))
     {

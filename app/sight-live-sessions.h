@@ -3,6 +3,7 @@
 
 #include <adwaita.h>
 
+#include "sight-composer.h"
 #include "sight-inspector.h"
 #include "sight-session.h"
 #include "sight-web-page.h"
@@ -14,15 +15,19 @@ G_BEGIN_DECLS
  * off (127.0.0.1, a free port, the user's stored token) and shows how to
  * connect, and a "Live sessions" drop-down of the process's sessions; the
  * chosen session's page takes the place of the window's own, with the
- * inspector following it. */
+ * inspector following it (after each load and each action the client's
+ * steps perform) and the composer's meters and timeline following the
+ * steps the client runs on it. */
 #define SIGHT_TYPE_LIVE_SESSIONS (sight_live_sessions_get_type ())
 G_DECLARE_FINAL_TYPE (SightLiveSessions, sight_live_sessions, SIGHT, LIVE_SESSIONS, GtkBox)
 
-/* Where the pages go: @page_box holds @own_page's view. */
+/* Where the pages go: @page_box holds @own_page's view; @inspector and
+ * @composer (borrowed: the window's) follow the shown session. */
 void          sight_live_sessions_attach           (SightLiveSessions *self,
                                                     GtkBox            *page_box,
                                                     SightWebPage      *own_page,
-                                                    SightInspector    *inspector);
+                                                    SightInspector    *inspector,
+                                                    SightComposer     *composer);
 gboolean      sight_live_sessions_set_serving      (SightLiveSessions *self,
                                                     gboolean           serving,
                                                     GError           **error);

@@ -1508,7 +1508,8 @@ sight_window_init (SightWindow *self)
   g_signal_connect (self->page, "web-process-lost", G_CALLBACK (web_process_lost_cb), self);
   update_navigation_actions (self);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.leave-demo", FALSE);
-  sight_live_sessions_attach (self->live_sessions, self->page_box, self->page, self->inspector);
+  sight_live_sessions_attach (self->live_sessions, self->page_box, self->page, self->inspector,
+                              self->composer);
   sight_composer_set_page (self->composer, self->page);
   sight_composer_set_cancellable (self->composer, self->cancellable);
   sight_step_list_set_composer (self->step_list, self->composer);

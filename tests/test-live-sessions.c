@@ -11,17 +11,22 @@
 #include <webkit/webkit.h>
 
 #include "sight-mcp-http.h"
+#include "sight-scripted-model.h"
 
 #include "sight-window.h"
 
 /* The window's in-app MCP server: a real SoupSession client over loopback
  * opens a session on the demo site; it appears in the window's list, shows
  * its page when chosen, goes when stopped; turning the server off closes
- * the port. */
+ * the port. While a session is shown, the steps the client runs on it move
+ * the composer's meters and land in its timeline, and the inspector follows
+ * each action (the scripted model stands in for the model). */
 
 #define DEADLINE_US (60 * G_USEC_PER_SEC)
 
 static char *test_config;
+static char *test_project;
+static SightScriptedModel *model;
 
 static gboolean
 wake_cb (gpointer user_data)
@@ -47,24 +52,16 @@ wait_for (GAsyncResult **result)
   g_assert_nonnull (*result);
 }
 
-/* POSTs @body to @url; returns the reply's JSON object and its status. */
-static JsonObject *
-post (SoupSession  *client,
-      const char   *url,
-      const char   *token,
-      const char   *session_id,
-      const char   *body,
-      guint        *out_status,
-      char        **out_session_id)
+static SoupMessage *
+new_post (const char *url,
+          const char *token,
+          const char *session_id,
+          const char *body)
 {
-  g_autoptr(SoupMessage) msg = soup_message_new ("POST", url);
+  SoupMessage *msg = soup_message_new ("POST", url);
   SoupMessageHeaders *headers = soup_message_get_request_headers (msg);
   g_autoptr(GBytes) request = g_bytes_new (body, strlen (body));
-  g_autoptr(GAsyncResult) result = NULL;
-  g_autoptr(GBytes) reply = NULL;
-  g_autoptr(GError) error = NULL;
   g_autofree char *auth = g_strdup_printf ("Bearer %s", token);
-  g_autoptr(JsonParser) parser = json_parser_new ();
 
   soup_message_headers_replace (headers, "Authorization", auth);
   soup_message_headers_replace (headers, "Accept", "application/json, text/event-stream");
@@ -74,9 +71,21 @@ post (SoupSession  *client,
       soup_message_headers_replace (headers, "MCP-Protocol-Version", "2025-06-18");
     }
   soup_message_set_request_body_from_bytes (msg, "application/json", request);
-  soup_session_send_and_read_async (client, msg, G_PRIORITY_DEFAULT, NULL,
-                                    store_result_cb, &result);
-  wait_for (&result);
+  return msg;
+}
+
+/* The reply of @msg, sent with send_and_read_async, as a JSON object. */
+static JsonObject *
+read_reply (SoupSession  *client,
+            SoupMessage  *msg,
+            GAsyncResult *result,
+            guint        *out_status,
+            char        **out_session_id)
+{
+  g_autoptr(GBytes) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+
   reply = soup_session_send_and_read_finish (client, result, &error);
   if (out_status != NULL)
     *out_status = soup_message_get_status (msg);
@@ -90,6 +99,25 @@ post (SoupSession  *client,
                                    g_bytes_get_size (reply), NULL))
     return NULL;
   return json_object_ref (json_node_get_object (json_parser_get_root (parser)));
+}
+
+/* POSTs @body to @url; returns the reply's JSON object and its status. */
+static JsonObject *
+post (SoupSession  *client,
+      const char   *url,
+      const char   *token,
+      const char   *session_id,
+      const char   *body,
+      guint        *out_status,
+      char        **out_session_id)
+{
+  g_autoptr(SoupMessage) msg = new_post (url, token, session_id, body);
+  g_autoptr(GAsyncResult) result = NULL;
+
+  soup_session_send_and_read_async (client, msg, G_PRIORITY_DEFAULT, NULL,
+                                    store_result_cb, &result);
+  wait_for (&result);
+  return read_reply (client, msg, result, out_status, out_session_id);
 }
 
 static void
@@ -131,99 +159,149 @@ list_is_empty (gpointer data)
   return g_list_model_get_n_items (gtk_drop_down_get_model (data)) == 1;
 }
 
+#define INITIALIZE "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":" \
+                   "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{}," \
+                   "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}"
+
+/* A window serving MCP and a client connected to it. */
+typedef struct {
+  SightWindow *window;
+  SightLiveSessions *live;
+  SoupSession *client;
+  char        *url;
+  char        *token;
+  char        *mcp_session;
+  int          next_id;
+} Fixture;
+
 static void
-test_live_sessions (void)
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  guint status = 0;
+
+  f->window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
+  gtk_window_present (GTK_WINDOW (f->window));
+  sight_window_open_demo_site (f->window);
+  spin_until (demo_ready, f->window);
+  f->live = sight_window_get_live_sessions (f->window);
+  f->client = soup_session_new_with_options ("timeout", 30, NULL);
+  f->next_id = 2;
+  g_assert_false (sight_live_sessions_get_serving (f->live));
+
+  /* The primary menu's "Serve MCP…" opens the popover with the switch... */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->window), "win.serve-mcp", NULL));
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (sight_live_sessions_get_switch (f->live))));
+  /* ...which starts the server. */
+  gtk_switch_set_active (sight_live_sessions_get_switch (f->live), TRUE);
+  g_assert_true (sight_live_sessions_get_serving (f->live));
+  f->url = g_strdup (sight_live_sessions_get_url (f->live));
+  /* The user's stored token, created on first use. */
+  f->token = sight_mcp_http_load_or_create_token (NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+
+  reply = post (f->client, f->url, f->token, NULL, INITIALIZE, &status, &f->mcp_session);
+  g_assert_cmpuint (status, ==, 200);
+  g_assert_nonnull (f->mcp_session);
+  g_clear_pointer (&reply, json_object_unref);
+  reply = post (f->client, f->url, f->token, f->mcp_session,
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", &status, NULL);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  gtk_window_destroy (GTK_WINDOW (f->window));
+  g_object_unref (f->window);
+  g_object_unref (f->client);
+  g_free (f->url);
+  g_free (f->token);
+  g_free (f->mcp_session);
+}
+
+static char *
+tools_call_body (Fixture    *f,
+                 const char *tool,
+                 const char *arguments)
+{
+  return g_strdup_printf ("{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":"
+                          "{\"name\":\"%s\",\"arguments\":%s}}",
+                          f->next_id++, tool, arguments);
+}
+
+/* tools/call @tool; returns the call's result. */
+static JsonObject *
+call_tool (Fixture    *f,
+           const char *tool,
+           const char *arguments)
+{
+  g_autofree char *body = tools_call_body (f, tool, arguments);
+  g_autoptr(JsonObject) reply = NULL;
+  guint status = 0;
+
+  reply = post (f->client, f->url, f->token, f->mcp_session, body, &status, NULL);
+  g_assert_cmpuint (status, ==, 200);
+  g_assert_nonnull (reply);
+  g_assert_true (json_object_has_member (reply, "result"));
+  return json_object_ref (json_object_get_object_member (reply, "result"));
+}
+
+/* Opens a session at @start_url through the client; returns its id. */
+static char *
+create_session (Fixture    *f,
+                const char *start_url)
+{
+  g_autofree char *arguments = g_strdup_printf ("{\"startUrl\":\"%s\"}", start_url);
+  g_autoptr(JsonObject) result = call_tool (f, "create_session", arguments);
+  JsonObject *structured;
+
+  g_assert_false (json_object_get_boolean_member_with_default (result, "isError", FALSE));
+  structured = json_object_get_object_member (result, "structuredContent");
+  return g_strdup (json_object_get_string_member_with_default (
+                     structured, "sessionId",
+                     json_object_get_string_member_with_default (structured, "id", "")));
+}
+
+static void
+test_live_sessions (Fixture       *f,
+                    gconstpointer  data)
 {
   const char *config = g_getenv ("XDG_CONFIG_HOME");
   g_autofree char *token_path = NULL;
   g_autofree char *token = NULL;
-  g_autofree char *url = NULL;
-  g_autofree char *mcp_session = NULL;
-  g_autofree char *body = NULL;
   g_autofree char *sess_id = NULL;
   g_autofree char *start_url = NULL;
-  g_autoptr(SoupSession) client = soup_session_new_with_options ("timeout", 30, NULL);
+  g_autofree char *arguments = NULL;
   g_autoptr(JsonObject) reply = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GSocketClient) socket_client = NULL;
   g_autoptr(GSocketConnection) connection = NULL;
-  SightWindow *window;
-  SightLiveSessions *live;
-  GtkDropDown *dropdown;
+  GtkDropDown *dropdown = sight_live_sessions_get_dropdown (f->live);
   SightSession *shown;
   WebKitWebView *view;
   guint status = 0, port;
 
-  window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
-  gtk_window_present (GTK_WINDOW (window));
-  sight_window_open_demo_site (window);
-  spin_until (demo_ready, window);
-
-  live = sight_window_get_live_sessions (window);
-  dropdown = sight_live_sessions_get_dropdown (live);
-  g_assert_false (sight_live_sessions_get_serving (live));
-  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (dropdown)));
-
-  /* The primary menu's "Serve MCP…" opens the popover with the switch. */
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.serve-mcp", NULL));
-  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (sight_live_sessions_get_switch (live))));
-
-  /* Toggle on: the switch in the popover starts the server. */
-  gtk_switch_set_active (sight_live_sessions_get_switch (live), TRUE);
-  g_assert_true (sight_live_sessions_get_serving (live));
-  port = sight_live_sessions_get_port (live);
+  port = sight_live_sessions_get_port (f->live);
   g_assert_cmpuint (port, >, 0);
-  url = g_strdup (sight_live_sessions_get_url (live));
-  g_assert_true (g_str_has_prefix (url, "http://127.0.0.1:"));
-  g_assert_true (g_str_has_suffix (url, "/mcp"));
-  /* The user's stored token, created on first use. */
+  g_assert_true (g_str_has_prefix (f->url, "http://127.0.0.1:"));
+  g_assert_true (g_str_has_suffix (f->url, "/mcp"));
+  /* The token lives in the user's config folder. */
   token = sight_mcp_http_load_or_create_token (NULL, &token_path, NULL, &error);
   g_assert_no_error (error);
   g_assert_true (g_str_has_prefix (token_path, config));
 
   /* A wrong token is refused. */
-  reply = post (client, url, "wrong", NULL,
-                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}",
-                &status, NULL);
+  reply = post (f->client, f->url, "wrong", NULL, INITIALIZE, &status, NULL);
   g_assert_cmpuint (status, ==, 401);
-  g_clear_pointer (&reply, json_object_unref);
-
-  reply = post (client, url, token, NULL,
-                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-                "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}",
-                &status, &mcp_session);
-  g_assert_cmpuint (status, ==, 200);
-  g_assert_nonnull (mcp_session);
-  g_clear_pointer (&reply, json_object_unref);
-  reply = post (client, url, token, mcp_session,
-                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
-                &status, NULL);
-  g_clear_pointer (&reply, json_object_unref);
 
   /* An address the window's own page is not at, to tell the pages apart. */
-  start_url = g_strconcat (sight_window_get_demo_url (window), "?live=1", NULL);
-  body = g_strdup_printf ("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
-                          "{\"name\":\"create_session\",\"arguments\":{\"startUrl\":\"%s\"}}}",
-                          start_url);
-  reply = post (client, url, token, mcp_session, body, &status, NULL);
-  g_assert_cmpuint (status, ==, 200);
-  g_assert_nonnull (reply);
-  {
-    JsonObject *result = json_object_get_object_member (reply, "result");
-    JsonObject *structured;
-
-    g_assert_nonnull (result);
-    g_assert_false (json_object_get_boolean_member_with_default (result, "isError", FALSE));
-    structured = json_object_get_object_member (result, "structuredContent");
-    sess_id = g_strdup (json_object_get_string_member_with_default (
-                          structured, "sessionId",
-                          json_object_get_string_member_with_default (structured, "id", "")));
-  }
+  start_url = g_strconcat (sight_window_get_demo_url (f->window), "?live=1", NULL);
+  g_assert_false (gtk_widget_get_visible (GTK_WIDGET (dropdown)));
+  sess_id = create_session (f, start_url);
   g_assert_true (g_str_has_prefix (sess_id, "sess_"));
-  g_clear_pointer (&reply, json_object_unref);
 
   /* It shows up in the window's list... */
   spin_until (list_has_session, dropdown);
@@ -236,61 +314,235 @@ test_live_sessions (void)
   }
   /* ...and choosing it shows its page, at its URL, in the window. */
   gtk_drop_down_set_selected (dropdown, 1);
-  shown = sight_live_sessions_get_shown (live);
+  shown = sight_live_sessions_get_shown (f->live);
   g_assert_nonnull (shown);
   g_assert_cmpstr (sight_session_get_id (shown), ==, sess_id);
   view = sight_web_page_get_web_view (sight_session_get_page (shown));
-  g_assert_true (gtk_widget_get_root (GTK_WIDGET (view)) == GTK_ROOT (window));
+  g_assert_true (gtk_widget_get_root (GTK_WIDGET (view)) == GTK_ROOT (f->window));
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (view)));
   g_assert_false (gtk_widget_get_visible (
-                    GTK_WIDGET (sight_web_page_get_web_view (sight_window_get_page (window)))));
+                    GTK_WIDGET (sight_web_page_get_web_view (sight_window_get_page (f->window)))));
   g_assert_cmpstr (webkit_web_view_get_uri (view), ==, start_url);
   /* The inspector follows the session's page. */
   inspector_url = start_url;
-  spin_until (inspector_shows, sight_window_get_inspector (window));
+  spin_until (inspector_shows, sight_window_get_inspector (f->window));
 
   /* stop_session: it disappears, and the window says so and shows its own page. */
-  g_free (body);
-  body = g_strdup_printf ("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
-                          "{\"name\":\"stop_session\",\"arguments\":{\"sessionId\":\"%s\"}}}",
-                          sess_id);
-  reply = post (client, url, token, mcp_session, body, &status, NULL);
-  g_assert_cmpuint (status, ==, 200);
   g_clear_pointer (&reply, json_object_unref);
+  arguments = g_strdup_printf ("{\"sessionId\":\"%s\"}", sess_id);
+  reply = call_tool (f, "stop_session", arguments);
   spin_until (list_is_empty, dropdown);
-  g_assert_null (sight_live_sessions_get_shown (live));
-  g_assert_nonnull (sight_live_sessions_get_last_notice (live));
-  g_assert_nonnull (strstr (sight_live_sessions_get_last_notice (live), sess_id));
+  g_assert_null (sight_live_sessions_get_shown (f->live));
+  g_assert_nonnull (sight_live_sessions_get_last_notice (f->live));
+  g_assert_nonnull (strstr (sight_live_sessions_get_last_notice (f->live), sess_id));
   g_assert_true (gtk_widget_get_visible (
-                   GTK_WIDGET (sight_web_page_get_web_view (sight_window_get_page (window)))));
+                   GTK_WIDGET (sight_web_page_get_web_view (sight_window_get_page (f->window)))));
   g_assert_false (gtk_widget_get_visible (GTK_WIDGET (dropdown)));
 
   /* Toggle off: the port refuses connections. */
-  gtk_switch_set_active (sight_live_sessions_get_switch (live), FALSE);
-  g_assert_false (sight_live_sessions_get_serving (live));
-  g_assert_null (sight_live_sessions_get_url (live));
+  gtk_switch_set_active (sight_live_sessions_get_switch (f->live), FALSE);
+  g_assert_false (sight_live_sessions_get_serving (f->live));
+  g_assert_null (sight_live_sessions_get_url (f->live));
   socket_client = g_socket_client_new ();
   g_socket_client_set_timeout (socket_client, 5);
   connection = g_socket_client_connect_to_host (socket_client, "127.0.0.1", port, NULL, &error);
   g_assert_null (connection);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED);
+}
 
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_object_unref (window);
-  g_unlink (token_path);
+/* The ref of the first @role "@name" in the observation's text, e.g. e4. */
+static char *
+ref_in_text (SightObservation *observation,
+             const char       *role,
+             const char       *name)
+{
+  g_autofree char *pattern = g_strdup_printf ("^\\s*%s \"%s\"[^\\n]*#(e\\d+)$", role, name);
+  g_autoptr(GRegex) regex = g_regex_new (pattern, G_REGEX_MULTILINE, 0, NULL);
+  g_autoptr(GMatchInfo) match = NULL;
+
+  if (!g_regex_match (regex, sight_observation_get_text (observation), 0, &match))
+    return NULL;
+  return g_match_info_fetch (match, 1);
+}
+
+static SightObservation *before_step;
+
+/* What the window showed while a step ran: the agent runs a step inside
+ * nested iterations of the main context, so a timeout samples it there. */
+typedef struct {
+  SightComposer  *composer;
+  SightInspector *inspector;
+  guint           timeline;         /* rows before the step */
+  GAsyncResult  **result;
+  guint           max_actions;
+  guint           max_calls;
+  gint64          max_elapsed_ms;
+  gboolean        inspector_refreshed;
+  gboolean        inspector_shows_email;
+} Watch;
+
+static gboolean
+sample_cb (gpointer data)
+{
+  Watch *watch = data;
+  SightObservation *observation = sight_inspector_get_observation (watch->inspector);
+  guint calls = 0, actions = 0;
+  gint64 elapsed_ms = 0;
+
+  /* Only while the step is under way: no row for it yet. */
+  if (*watch->result != NULL ||
+      sight_composer_get_n_timeline (watch->composer) != watch->timeline)
+    return G_SOURCE_CONTINUE;
+  sight_composer_get_meters (watch->composer, &calls, &actions, &elapsed_ms);
+  watch->max_actions = MAX (watch->max_actions, actions);
+  watch->max_calls = MAX (watch->max_calls, calls);
+  watch->max_elapsed_ms = MAX (watch->max_elapsed_ms, elapsed_ms);
+  if (observation != NULL && observation != before_step)
+    {
+      watch->inspector_refreshed = TRUE;
+      if (strstr (sight_observation_get_text (observation), "live@example.test") != NULL)
+        watch->inspector_shows_email = TRUE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+step_done (gpointer data)
+{
+  Watch *watch = data;
+
+  return *watch->result != NULL;
+}
+
+static void
+test_follow_steps (Fixture       *f,
+                   gconstpointer  data)
+{
+  SightComposer *composer = sight_window_get_composer (f->window);
+  SightInspector *inspector = sight_window_get_inspector (f->window);
+  GtkDropDown *dropdown = sight_live_sessions_get_dropdown (f->live);
+  g_autofree char *login_url = NULL;
+  g_autofree char *sess_id = NULL;
+  g_autofree char *email = NULL;
+  g_autofree char *arguments = NULL;
+  g_autofree char *body = NULL;
+  g_autoptr(SoupMessage) msg = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(JsonObject) failed = NULL;
+  Watch watch = { composer, inspector, 0, &result };
+  guint timeline, calls = 0, actions = 0, status = 0, sample;
+
+  login_url = g_strconcat (sight_window_get_demo_url (f->window), "login", NULL);
+  sess_id = create_session (f, login_url);
+  spin_until (list_has_session, dropdown);
+  gtk_drop_down_set_selected (dropdown, 1);
+  inspector_url = login_url;
+  spin_until (inspector_shows, inspector);
+  email = ref_in_text (sight_inspector_get_observation (inspector), "textbox", "Email");
+  g_assert_nonnull (email);
+  timeline = watch.timeline = sight_composer_get_n_timeline (composer);
+
+  /* act: the model fills the Email field, then takes its time to say done. */
+  sight_scripted_model_push_printf (model, "{\"tool_calls\": [{\"name\": \"fill\", \"arguments\": "
+                                    "{\"ref\": \"%s\", \"value\": \"live@example.test\"}}]}",
+                                    email);
+  sight_scripted_model_push (model, "{\"delay_ms\": 1500, \"tool_calls\": [{\"name\": \"done\", "
+                             "\"arguments\": {\"verdict\": \"pass\", "
+                             "\"summary\": \"The email is typed.\"}}]}");
+  before_step = sight_inspector_get_observation (inspector);
+  arguments = g_strdup_printf ("{\"sessionId\":\"%s\",\"instruction\":\"type the email\","
+                               "\"maxSteps\":5}", sess_id);
+  body = tools_call_body (f, "act", arguments);
+  msg = new_post (f->url, f->token, f->mcp_session, body);
+  soup_session_send_and_read_async (f->client, msg, G_PRIORITY_DEFAULT, NULL,
+                                    store_result_cb, &result);
+
+  sample = g_timeout_add (50, sample_cb, &watch);
+  spin_until (step_done, &watch);
+  g_source_remove (sample);
+  /* While it ran the meters moved, with no row for it yet, and the
+   * inspector showed the page after the action (filling a field loads
+   * nothing). */
+  g_assert_cmpuint (watch.max_actions, ==, 1);
+  g_assert_cmpuint (watch.max_calls, >=, 1);
+  g_assert_cmpint (watch.max_elapsed_ms, >=, 1000);
+  g_assert_true (watch.inspector_refreshed);
+  g_assert_true (watch.inspector_shows_email);
+  reply = read_reply (f->client, msg, result, &status, NULL);
+  g_assert_cmpuint (status, ==, 200);
+  g_assert_nonnull (reply);
   {
-    g_autofree char *dir = g_path_get_dirname (token_path);
+    JsonObject *call_result = json_object_get_object_member (reply, "result");
 
-    g_rmdir (dir);
-    g_rmdir (config);
-    g_free (test_config);
+    g_assert_false (json_object_get_boolean_member_with_default (call_result, "isError", FALSE));
+    g_assert_cmpstr (json_object_get_string_member (
+                       json_object_get_object_member (call_result, "structuredContent"),
+                       "verdict"), ==, "pass");
   }
+  /* One row, passed, with the step's counts on the meters. */
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 1);
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "pass");
+  sight_composer_get_meters (composer, &calls, &actions, NULL);
+  g_assert_cmpuint (calls, ==, 2);
+  g_assert_cmpuint (actions, ==, 1);
+
+  /* A failing assert lands as a failed row. */
+  sight_scripted_model_push (model, "{\"json\": {\"verdict\": false, \"explanation\": "
+                             "\"No trial badge is shown.\", \"injection\": null}}");
+  g_free (arguments);
+  arguments = g_strdup_printf ("{\"sessionId\":\"%s\",\"assertion\":\"a trial badge is shown\","
+                               "\"screenshot\":false}", sess_id);
+  failed = call_tool (f, "assert", arguments);
+  g_assert_true (json_object_get_boolean_member_with_default (failed, "isError", FALSE));
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 2);
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "fail");
+  sight_composer_get_meters (composer, &calls, &actions, NULL);
+  g_assert_cmpuint (calls, ==, 1);
+  g_assert_cmpuint (actions, ==, 0);
+  g_assert_cmpuint (sight_scripted_model_get_unexpected (model), ==, 0);
+
+  /* Back on the window's own page the composer follows nothing. */
+  gtk_drop_down_set_selected (dropdown, 0);
+  sight_scripted_model_push (model, "{\"json\": {\"verdict\": true, \"explanation\": "
+                             "\"The form is there.\", \"injection\": null}}");
+  g_free (arguments);
+  arguments = g_strdup_printf ("{\"sessionId\":\"%s\",\"assertion\":\"a form is shown\"}",
+                               sess_id);
+  g_clear_pointer (&failed, json_object_unref);
+  failed = call_tool (f, "assert", arguments);
+  g_assert_false (json_object_get_boolean_member_with_default (failed, "isError", FALSE));
+  g_assert_cmpuint (sight_scripted_model_get_remaining (model), ==, 0);
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 2);
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        remove_tree (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
 }
 
 int
 main (int    argc,
       char **argv)
 {
+  g_autoptr(GError) error = NULL;
+  g_autofree char *project = NULL;
+  g_autofree char *project_path = NULL;
+  int status;
+
   /* Before anything reads it (GLib caches the folder): the test's token
    * lives in a folder of its own, never in the user's. */
   test_config = g_dir_make_tmp ("sight-live-XXXXXX", NULL);
@@ -301,7 +553,32 @@ main (int    argc,
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 
-  g_test_add_func ("/live-sessions/serve-and-watch", test_live_sessions);
+  /* Sessions' agents find the project in the current folder: its default
+   * agent is the scripted model. */
+  model = sight_scripted_model_new (0, &error);
+  g_assert_no_error (error);
+  test_project = g_dir_make_tmp ("sight-live-project-XXXXXX", NULL);
+  g_setenv ("SIGHTLINE_DATA_DIR", test_project, TRUE);
+  project = g_strdup_printf ("{\"agents\": {\"default\": {\"model\": \"openai:gpt-4.1\","
+                             " \"baseUrl\": \"%s\"}}}",
+                             sight_scripted_model_get_openai_base_url (model));
+  project_path = g_build_filename (test_project, "sightline.json", NULL);
+  g_file_set_contents (project_path, project, -1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_chdir (test_project), ==, 0);
+
+  g_test_add ("/live-sessions/serve-and-watch", Fixture, NULL,
+              fixture_set_up, test_live_sessions, fixture_tear_down);
+  g_test_add ("/live-sessions/follow-steps", Fixture, NULL,
+              fixture_set_up, test_follow_steps, fixture_tear_down);
   g_timeout_add (100, wake_cb, NULL);
-  return g_test_run ();
+  status = g_test_run ();
+
+  g_clear_object (&model);
+  g_chdir ("/");
+  remove_tree (test_project);
+  remove_tree (test_config);
+  g_free (test_project);
+  g_free (test_config);
+  return status;
 }

@@ -20,34 +20,12 @@
 #include <gtk/gtk.h>
 #include <stdlib.h>
 
+#include "sight-bench-flow.h"
 #include "sight-demo-site.h"
 #include "sight-direct-run.h"
 #include "sight-observation.h"
 #include "sight-trace-cache.h"
 #include "sight-web-page.h"
-
-static const char *flow[] = {
-  "type \"Ada Lovelace\" into Full name",
-  "type \"ada@example.test\" into Work email",
-  "click Continue",
-  "type \"Analytical Engines\" into Workspace name",
-  "select \"6–20 people\" in Team size",
-  "select \"Enterprise\" in Plan",
-  "check I accept the terms of service",
-  "click Continue",
-  "click Back",
-  "select \"Starter\" in Plan",
-  "click Continue",
-  "click \"Create workspace\"",
-  "click the 2nd \"Sign in\" link",
-  "type \"" SIGHT_DEMO_SITE_EMAIL "\" into Email",
-  "type \"" SIGHT_DEMO_SITE_PASSWORD "\" into Password",
-  "click the \"Sign in\" button",
-  "click \"Add project\"",
-  "click \"Add project\"",
-  "click the Pricing link",
-  "click \"Choose Team\"",
-};
 
 static void
 done_cb (GObject      *source,
@@ -84,18 +62,19 @@ static void
 run_direct (SightWebPage *page,
             SightTrace   *trace)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (flow); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (sight_bench_flow); i++)
     {
       g_autoptr(GAsyncResult) result = NULL;
       g_autoptr(GError) error = NULL;
       g_autofree char *summary = NULL;
       JsonObject *record;
 
-      sight_direct_step_run_async (page, flow[i], NULL, NULL, 15000, NULL, done_cb, &result);
+      sight_direct_step_run_async (page, sight_bench_flow[i], NULL, NULL, 15000, NULL, done_cb,
+                                   &result);
       wait_for (&result);
       summary = sight_direct_step_run_finish (page, result, &error);
       if (summary == NULL)
-        g_error ("step %u, %s: %s", i + 1, flow[i], error->message);
+        g_error ("step %u, %s: %s", i + 1, sight_bench_flow[i], error->message);
       record = sight_direct_step_run_get_record (result);
       if (trace != NULL)
         {
@@ -153,7 +132,7 @@ main (int    argc,
   site = sight_demo_site_new ();
   if (!sight_demo_site_start (site, 0, &error))
     g_error ("%s", error->message);
-  start = g_strconcat (sight_demo_site_get_url (site), "signup", NULL);
+  start = g_strconcat (sight_demo_site_get_url (site), SIGHT_BENCH_FLOW_START, NULL);
 
   /* Record once. */
   {

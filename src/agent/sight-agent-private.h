@@ -59,6 +59,10 @@ gboolean           _sight_step_judge           (SightStep         *step,
                                                 char             **out_explanation,
                                                 GError           **error);
 
+/* "action-starting", then the action delay (capped by the step's time; a cancelled
+ * step goes on at once and its action reports the cancellation). */
+void               _sight_step_start_action    (SightStep         *step,
+                                                const char        *ref);
 void               _sight_agent_emit_action    (SightAgent        *self,
                                                 const char        *line);
 void               _sight_agent_set_secret_filled (SightAgent     *self);

@@ -26,6 +26,7 @@ struct _SightAgent
   char               *evidence_dir;
   gboolean            secret_filled;
   guint               n_steps;
+  guint               action_delay_ms;
   /* the result of the step in progress, or of the last one */
   SightStepResult    *current;
 };
@@ -33,8 +34,10 @@ struct _SightAgent
 G_DEFINE_FINAL_TYPE (SightAgent, sight_agent, G_TYPE_OBJECT)
 
 enum {
+  STEP_STARTED,
   MODEL_CALL_STARTED,
   MODEL_CALL_FINISHED,
+  ACTION_STARTING,
   ACTION_PERFORMED,
   BUDGET_CHANGED,
   STEP_FINISHED,
@@ -122,12 +125,18 @@ sight_agent_class_init (SightAgentClass *klass)
   object_class->dispose = sight_agent_dispose;
   object_class->finalize = sight_agent_finalize;
 
+  signals[STEP_STARTED] =
+    g_signal_new ("step-started", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
   signals[MODEL_CALL_STARTED] =
     g_signal_new ("model-call-started", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT);
   signals[MODEL_CALL_FINISHED] =
     g_signal_new ("model-call-finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_BOOLEAN);
+  signals[ACTION_STARTING] =
+    g_signal_new ("action-starting", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
   signals[ACTION_PERFORMED] =
     g_signal_new ("action-performed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
@@ -213,6 +222,25 @@ gboolean
 sight_agent_get_secret_filled (SightAgent *self)
 {
   return self->secret_filled;
+}
+
+void
+sight_agent_set_action_delay (SightAgent *self,
+                              guint       delay_ms)
+{
+  g_return_if_fail (SIGHT_IS_AGENT (self));
+  self->action_delay_ms = delay_ms;
+}
+
+void
+_sight_step_start_action (SightStep  *step,
+                          const char *ref)
+{
+  gint64 delay = MIN ((gint64) step->agent->action_delay_ms,
+                      sight_budget_remaining_ms (step->budget));
+
+  g_signal_emit (step->agent, signals[ACTION_STARTING], 0, ref);
+  _sight_sleep (delay, step->cancellable);
 }
 
 void
@@ -908,6 +936,7 @@ run_step_idle_cb (gpointer user_data)
   self->current = sight_step_result_ref (step->result);
   step->budget = sight_budget_new (&step->request->limits);
   step->target_origin = sight_origin_normalize (sight_web_page_get_uri (self->page));
+  g_signal_emit (self, signals[STEP_STARTED], 0, step->request);
 
   if (self->provider != NULL)
     step->provider = g_object_ref (self->provider);

@@ -20,8 +20,13 @@ G_BEGIN_DECLS
  * assert's failure evidence is skipped).
  *
  * Progress, for live meters:
+ *   "step-started"        (const SightStepRequest *) as a step starts: its kind,
+ *                                               instruction and resolved limits
  *   "model-call-started"   (guint n)           before request n (1-based) of the step
  *   "model-call-finished"  (guint n, gboolean ok)
+ *   "action-starting"      (const char *ref)   before each action, with its target's
+ *                                               ref (NULL for a tap at a point): demo
+ *                                               mode outlines it
  *   "action-performed"     (const char *line)  after each committed action
  *   "budget-changed"       (guint model_calls, guint actions, gint64 remaining_ms)
  *   "step-finished"        (SightStepResult *)  once per step, pass or fail: the seam
@@ -47,6 +52,10 @@ void             sight_agent_set_evidence_dir   (SightAgent       *self,
  * picker).  NULL returns to the config. */
 void             sight_agent_set_provider       (SightAgent         *self,
                                                  SightModelProvider *provider);
+/* A pause before each action, after "action-starting" (demo mode's slow motion);
+ * 0, the default, acts at once.  The pause counts against the step's time. */
+void             sight_agent_set_action_delay   (SightAgent       *self,
+                                                 guint             delay_ms);
 /* A secret was filled in this attempt (a direct step filled one): later pixels are
  * withheld. */
 void             sight_agent_mark_secret_filled (SightAgent       *self);

@@ -448,6 +448,7 @@ commit (Act         *act,
     return FALSE;
   step->result->actions = sight_budget_get_actions (step->budget);
 
+  _sight_step_start_action (step, at_point ? NULL : ref);
   reply = _sight_step_perform (step, ref, verb, value, at_point, x, y, &local_error);
   if (reply == NULL)
     {

@@ -1292,10 +1292,16 @@ sight_web_page_set_headless (SightWebPage *self,
   if (self->headless == headless)
     return;
   self->headless = headless;
-  webkit_settings_set_hardware_acceleration_policy (webkit_web_view_get_settings (self->view),
-                                                    headless
-                                                      ? WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER
-                                                      : WEBKIT_HARDWARE_ACCELERATION_POLICY_ALWAYS);
+  /* Switching the compositing mode of a page that has loaded makes its web
+   * process crash (WebKitGTK 2.50 under Xvfb, seen when the window shows an
+   * MCP client's session and lets it go again): a page shown after its
+   * first load keeps drawing without compositing, which a window shows as
+   * well. */
+  if (webkit_web_view_get_uri (self->view) == NULL)
+    webkit_settings_set_hardware_acceleration_policy (webkit_web_view_get_settings (self->view),
+                                                      headless
+                                                        ? WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER
+                                                        : WEBKIT_HARDWARE_ACCELERATION_POLICY_ALWAYS);
   if (headless)
     {
       gtk_window_set_child (GTK_WINDOW (self->toplevel), GTK_WIDGET (self->view));
@@ -1315,12 +1321,18 @@ typedef struct {
   SightScreenshotOptions options;
   SightRect             *masks;
   int                    css_width;      /* of the captured region */
+  /* The captured pixels, downloaded on the main thread; masked, resampled
+   * and encoded in a worker thread (encoding a PNG takes long enough to
+   * stall the window). */
+  cairo_surface_t       *source;
+  double                 scale;          /* image pixels per CSS pixel */
 } ShotData;
 
 static void
 shot_data_free (ShotData *data)
 {
   g_free (data->masks);
+  g_clear_pointer (&data->source, cairo_surface_destroy);
   g_free (data);
 }
 
@@ -1386,30 +1398,38 @@ sight_encode_image (GdkPixbuf         *pixbuf,
   return g_bytes_new_take (g_steal_pointer (&buffer), size);
 }
 
-/* Flattens @texture onto white, paints @masks (in CSS pixels, @scale image
- * pixels each) and resamples so the long side is at most @max_side. */
+static cairo_surface_t *
+download_texture (GdkTexture *texture)
+{
+  cairo_surface_t *surface;
+
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, gdk_texture_get_width (texture),
+                                        gdk_texture_get_height (texture));
+  cairo_surface_flush (surface);
+  gdk_texture_download (texture, cairo_image_surface_get_data (surface),
+                        cairo_image_surface_get_stride (surface));
+  cairo_surface_mark_dirty (surface);
+  return surface;
+}
+
+/* Paints @masks (in CSS pixels, @scale image pixels each) on @source,
+ * flattens it onto white and resamples so the long side is at most
+ * @max_side. */
 static GdkPixbuf *
-render_texture (GdkTexture      *texture,
+render_surface (cairo_surface_t *source,
                 const SightRect *masks,
                 guint            n_masks,
                 double           scale,
                 int              max_side,
                 guint           *n_masked)
 {
-  int width = gdk_texture_get_width (texture);
-  int height = gdk_texture_get_height (texture);
+  int width = cairo_image_surface_get_width (source);
+  int height = cairo_image_surface_get_height (source);
   int out_width = width, out_height = height;
   double factor = 1.0;
-  cairo_surface_t *source;
   cairo_surface_t *target;
   cairo_t *cr;
   GdkPixbuf *pixbuf;
-
-  source = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cairo_surface_flush (source);
-  gdk_texture_download (texture, cairo_image_surface_get_data (source),
-                        cairo_image_surface_get_stride (source));
-  cairo_surface_mark_dirty (source);
 
   *n_masked = 0;
   cr = cairo_create (source);
@@ -1448,8 +1468,37 @@ render_texture (GdkTexture      *texture,
 
   pixbuf = gdk_pixbuf_get_from_surface (target, 0, 0, out_width, out_height);
   cairo_surface_destroy (target);
-  cairo_surface_destroy (source);
   return pixbuf;
+}
+
+static void
+encode_shot_thread (GTask        *task,
+                    gpointer      source_object,
+                    gpointer      task_data,
+                    GCancellable *cancellable)
+{
+  ShotData *data = task_data;
+  g_autoptr(GdkPixbuf) pixbuf = NULL;
+  g_autoptr(SightScreenshot) shot = NULL;
+  g_autoptr(GError) error = NULL;
+  int source_width = cairo_image_surface_get_width (data->source);
+  guint n_masked = 0;
+
+  pixbuf = render_surface (data->source, data->masks, data->options.n_masks, data->scale,
+                           data->options.max_side, &n_masked);
+  shot = g_new0 (SightScreenshot, 1);
+  shot->width = gdk_pixbuf_get_width (pixbuf);
+  shot->height = gdk_pixbuf_get_height (pixbuf);
+  shot->scale = data->scale * shot->width / source_width;
+  shot->n_masked = n_masked;
+  shot->format = data->options.format;
+  shot->bytes = sight_encode_image (pixbuf, data->options.format, data->options.quality, &error);
+  if (shot->bytes == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  g_task_return_pointer (task, g_steal_pointer (&shot), (GDestroyNotify) sight_screenshot_free);
 }
 
 static void
@@ -1462,10 +1511,6 @@ snapshot_cb (GObject      *source,
   ShotData *data = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GdkTexture) texture = NULL;
-  g_autoptr(GdkPixbuf) pixbuf = NULL;
-  g_autoptr(SightScreenshot) shot = NULL;
-  double scale;
-  guint n_masked = 0;
 
   texture = webkit_web_view_get_snapshot_finish (WEBKIT_WEB_VIEW (source), result, &error);
   if (texture == NULL)
@@ -1478,23 +1523,11 @@ snapshot_cb (GObject      *source,
       return;
     }
 
-  scale = data->css_width > 0 ? (double) gdk_texture_get_width (texture) / data->css_width
-                              : self->device_scale;
-  pixbuf = render_texture (texture, data->masks, data->options.n_masks, scale,
-                           data->options.max_side, &n_masked);
-  shot = g_new0 (SightScreenshot, 1);
-  shot->width = gdk_pixbuf_get_width (pixbuf);
-  shot->height = gdk_pixbuf_get_height (pixbuf);
-  shot->scale = scale * shot->width / gdk_texture_get_width (texture);
-  shot->n_masked = n_masked;
-  shot->format = data->options.format;
-  shot->bytes = sight_encode_image (pixbuf, data->options.format, data->options.quality, &error);
-  if (shot->bytes == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-  g_task_return_pointer (task, g_steal_pointer (&shot), (GDestroyNotify) sight_screenshot_free);
+  data->scale = data->css_width > 0
+                ? (double) gdk_texture_get_width (texture) / data->css_width
+                : self->device_scale;
+  data->source = download_texture (texture);
+  g_task_run_in_thread (task, encode_shot_thread);
 }
 
 void

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* From launch to a painted window with the demo page loaded: Sightline's
+ * window against a bare GtkWindow holding a WebKitWebView that loads the same
+ * page, in the same run.
+ *
+ *   sight-bench-launch [--runs N]
+ *
+ * Each launch is a new process (this program again, with --child app or
+ * --child bare), timed from just before it is spawned to the first frame the
+ * window's frame clock paints after the web view's load of the demo page
+ * finished (GdkFrameClock::after-paint; no sleeps). "app" runs Sightline's
+ * application as `sightline` with no arguments does: it activates, the window
+ * starts the bundled demo site and opens it. "bare" starts the same demo site
+ * and loads it into a plain WebKitWebView. Prints the medians, their ratio and
+ * whether the target (< 1.5 s) is met. Run it under a display (xvfb-run). */
+#define G_LOG_DOMAIN "sight-bench-launch"
+
+#include "config.h"
+
+#include <adwaita.h>
+#include <stdlib.h>
+#include <webkit/webkit.h>
+
+#include "sight-application.h"
+#include "sight-demo-site.h"
+#include "sight-window.h"
+
+#define TARGET_MS      1500.0
+#define CHILD_DEADLINE 20     /* seconds for one launch */
+
+/* The child ----------------------------------------------------------------- */
+
+static gint64 t0;
+static gint64 load_started_us;
+static gint64 load_finished_us;
+static GtkWidget *timed_window;
+
+static void
+after_paint_cb (GdkFrameClock *clock,
+                gpointer       user_data)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  g_print ("%.1f %.1f %.1f\n", (now - t0) / 1000.0, (load_finished_us - t0) / 1000.0,
+           (load_started_us - t0) / 1000.0);
+  exit (0);
+}
+
+static void
+load_changed_cb (WebKitWebView   *view,
+                 WebKitLoadEvent  event,
+                 gpointer         user_data)
+{
+  const char *uri = webkit_web_view_get_uri (view);
+  GdkFrameClock *clock;
+
+  if (event == WEBKIT_LOAD_STARTED && load_started_us == 0)
+    load_started_us = g_get_monotonic_time ();
+  /* Only the demo page counts (not about:blank or an error page). */
+  if (event != WEBKIT_LOAD_FINISHED || uri == NULL || !g_str_has_prefix (uri, "http://127.0.0.1"))
+    return;
+  load_finished_us = g_get_monotonic_time ();
+  clock = gtk_widget_get_frame_clock (timed_window);
+  g_assert (clock != NULL);
+  g_signal_connect (clock, "after-paint", G_CALLBACK (after_paint_cb), NULL);
+}
+
+static gboolean
+deadline_cb (gpointer user_data)
+{
+  g_printerr ("no painted page within %d s\n", CHILD_DEADLINE);
+  exit (1);
+}
+
+static void
+app_window_added_cb (GtkApplication *application,
+                     GtkWindow      *window,
+                     gpointer        user_data)
+{
+  if (!SIGHT_IS_WINDOW (window) || timed_window != NULL)
+    return;
+  timed_window = GTK_WIDGET (window);
+  g_signal_connect (sight_web_page_get_web_view (sight_window_get_page (SIGHT_WINDOW (window))),
+                    "load-changed", G_CALLBACK (load_changed_cb), NULL);
+}
+
+static int
+run_app (void)
+{
+  g_autoptr(SightApplication) app = sight_application_new ();
+
+  /* Another Sightline on the session bus must not take the activation. */
+  g_application_set_flags (G_APPLICATION (app),
+                           G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
+  g_signal_connect (app, "window-added", G_CALLBACK (app_window_added_cb), NULL);
+  return g_application_run (G_APPLICATION (app), 0, NULL);
+}
+
+static int
+run_bare (void)
+{
+  g_autoptr(SightDemoSite) site = NULL;
+  g_autoptr(GError) error = NULL;
+  GtkWidget *view;
+
+  gtk_init ();
+  site = sight_demo_site_new ();
+  if (!sight_demo_site_start (site, 0, &error))
+    g_error ("%s", error->message);
+  timed_window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (timed_window), 1280, 800);
+  view = webkit_web_view_new ();
+  gtk_window_set_child (GTK_WINDOW (timed_window), view);
+  g_signal_connect (view, "load-changed", G_CALLBACK (load_changed_cb), NULL);
+  gtk_window_present (GTK_WINDOW (timed_window));
+  webkit_web_view_load_uri (WEBKIT_WEB_VIEW (view), sight_demo_site_get_url (site));
+  while (TRUE)
+    g_main_context_iteration (NULL, TRUE);
+  return 0;
+}
+
+static int
+run_child (const char *kind)
+{
+  const char *start = g_getenv ("SIGHT_BENCH_T0");
+
+  g_assert (start != NULL);
+  t0 = g_ascii_strtoll (start, NULL, 10);
+  g_timeout_add_seconds (CHILD_DEADLINE, deadline_cb, NULL);
+  if (g_str_equal (kind, "app"))
+    return run_app ();
+  return run_bare ();
+}
+
+/* The parent ---------------------------------------------------------------- */
+
+/* Milliseconds from the spawn (doubles): the web view's first load started,
+ * the demo page's load finished, the frame after it painted. */
+typedef struct {
+  GArray *started;
+  GArray *loaded;
+  GArray *painted;
+} Series;
+
+static gboolean
+launch (const char *self_path,
+        const char *kind,
+        GFile      *data_dir,
+        Series     *series)
+{
+  const char *argv[] = { self_path, "--child", kind, NULL };
+  g_auto(GStrv) envp = g_get_environ ();
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *start = NULL;
+  g_autofree char *data_path = g_file_get_path (data_dir);
+  g_autoptr(GError) error = NULL;
+  double painted, loaded, started;
+  int status;
+
+  envp = g_environ_setenv (envp, "SIGHTLINE_DATA_DIR", data_path, TRUE);
+  envp = g_environ_setenv (envp, "GSETTINGS_BACKEND", "memory", TRUE);
+  envp = g_environ_setenv (envp, "GSETTINGS_SCHEMA_DIR", BENCH_SCHEMA_DIR, FALSE);
+  envp = g_environ_setenv (envp, "NO_AT_BRIDGE", "1", TRUE);
+  start = g_strdup_printf ("%" G_GINT64_FORMAT, g_get_monotonic_time ());
+  envp = g_environ_setenv (envp, "SIGHT_BENCH_T0", start, TRUE);
+  if (!g_spawn_sync (NULL, (char **) argv, envp, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                     &status, &error))
+    g_error ("%s", error->message);
+  if (!g_spawn_check_wait_status (status, NULL) ||
+      sscanf (out, "%lf %lf %lf", &painted, &loaded, &started) != 3)
+    {
+      g_printerr ("%s launch failed: %s\n", kind, err);
+      return FALSE;
+    }
+  g_array_append_val (series->started, started);
+  g_array_append_val (series->loaded, loaded);
+  g_array_append_val (series->painted, painted);
+  return TRUE;
+}
+
+static int
+compare_doubles (gconstpointer a,
+                 gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+static double
+median (GArray *values)
+{
+  g_array_sort (values, compare_doubles);
+  return g_array_index (values, double, values->len / 2);
+}
+
+static void
+series_init (Series *series)
+{
+  series->started = g_array_new (FALSE, FALSE, sizeof (double));
+  series->loaded = g_array_new (FALSE, FALSE, sizeof (double));
+  series->painted = g_array_new (FALSE, FALSE, sizeof (double));
+}
+
+static void
+series_clear (Series *series)
+{
+  g_array_set_size (series->started, 0);
+  g_array_set_size (series->loaded, 0);
+  g_array_set_size (series->painted, 0);
+}
+
+/* Prints the medians; returns the painted one. */
+static double
+series_print (const char *name,
+              Series     *series)
+{
+  double painted = median (series->painted);
+
+  g_print ("%-32s %10.0f %10.0f %10.0f\n", name, median (series->started),
+           median (series->loaded), painted);
+  return painted;
+}
+
+static void
+remove_tree (GFile *file)
+{
+  g_autoptr(GFileEnumerator) children = NULL;
+  GFile *child;
+
+  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
+                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+  while (children != NULL && g_file_enumerator_iterate (children, NULL, &child, NULL, NULL) &&
+         child != NULL)
+    remove_tree (child);
+  g_file_delete (file, NULL, NULL);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  int runs = 5;
+  g_autofree char *self_path = NULL;
+  g_autoptr(GFile) data_dir = NULL;
+  Series app, bare;
+  double app_ms, bare_ms;
+
+  if (argc == 3 && g_str_equal (argv[1], "--child"))
+    return run_child (argv[2]);
+  if (argc == 3 && g_str_equal (argv[1], "--runs"))
+    runs = MAX (1, atoi (argv[2]));
+  else if (argc != 1)
+    {
+      g_printerr ("usage: sight-bench-launch [--runs N]\n");
+      return 2;
+    }
+
+  self_path = g_file_read_link ("/proc/self/exe", NULL);
+  data_dir = g_file_new_for_path (g_dir_make_tmp ("sight-bench-launch-XXXXXX", NULL));
+  series_init (&app);
+  series_init (&bare);
+  /* One launch each first, not counted: the page cache and fontconfig's
+   * caches warm up for both alike. */
+  launch (self_path, "bare", data_dir, &bare);
+  launch (self_path, "app", data_dir, &app);
+  series_clear (&bare);
+  series_clear (&app);
+  for (int i = 0; i < runs; i++)
+    if (!launch (self_path, "bare", data_dir, &bare) || !launch (self_path, "app", data_dir, &app))
+      return 1;
+  remove_tree (data_dir);
+
+  g_print ("%d launches each, median ms from the spawn\n", runs);
+  g_print ("%-32s %10s %10s %10s\n", "", "load start", "loaded", "painted");
+  bare_ms = series_print ("bare GtkWindow + WebKitWebView", &bare);
+  app_ms = series_print ("Sightline window", &app);
+  g_print ("ratio Sightline / bare (painted): %.2f\n", app_ms / bare_ms);
+  g_print ("target < %.0f ms: %s (bare: %s)\n", TARGET_MS, app_ms < TARGET_MS ? "met" : "MISSED",
+           bare_ms < TARGET_MS ? "met" : "missed");
+  return 0;
+}
