@@ -127,9 +127,9 @@ cache_text (const StepState *state)
     return g_strdup (_("Heal accepted"));
   if (g_str_equal (state->cache, "rejected"))
     return g_strdup (_("Heal rejected"));
-  /* A missed trace that then passed was written back by the model: it
+  /* A trace that no longer matched and that the model then healed: it
    * replays next time, once someone has looked at it. */
-  if (g_strcmp0 (state->verdict, "pass") == 0)
+  if (state->key != NULL && g_strcmp0 (state->verdict, "pass") == 0)
     return g_strdup (_("Healed, needs review"));
   return g_strdup (_("Cache missed"));
 }
