@@ -7,6 +7,7 @@
 
 #include <glib/gi18n.h>
 
+#include "sight-live-sessions.h"
 #include "sight-window.h"
 
 struct _SightApplication
@@ -95,9 +96,31 @@ about_action (GSimpleAction *action,
                          NULL);
 }
 
+/* `sightline serve` while the app runs: the window serves MCP, so the
+ * sessions its clients open show there live. The state is the endpoint
+ * after the last activation ("" when the server could not start); the
+ * command reads it over D-Bus (org.gtk.Actions.Describe). */
+static void
+serve_mcp_action (GSimpleAction *action,
+                  GVariant      *parameter,
+                  gpointer       user_data)
+{
+  SightWindow *window = get_or_create_window (SIGHT_APPLICATION (user_data));
+  SightLiveSessions *live = sight_window_get_live_sessions (window);
+  g_autoptr(GError) error = NULL;
+  const char *url;
+
+  if (!sight_live_sessions_set_serving (live, TRUE, &error))
+    g_warning ("Could not start the MCP server: %s", error->message);
+  url = sight_live_sessions_get_url (live);
+  g_simple_action_set_state (action, g_variant_new_string (url != NULL ? url : ""));
+  gtk_window_present (GTK_WINDOW (window));
+}
+
 static const GActionEntry app_actions[] = {
   { "quit", quit_action },
   { "about", about_action },
+  { "serve-mcp", serve_mcp_action, NULL, "\"\"" },
 };
 
 static void

@@ -13,6 +13,7 @@
 #include "sight-error.h"
 #include "sight-mcp-http.h"
 #include "sight-mcp-tools.h"
+#include "sight-serve-attach.h"
 
 static gboolean
 signal_cb (gpointer data)
@@ -36,6 +37,7 @@ sight_cmd_serve (int    argc,
   g_autofree char *token = NULL;
   g_autofree char *url = NULL;
   gboolean created = FALSE;
+  gboolean headless = FALSE;
   int port = 8808;
   int max_body = SIGHT_MCP_HTTP_DEFAULT_MAX_BODY;
   int exit_status = 0;
@@ -50,6 +52,9 @@ sight_cmd_serve (int    argc,
       N_("Where the bearer token is kept (default: the user config folder)"), N_("FILE") },
     { "max-body", 0, 0, G_OPTION_ARG_INT, &max_body,
       N_("Largest request body accepted, in bytes (default 4 MiB)"), N_("BYTES") },
+    { "headless", 0, 0, G_OPTION_ARG_NONE, &headless,
+      N_("Serve from this command even when the app is running (by default the running "
+         "app serves, on its own port, and its window shows the sessions)"), NULL },
     { NULL }
   };
 
@@ -62,6 +67,27 @@ sight_cmd_serve (int    argc,
     return sight_cli_usage_error ("serve", _("--port must be 0 to 65535"));
   if (max_body < 1024)
     return sight_cli_usage_error ("serve", _("--max-body must be at least 1024"));
+
+  /* With the app running, its window serves (on its own port, with the
+   * user's token), so the sessions clients open show there live. An
+   * address or token file of the command's own needs a server of its own. */
+  if (!headless && bind == NULL && token_file == NULL)
+    {
+      url = sight_serve_attach (&error);
+      if (url == NULL && error != NULL)
+        return sight_cli_report_error (error);
+    }
+  if (url != NULL)
+    {
+      token = sight_mcp_http_load_or_create_token (NULL, &token_path, NULL, &error);
+      if (token == NULL)
+        return sight_cli_report_error (error);
+      g_print (_("MCP endpoint: %s\n"), url);
+      g_print (_("Bearer token: in %s\n"), token_path);
+      g_print ("%s\n", _("Served by the running Sightline app: the sessions clients open "
+                         "appear under Live Sessions in its window. Turn it off there."));
+      return 0;
+    }
 
   token = sight_mcp_http_load_or_create_token (token_file, &token_path, &created, &error);
   if (token == NULL)

@@ -7,12 +7,14 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <libsoup/soup.h>
+#include <signal.h>
 #include <string.h>
 #include <webkit/webkit.h>
 
 #include "sight-mcp-http.h"
 #include "sight-scripted-model.h"
 
+#include "sight-application.h"
 #include "sight-window.h"
 
 /* The window's in-app MCP server: a real SoupSession client over loopback
@@ -174,21 +176,35 @@ typedef struct {
   int          next_id;
 } Fixture;
 
+/* A client of f->url: initialize, with the user's stored token. */
 static void
-fixture_set_up (Fixture       *f,
-                gconstpointer  data)
+fixture_connect (Fixture *f)
 {
   g_autoptr(JsonObject) reply = NULL;
   g_autoptr(GError) error = NULL;
   guint status = 0;
 
+  f->client = soup_session_new_with_options ("timeout", 30, NULL);
+  f->next_id = 2;
+  f->token = sight_mcp_http_load_or_create_token (NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  reply = post (f->client, f->url, f->token, NULL, INITIALIZE, &status, &f->mcp_session);
+  g_assert_cmpuint (status, ==, 200);
+  g_assert_nonnull (f->mcp_session);
+  g_clear_pointer (&reply, json_object_unref);
+  reply = post (f->client, f->url, f->token, f->mcp_session,
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", &status, NULL);
+}
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
   f->window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
   gtk_window_present (GTK_WINDOW (f->window));
   sight_window_open_demo_site (f->window);
   spin_until (demo_ready, f->window);
   f->live = sight_window_get_live_sessions (f->window);
-  f->client = soup_session_new_with_options ("timeout", 30, NULL);
-  f->next_id = 2;
   g_assert_false (sight_live_sessions_get_serving (f->live));
 
   /* The primary menu's "Serve MCP…" opens the popover with the switch... */
@@ -198,16 +214,7 @@ fixture_set_up (Fixture       *f,
   gtk_switch_set_active (sight_live_sessions_get_switch (f->live), TRUE);
   g_assert_true (sight_live_sessions_get_serving (f->live));
   f->url = g_strdup (sight_live_sessions_get_url (f->live));
-  /* The user's stored token, created on first use. */
-  f->token = sight_mcp_http_load_or_create_token (NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-
-  reply = post (f->client, f->url, f->token, NULL, INITIALIZE, &status, &f->mcp_session);
-  g_assert_cmpuint (status, ==, 200);
-  g_assert_nonnull (f->mcp_session);
-  g_clear_pointer (&reply, json_object_unref);
-  reply = post (f->client, f->url, f->token, f->mcp_session,
-                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", &status, NULL);
+  fixture_connect (f);
 }
 
 static void
@@ -249,12 +256,15 @@ call_tool (Fixture    *f,
   return json_object_ref (json_object_get_object_member (reply, "result"));
 }
 
-/* Opens a session at @start_url through the client; returns its id. */
+/* Opens a session at @start_url (NULL: none) through the client; returns
+ * its id. */
 static char *
 create_session (Fixture    *f,
                 const char *start_url)
 {
-  g_autofree char *arguments = g_strdup_printf ("{\"startUrl\":\"%s\"}", start_url);
+  g_autofree char *arguments = start_url != NULL
+                               ? g_strdup_printf ("{\"startUrl\":\"%s\"}", start_url)
+                               : g_strdup ("{}");
   g_autoptr(JsonObject) result = call_tool (f, "create_session", arguments);
   JsonObject *structured;
 
@@ -514,6 +524,164 @@ test_follow_steps (Fixture       *f,
   g_assert_false (json_object_get_boolean_member_with_default (failed, "isError", FALSE));
   g_assert_cmpuint (sight_scripted_model_get_remaining (model), ==, 0);
   g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 2);
+
+
+  /* Shown again, a task on it is one more row, when it ends. */
+  gtk_drop_down_set_selected (dropdown, 1);
+  sight_scripted_model_push (model, "{\"tool_calls\": [{\"name\": \"done\", \"arguments\": "
+                             "{\"verdict\": \"pass\", \"summary\": \"The form asks for an "
+                             "email.\"}}]}");
+  g_free (arguments);
+  arguments = g_strdup_printf ("{\"sessionId\":\"%s\",\"goal\":\"say what the form asks\","
+                               "\"waitSeconds\":30}", sess_id);
+  g_clear_pointer (&failed, json_object_unref);
+  failed = call_tool (f, "run_task", arguments);
+  g_assert_false (json_object_get_boolean_member_with_default (failed, "isError", FALSE));
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 3);
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "pass");
+  sight_composer_get_meters (composer, &calls, NULL, NULL);
+  g_assert_cmpuint (calls, ==, 1);
+
+  g_free (arguments);
+  arguments = g_strdup_printf ("{\"sessionId\":\"%s\"}", sess_id);
+  g_clear_pointer (&failed, json_object_unref);
+  failed = call_tool (f, "stop_session", arguments);
+  spin_until (list_is_empty, dropdown);
+}
+
+/* Runs `sightline serve --port 0` and reads what it prints first. */
+static GSubprocess *
+spawn_serve (GDataInputStream **out_stdout)
+{
+  g_autoptr(GError) error = NULL;
+  GSubprocess *serve;
+
+  serve = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                            g_getenv ("SIGHTLINE_BIN"), "serve", "--port", "0", NULL);
+  g_assert_no_error (error);
+  *out_stdout = g_data_input_stream_new (g_subprocess_get_stdout_pipe (serve));
+  return serve;
+}
+
+/* The next line of @out, iterating the main context meanwhile (the app in
+ * this process answers the command's D-Bus calls). */
+static char *
+read_line (GDataInputStream *out)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  char *line;
+
+  g_data_input_stream_read_line_async (out, G_PRIORITY_DEFAULT, NULL, store_result_cb, &result);
+  wait_for (&result);
+  line = g_data_input_stream_read_line_finish_utf8 (out, result, NULL, &error);
+  g_assert_no_error (error);
+  return line;
+}
+
+static char *
+endpoint_of (const char *line)
+{
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "MCP endpoint: http://127.0.0.1:"));
+  return g_strdup (line + strlen ("MCP endpoint: "));
+}
+
+static void
+wait_exit (GSubprocess *process)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_subprocess_wait_async (process, NULL, store_result_cb, &result);
+  wait_for (&result);
+  g_assert_true (g_subprocess_wait_finish (process, result, &error));
+  g_assert_no_error (error);
+}
+
+/* Under a private session bus: with no app on it `sightline serve` serves
+ * headless; with the app registered it asks the app, whose window then
+ * serves, prints that endpoint and exits; a real HTTP client's session then
+ * shows in the window. */
+static void
+test_serve_attaches (void)
+{
+  g_autoptr(GSubprocess) serve = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(SightApplication) app = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *sess_id = NULL;
+  g_autofree char *token_path = NULL;
+  g_autofree char *token_line = NULL;
+  g_autofree char *token = NULL;
+  Fixture fixture = { NULL }, *f = &fixture;
+  GtkDropDown *dropdown;
+
+  /* No app: the command's own server, until it is stopped. */
+  serve = spawn_serve (&out);
+  line = read_line (out);
+  f->url = endpoint_of (line);
+  fixture_connect (f);
+  g_subprocess_send_signal (serve, SIGTERM);
+  wait_exit (serve);
+  g_assert_true (g_subprocess_get_if_exited (serve));
+  g_assert_cmpint (g_subprocess_get_exit_status (serve), ==, 0);
+  g_clear_pointer (&f->url, g_free);
+  g_clear_pointer (&f->token, g_free);
+  g_clear_pointer (&f->mcp_session, g_free);
+  g_clear_object (&f->client);
+  g_clear_object (&serve);
+  g_clear_object (&out);
+  g_clear_pointer (&line, g_free);
+
+  /* The app, the primary instance on the bus, with no window yet. */
+  app = sight_application_new ();
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (g_application_get_is_remote (G_APPLICATION (app)));
+  g_assert_null (gtk_application_get_active_window (GTK_APPLICATION (app)));
+
+  serve = spawn_serve (&out);
+  line = read_line (out);
+  f->url = endpoint_of (line);
+  token_line = read_line (out);
+  wait_exit (serve);
+  g_assert_cmpint (g_subprocess_get_exit_status (serve), ==, 0);
+  token = sight_mcp_http_load_or_create_token (NULL, &token_path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (token_line, token_path));
+  /* The token itself is never printed. */
+  g_assert_null (strstr (token_line, token));
+
+  /* The app's window serves at that endpoint... */
+  f->window = SIGHT_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
+  g_assert_nonnull (f->window);
+  g_object_ref (f->window);
+  f->live = sight_window_get_live_sessions (f->window);
+  g_assert_true (sight_live_sessions_get_serving (f->live));
+  g_assert_cmpstr (sight_live_sessions_get_url (f->live), ==, f->url);
+  /* ...and a client's session shows there. */
+  fixture_connect (f);
+  sess_id = create_session (f, NULL);
+  g_assert_true (g_str_has_prefix (sess_id, "sess_"));
+  dropdown = sight_live_sessions_get_dropdown (f->live);
+  spin_until (list_has_session, dropdown);
+  g_assert_true (g_str_has_prefix (gtk_string_list_get_string (
+                                     GTK_STRING_LIST (gtk_drop_down_get_model (dropdown)), 1),
+                                   sess_id));
+
+  /* Asked again, the window keeps its server and endpoint. */
+  g_clear_object (&serve);
+  g_clear_object (&out);
+  g_clear_pointer (&line, g_free);
+  serve = spawn_serve (&out);
+  line = read_line (out);
+  g_assert_cmpstr (line + strlen ("MCP endpoint: "), ==, f->url);
+  wait_exit (serve);
+  g_assert_cmpint (g_subprocess_get_exit_status (serve), ==, 0);
+
+  fixture_tear_down (f, NULL);
 }
 
 static void
@@ -541,8 +709,17 @@ main (int    argc,
   g_autoptr(GError) error = NULL;
   g_autofree char *project = NULL;
   g_autofree char *project_path = NULL;
+  GTestDBus *bus;
+  g_autofree char *display = NULL;
   int status;
 
+  /* A private session bus, for the app and `sightline serve` to meet on. */
+  display = g_strdup (g_getenv ("DISPLAY"));
+  bus = g_test_dbus_new (G_TEST_DBUS_NONE);
+  g_test_dbus_up (bus);
+  /* GTestDBus unsets DISPLAY (against autolaunching); the windows need it. */
+  if (display != NULL)
+    g_setenv ("DISPLAY", display, TRUE);
   /* Before anything reads it (GLib caches the folder): the test's token
    * lives in a folder of its own, never in the user's. */
   test_config = g_dir_make_tmp ("sight-live-XXXXXX", NULL);
@@ -571,10 +748,15 @@ main (int    argc,
               fixture_set_up, test_live_sessions, fixture_tear_down);
   g_test_add ("/live-sessions/follow-steps", Fixture, NULL,
               fixture_set_up, test_follow_steps, fixture_tear_down);
+  g_test_add_func ("/live-sessions/serve-attaches", test_serve_attaches);
   g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();
 
   g_clear_object (&model);
+  /* Stopped, not down (nor unreferenced, which takes it down): down waits
+   * for the last reference to the connection, which the app's web views
+   * may still hold. */
+  g_test_dbus_stop (bus);
   g_chdir ("/");
   remove_tree (test_project);
   remove_tree (test_config);

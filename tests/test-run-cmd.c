@@ -7,6 +7,8 @@
 
 #include "cli-test-common.h"
 #include "sight-demo-site.h"
+#include "sight-direct-run.h"
+#include "sight-store.h"
 
 /* `sightline run` as a person or CI calls it: its exit statuses, its output
  * and its files, against the demo site served here. */
@@ -86,8 +88,8 @@ test_cli_exit_statuses (void)
   assert_contains (cli.err, "--base-url");
   cli_run_clear (&cli);
 
-  cli_run_with_store (&cli, dir, "run", pricing, "--base-url", sight_demo_site_get_url (site), "--json",
-           "--report", report, "--junit", junit, NULL);
+  cli_run_with_store (&cli, dir, "run", pricing, "--base-url", sight_demo_site_get_url (site),
+                      "--json", "--report", report, "--junit", junit, NULL);
   g_assert_cmpint (cli.status, ==, 0);
   json = json_from_string (cli.out, NULL);
   g_assert_nonnull (json);
@@ -134,6 +136,87 @@ test_folder_with_a_broken_file (void)
   g_assert_true (cli.out == NULL || *cli.out == '\0');
 }
 
+/* Whether the file at @path holds @needle anywhere in its bytes (a missing
+ * file holds nothing). */
+static gboolean
+file_holds (const char *path,
+            const char *needle)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &data, &len, NULL))
+    return FALSE;
+  for (gsize i = 0; i + strlen (needle) <= len; i++)
+    if (memcmp (data + i, needle, strlen (needle)) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* The sign-in example types its password literally into the password field:
+ * the step passes, and the value reaches neither the database (the step's
+ * text is kept with the value masked) nor the reports nor the output. */
+static void
+test_literal_secret_stays_out (void)
+{
+  g_autofree char *sign_in = EXAMPLE ("sign-in.sightline.json");
+  g_autofree char *store_dir = g_build_filename (dir, "literal", NULL);
+  g_autofree char *db = g_build_filename (store_dir, "sightline.db", NULL);
+  g_autofree char *wal = g_build_filename (store_dir, "sightline.db-wal", NULL);
+  g_autofree char *report = g_build_filename (store_dir, "sign-in.html", NULL);
+  g_autofree char *junit = g_build_filename (store_dir, "sign-in.xml", NULL);
+  g_autofree char *written = NULL;
+  g_autoptr(SightStore) store = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) json = NULL;
+  g_autoptr(GPtrArray) runs = NULL;
+  g_auto(CliRun) cli = { 0 };
+
+  /* The example does type the password literally (else this proves nothing). */
+  g_assert_true (g_file_get_contents (sign_in, &written, NULL, NULL));
+  assert_contains (written, "type \\\"" SIGHT_DEMO_SITE_PASSWORD "\\\" into Password");
+
+  g_assert_cmpint (g_mkdir_with_parents (store_dir, 0700), ==, 0);
+  cli_run_with_store (&cli, store_dir, "run", sign_in, "--base-url",
+                      sight_demo_site_get_url (site), "--report", report, "--junit", junit,
+                      "--json", NULL);
+  g_assert_cmpint (cli.status, ==, 0);
+  json = json_from_string (cli.out, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (json), "verdict"), ==,
+                   "pass");
+
+  g_assert_false (file_holds (db, SIGHT_DEMO_SITE_PASSWORD));
+  g_assert_false (file_holds (wal, SIGHT_DEMO_SITE_PASSWORD));
+  g_assert_true (g_file_test (report, G_FILE_TEST_EXISTS));
+  g_assert_false (file_holds (report, SIGHT_DEMO_SITE_PASSWORD));
+  g_assert_true (g_file_test (junit, G_FILE_TEST_EXISTS));
+  g_assert_false (file_holds (junit, SIGHT_DEMO_SITE_PASSWORD));
+  g_assert_null (strstr (cli.out, SIGHT_DEMO_SITE_PASSWORD));
+  g_assert_null (strstr (cli.err, SIGHT_DEMO_SITE_PASSWORD));
+
+  /* The step is kept, passed, with the value masked. */
+  store = sight_store_new (db, &error);
+  g_assert_no_error (error);
+  runs = sight_store_list_runs (store, 10, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (runs->len, ==, 1);
+  data = sight_store_load_run (store, ((SightRunRecord *) runs->pdata[0])->id, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < data->steps->len; i++)
+    {
+      SightStepRecord *step = data->steps->pdata[i];
+
+      if (g_strcmp0 (step->instruction, "type \"" SIGHT_DIRECT_SECRET_MASK "\" into Password") == 0)
+        {
+          g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_PASS);
+          return;
+        }
+    }
+  g_error ("no step kept the masked text");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -149,6 +232,7 @@ main (int    argc,
 
   g_test_add_func ("/run-cmd/exit-statuses", test_cli_exit_statuses);
   g_test_add_func ("/run-cmd/folder-with-a-broken-file", test_folder_with_a_broken_file);
+  g_test_add_func ("/run-cmd/literal-secret-stays-out", test_literal_secret_stays_out);
   status = g_test_run ();
 
   g_clear_object (&site);

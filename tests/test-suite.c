@@ -271,8 +271,8 @@ test_workers_and_shards_agree (void)
    * report with the stored screenshots, and a JUnit file. */
   write_json (a_path, shard1);
   write_json (b_path, shard2);
-  cli_run_with_store (&cli, dir, "merge-reports", b_path, a_path, "--report", report_dir, "--junit",
-           junit_path, NULL);
+  cli_run_with_store (&cli, dir, "merge-reports", b_path, a_path, "--report", report_dir,
+                      "--junit", junit_path, NULL);
   g_assert_cmpint (cli.status, ==, 1);
   assert_contains (cli.out, "3 tests: 2 passed, 0 flaky, 1 failed, 0 could not run");
   index_path = g_build_filename (report_dir, "index.html", NULL);
@@ -286,7 +286,8 @@ test_workers_and_shards_agree (void)
 
   /* Where the shards' store is not at hand, the report is drawn from the
    * JSON results, without screenshots. */
-  cli_run_with_store (&cli, empty_store, "merge-reports", a_path, b_path, "--report", report_dir, NULL);
+  cli_run_with_store (&cli, empty_store, "merge-reports", a_path, b_path, "--report",
+                      report_dir, NULL);
   g_assert_cmpint (cli.status, ==, 1);
   g_assert_true (g_file_get_contents (index_path, &html, NULL, NULL));
   assert_contains (html, "Drawn from the JSON result");

@@ -30,6 +30,7 @@ typedef struct {
   gboolean         value_secret;
   char            *last_miss;     /* why the last attempt did not pass */
   JsonObject      *record;        /* the action as a trace records it, or NULL */
+  char            *masked_text;   /* the step's text without a secret typed literally, or NULL */
 } Run;
 
 static void
@@ -44,6 +45,7 @@ run_free (Run *run)
   g_free (run->value);
   g_free (run->last_miss);
   g_clear_pointer (&run->record, json_object_unref);
+  g_free (run->masked_text);
   g_free (run);
 }
 
@@ -365,6 +367,27 @@ action_cb (GObject      *source,
   succeed (task, summary);
 }
 
+/* @text with @value, as written in it (quoted, with its escapes, or bare),
+ * replaced by SIGHT_DIRECT_SECRET_MASK. */
+static char *
+mask_literal (const char *text,
+              const char *value)
+{
+  g_autoptr(GString) s = g_string_new (text);
+  g_autoptr(GString) quoted = g_string_new ("\"");
+
+  for (const char *p = value; *p != '\0'; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        g_string_append_c (quoted, '\\');
+      g_string_append_c (quoted, *p);
+    }
+  g_string_append_c (quoted, '"');
+  g_string_replace (s, quoted->str, "\"" SIGHT_DIRECT_SECRET_MASK "\"", 0);
+  g_string_replace (s, value, SIGHT_DIRECT_SECRET_MASK, 0);
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
 /* Runs the step's action on @ref (NULL: the focused element or the page). */
 static void
 perform_step (GTask      *task,
@@ -376,6 +399,11 @@ perform_step (GTask      *task,
   ActionCall *call = g_new0 (ActionCall, 1);
   const char *value = run->value;
 
+  /* A value typed into a password field is a secret even when the test
+   * wrote it out: from here on the step's text is not kept with it. */
+  if (secure && run->step->verb == SIGHT_DIRECT_FILL && run->step->param == NULL &&
+      run->value != NULL && run->value[0] != '\0' && run->masked_text == NULL)
+    run->masked_text = mask_literal (run->step->source, run->value);
   call->task = task;
   call->seen = seen;
   call->ref = g_strdup (ref);
@@ -757,6 +785,17 @@ sight_direct_step_run_get_record (GAsyncResult *result)
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == sight_direct_step_run_async, NULL);
   run = g_task_get_task_data (G_TASK (result));
   return run != NULL && !g_task_had_error (G_TASK (result)) ? run->record : NULL;
+}
+
+const char *
+sight_direct_step_run_get_masked_text (GAsyncResult *result)
+{
+  Run *run;
+
+  g_return_val_if_fail (G_IS_TASK (result), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == sight_direct_step_run_async, NULL);
+  run = g_task_get_task_data (G_TASK (result));
+  return run != NULL ? run->masked_text : NULL;
 }
 
 char *

@@ -35,6 +35,16 @@ char  *sight_direct_step_run_finish (SightWebPage        *page,
  * (an expectation, a wait) or failed.  Borrowed from @result. */
 JsonObject *sight_direct_step_run_get_record (GAsyncResult      *result);
 
+/* What stands for a secret typed literally in a stored step text. */
+#define SIGHT_DIRECT_SECRET_MASK "[secret]"
+
+/* The step's text as it may be stored and reported once its target turned
+ * out to be a password or one-time-code field and the test typed the value
+ * out: the value replaced by SIGHT_DIRECT_SECRET_MASK. NULL when the text can
+ * stand as written (or the step never reached its target). Valid whether the
+ * step passed or failed; borrowed from @result. */
+const char *sight_direct_step_run_get_masked_text (GAsyncResult   *result);
+
 /* One page action through the engine (sight_web_page_perform_async, or
  * sight_web_page_tap_at_async at (@x, @y) when @at_point): "click",
  * "dblclick", "hover", "fill" and "select" (@value), "press" (@value keys, to

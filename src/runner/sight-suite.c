@@ -185,13 +185,16 @@ verdict_for_code (SightErrorCode code)
          ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_ERROR;
 }
 
+/* @instruction: the step's text as it is to be kept from now on (a secret
+ * typed literally, masked), or NULL for the text it opened with. */
 static void
-step_close (Attempt         *attempt,
-            SightRunVerdict  verdict,
-            const GError    *error,
-            const char      *explanation,
-            SightStepResult *result,
-            const char      *what)
+step_close_as (Attempt         *attempt,
+               SightRunVerdict  verdict,
+               const GError    *error,
+               const char      *explanation,
+               SightStepResult *result,
+               const char      *what,
+               const char      *instruction)
 {
   SightStepRecord step = { 0 };
   g_autofree char *usage_json = NULL;
@@ -199,6 +202,7 @@ step_close (Attempt         *attempt,
 
   step.run_id = attempt->run_id;
   step.index = attempt->index;
+  step.instruction = (char *) instruction;
   step.verdict = verdict;
   step.started_at = attempt->step_started;
   step.finished_at = g_get_real_time ();
@@ -232,6 +236,17 @@ step_close (Attempt         *attempt,
       attempt->failed_step = g_strdup_printf ("Step %u (%s)", attempt->index + 1, what);
     }
   attempt->index++;
+}
+
+static void
+step_close (Attempt         *attempt,
+            SightRunVerdict  verdict,
+            const GError    *error,
+            const char      *explanation,
+            SightStepResult *result,
+            const char      *what)
+{
+  step_close_as (attempt, verdict, error, explanation, result, what, NULL);
 }
 
 /* What the page looked like after the step: kept for the report. */
@@ -317,19 +332,21 @@ direct_done_cb (GObject      *source,
   g_autoptr(GError) error = NULL;
   g_autofree char *summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result,
                                                            &error);
+  const char *masked = sight_direct_step_run_get_masked_text (result);
 
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      step_close (attempt, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, "Interrupted", NULL,
-                  step_what (step));
+      step_close_as (attempt, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, "Interrupted", NULL,
+                     step_what (step), masked);
       attempt_next (attempt);
       return;
     }
   if (summary == NULL)
-    step_close (attempt, verdict_for_code (error_code_of (error)), error, NULL, NULL,
-                step_what (step));
+    step_close_as (attempt, verdict_for_code (error_code_of (error)), error, NULL, NULL,
+                   step_what (step), masked);
   else
-    step_close (attempt, SIGHT_RUN_VERDICT_PASS, NULL, summary, NULL, step_what (step));
+    step_close_as (attempt, SIGHT_RUN_VERDICT_PASS, NULL, summary, NULL, step_what (step),
+                   masked);
   observe_then_next (attempt);
 }
 

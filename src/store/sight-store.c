@@ -1629,7 +1629,7 @@ job_finish_step (StoreCore  *core,
                   "UPDATE steps SET verdict = ?, code = ?, explanation = ?, usage = ?,"
                   "  cache = ?, budget = COALESCE (?, budget), model_calls = ?, actions = ?,"
                   "  target_x = ?, target_y = ?, target_width = ?, target_height = ?,"
-                  "  finished_at = ? "
+                  "  finished_at = ?, instruction = COALESCE (?, instruction) "
                   "WHERE run_id = ? AND idx = ?", error);
   ok = stmt != NULL;
   if (ok)
@@ -1650,8 +1650,9 @@ job_finish_step (StoreCore  *core,
           sqlite3_bind_double (stmt, 12, s->target_height);
         }
       sqlite3_bind_int64 (stmt, 13, s->finished_at ? s->finished_at : g_get_real_time ());
-      bind_text (stmt, 14, s->run_id);
-      sqlite3_bind_int (stmt, 15, s->index);
+      bind_text_take (stmt, 14, redact (core, s->instruction));
+      bind_text (stmt, 15, s->run_id);
+      sqlite3_bind_int (stmt, 16, s->index);
       ok = step_done (core->db, stmt, error);
       if (ok && sqlite3_changes (core->db) == 0)
         {
