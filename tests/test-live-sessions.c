@@ -525,6 +525,23 @@ test_follow_steps (Fixture       *f,
   g_assert_cmpuint (sight_scripted_model_get_remaining (model), ==, 0);
   g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 2);
 
+
+  /* Shown again, a task on it is one more row, when it ends. */
+  gtk_drop_down_set_selected (dropdown, 1);
+  sight_scripted_model_push (model, "{\"tool_calls\": [{\"name\": \"done\", \"arguments\": "
+                             "{\"verdict\": \"pass\", \"summary\": \"The form asks for an "
+                             "email.\"}}]}");
+  g_free (arguments);
+  arguments = g_strdup_printf ("{\"sessionId\":\"%s\",\"goal\":\"say what the form asks\","
+                               "\"waitSeconds\":30}", sess_id);
+  g_clear_pointer (&failed, json_object_unref);
+  failed = call_tool (f, "run_task", arguments);
+  g_assert_false (json_object_get_boolean_member_with_default (failed, "isError", FALSE));
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 3);
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "pass");
+  sight_composer_get_meters (composer, &calls, NULL, NULL);
+  g_assert_cmpuint (calls, ==, 1);
+
   g_free (arguments);
   arguments = g_strdup_printf ("{\"sessionId\":\"%s\"}", sess_id);
   g_clear_pointer (&failed, json_object_unref);
