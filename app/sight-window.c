@@ -462,12 +462,23 @@ apply_model (SightWindow *self)
 }
 
 static void
+apply_tests_base_url (SightWindow *self)
+{
+  g_autofree char *base_url = g_strstrip (g_settings_get_string (self->settings,
+                                                                 "tests-base-url"));
+
+  sight_step_list_set_base_url (self->step_list, base_url);
+}
+
+static void
 settings_changed_cb (GSettings   *settings,
                      const char  *key,
                      SightWindow *self)
 {
   if (g_str_has_prefix (key, "model-"))
     apply_model (self);
+  else if (g_str_equal (key, "tests-base-url"))
+    apply_tests_base_url (self);
   else if (g_str_has_prefix (key, "default-"))
     apply_defaults (self);
 }
@@ -1558,6 +1569,7 @@ sight_window_init (SightWindow *self)
                                G_CALLBACK (update_demo_delay), self, G_CONNECT_SWAPPED);
       apply_defaults (self);
       apply_model (self);
+      apply_tests_base_url (self);
     }
 
   /* One store for the window: its runs page and the runs of its tests. */

@@ -648,6 +648,45 @@ test_runs_are_kept (void)
   g_signal_handler_disconnect (history, b);
 }
 
+/* A relative start address resolves against the base address for tests of
+ * the preferences; with none, running says so and nothing runs. */
+static void
+test_relative_url (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "relative.sightline.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GSettings) settings = g_settings_new ("dev.sightline.Sightline");
+  g_autoptr(GError) error = NULL;
+  g_autofree char *expected = NULL;
+  SightStepList *list;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  g_file_set_contents (path, "{ \"name\": \"Relative\", \"url\": \"/login\","
+                       "  \"steps\": [ { \"do\": \"type \\\"a@b.test\\\" into Email\" } ] }",
+                       -1, &error);
+  g_assert_no_error (error);
+  g_assert_true (sight_window_open_test_file (window, file, &error));
+  g_assert_no_error (error);
+
+  g_settings_set_string (settings, "tests-base-url", "");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_false (sight_step_list_get_running (list));
+  g_assert_null (sight_step_list_get_verdict (list, 0));
+  g_assert_cmpstr (sight_step_list_get_status (list), ==,
+                   "The start address “/login” is relative: set the base address for tests "
+                   "in Preferences");
+
+  g_settings_set_string (settings, "tests-base-url", sight_window_get_demo_url (window));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (sight_step_list_get_running (list));
+  g_assert_true (wait_until_idle (list));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  expected = g_strconcat (sight_window_get_demo_url (window), "login", NULL);
+  g_assert_cmpstr (sight_web_page_get_uri (sight_window_get_page (window)), ==, expected);
+  g_settings_reset (settings, "tests-base-url");
+}
+
 static void
 page_js_cb (GObject      *source,
             GAsyncResult *result,
@@ -786,6 +825,7 @@ main (int    argc,
   g_test_add_func ("/step-list/stop", test_stop);
   g_test_add_func ("/step-list/heal-review", test_heal_review);
   g_test_add_func ("/step-list/demo-outlines-act-targets", test_demo_outlines_act_targets);
+  g_test_add_func ("/step-list/relative-url", test_relative_url);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
   g_timeout_add (100, wake_cb, NULL);
