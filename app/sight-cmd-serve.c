@@ -38,7 +38,8 @@ sight_cmd_serve (int    argc,
   g_autofree char *url = NULL;
   gboolean created = FALSE;
   gboolean headless = FALSE;
-  int port = 8808;
+  int port = G_MININT;                  /* not given: 8808 */
+  gboolean port_given;
   int max_body = SIGHT_MCP_HTTP_DEFAULT_MAX_BODY;
   int exit_status = 0;
   guint sigint_id, sigterm_id;
@@ -63,6 +64,9 @@ sight_cmd_serve (int    argc,
     return exit_status;
   if (argc > 1)
     return sight_cli_usage_error ("serve", _("unexpected argument “%s”"), argv[1]);
+  port_given = port != G_MININT;
+  if (!port_given)
+    port = 8808;
   if (port < 0 || port > 65535)
     return sight_cli_usage_error ("serve", _("--port must be 0 to 65535"));
   if (max_body < 1024)
@@ -82,6 +86,10 @@ sight_cmd_serve (int    argc,
       token = sight_mcp_http_load_or_create_token (NULL, &token_path, NULL, &error);
       if (token == NULL)
         return sight_cli_report_error (error);
+      if (port_given)
+        g_printerr ("%s\n", _("Note: --port is not used: the running app serves on its own "
+                              "port (its mcp-server-port setting); add --headless to serve "
+                              "from this command"));
       g_print (_("MCP endpoint: %s\n"), url);
       g_print (_("Bearer token: in %s\n"), token_path);
       g_print ("%s\n", _("Served by the running Sightline app: the sessions clients open "

@@ -6,6 +6,7 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "export-site-common.h"
 #include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-observation.h"
@@ -37,9 +38,6 @@ serve_cb (SoupServer        *srv,
           GHashTable        *query,
           gpointer           user_data)
 {
-  const char *page = g_str_equal (path, "/dashboard") ? "dashboard.html"
-                   : g_str_equal (path, "/login") ? "login.html" : NULL;
-  g_autofree char *file = NULL;
   char *body = NULL;
   gsize len = 0;
 
@@ -50,13 +48,12 @@ serve_cb (SoupServer        *srv,
                                         keys_html, strlen (keys_html));
       return;
     }
-  if (page == NULL)
+  body = export_site_read_page (path, &len);
+  if (body == NULL)
     {
       soup_server_message_set_status (msg, 404, NULL);
       return;
     }
-  file = g_test_build_filename (G_TEST_DIST, "fixtures", "export", "site", page, NULL);
-  g_assert_true (g_file_get_contents (file, &body, &len, NULL));
   if (query != NULL && g_hash_table_contains (query, "redesign"))
     {
       /* the same page after a redesign: the button is renamed */

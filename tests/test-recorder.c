@@ -6,6 +6,7 @@
 #include <string.h>
 #include <webkit/webkit.h>
 
+#include "export-site-common.h"
 #include "sight-direct-step.h"
 #include "sight-recorder.h"
 
@@ -18,30 +19,6 @@ typedef struct {
   GtkWidget     *window;
   WebKitWebView *view;
 } Fixture;
-
-static void
-serve_cb (SoupServer        *server,
-          SoupServerMessage *msg,
-          const char        *path,
-          GHashTable        *query,
-          gpointer           user_data)
-{
-  const char *page = g_str_equal (path, "/dashboard") ? "dashboard.html"
-                   : g_str_equal (path, "/login") ? "login.html" : NULL;
-  g_autofree char *file = NULL;
-  char *body = NULL;
-  gsize len = 0;
-
-  if (page == NULL)
-    {
-      soup_server_message_set_status (msg, 404, NULL);
-      return;
-    }
-  file = g_test_build_filename (G_TEST_DIST, "fixtures", "export", "site", page, NULL);
-  g_assert_true (g_file_get_contents (file, &body, &len, NULL));
-  soup_server_message_set_status (msg, 200, NULL);
-  soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_TAKE, body, len);
-}
 
 static gboolean
 flag_cb (gpointer user_data)
@@ -179,7 +156,7 @@ test_records_a_session (void)
   };
 
   f.server = soup_server_new (NULL, NULL);
-  soup_server_add_handler (f.server, NULL, serve_cb, NULL, NULL);
+  soup_server_add_handler (f.server, NULL, export_site_serve_cb, NULL, NULL);
   soup_server_listen_local (f.server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error);
   g_assert_no_error (error);
   uris = soup_server_get_uris (f.server);

@@ -16,24 +16,8 @@
 static SightDemoSite *site;
 static char *dir;
 
-static char *
-source_path (const char *first,
-             ...)
-{
-  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
-  va_list ap;
-
-  g_ptr_array_add (parts, (char *) g_getenv ("G_TEST_SRCDIR"));
-  va_start (ap, first);
-  for (const char *p = first; p != NULL; p = va_arg (ap, const char *))
-    g_ptr_array_add (parts, (char *) p);
-  va_end (ap);
-  g_ptr_array_add (parts, NULL);
-  return g_build_filenamev ((char **) parts->pdata);
-}
-
-#define EXAMPLE(name) source_path ("..", "examples", name, NULL)
-#define FIXTURE(name) source_path ("fixtures", "suite", name, NULL)
+#define EXAMPLE(name) g_test_build_filename (G_TEST_DIST, "..", "examples", name, NULL)
+#define FIXTURE(name) g_test_build_filename (G_TEST_DIST, "fixtures", "suite", name, NULL)
 
 static void
 assert_contains (const char *haystack,
@@ -127,7 +111,7 @@ test_cli_exit_statuses (void)
 static void
 test_folder_with_a_broken_file (void)
 {
-  g_autofree char *fixtures = source_path ("fixtures", "suite", NULL);
+  g_autofree char *fixtures = g_test_build_filename (G_TEST_DIST, "fixtures", "suite", NULL);
   g_auto(CliRun) cli = { 0 };
 
   cli_run_with_store (&cli, dir, "run", fixtures, NULL);

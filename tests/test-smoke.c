@@ -59,6 +59,9 @@ test_sign_in_flow_passes (void)
     "  \"expectNoText\": \"Invalid password\" }", &error);
   JsonObject *object;
   const char *text;
+  g_autofree char *all = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  gboolean masked = FALSE;
 
   g_assert_no_error (error);
   object = json_node_get_object (node);
@@ -68,6 +71,26 @@ test_sign_in_flow_passes (void)
   g_assert_true (g_str_has_prefix (text, "Smoke test of "));
   g_assert_nonnull (strstr (text, " PASSED in "));
   g_assert_true (g_str_has_prefix (json_object_get_string_member (object, "runId"), "run_"));
+
+  /* The password typed literally into the password field is kept masked:
+   * in the stored steps and in the report the result carries. */
+  all = json_to_string (node, FALSE);
+  g_assert_null (strstr (all, "harbor-trial-2024"));
+  data = sight_store_load_run (store, json_object_get_string_member (object, "runId"), &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < data->steps->len; i++)
+    {
+      SightStepRecord *step = data->steps->pdata[i];
+
+      g_assert_null (strstr (step->label ? step->label : "", "harbor-trial-2024"));
+      g_assert_null (strstr (step->instruction ? step->instruction : "", "harbor-trial-2024"));
+      if (g_strcmp0 (step->instruction, "type \"[secret]\" into Password") == 0)
+        {
+          g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_PASS);
+          masked = TRUE;
+        }
+    }
+  g_assert_true (masked);
 }
 
 static void

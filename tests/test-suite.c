@@ -24,24 +24,8 @@ static SightStore *store;
 static char *dir;
 static JsonNode *serial_result;   /* of the first test, for the JUnit one */
 
-static char *
-source_path (const char *first,
-             ...)
-{
-  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
-  va_list ap;
-
-  g_ptr_array_add (parts, (char *) g_getenv ("G_TEST_SRCDIR"));
-  va_start (ap, first);
-  for (const char *p = first; p != NULL; p = va_arg (ap, const char *))
-    g_ptr_array_add (parts, (char *) p);
-  va_end (ap);
-  g_ptr_array_add (parts, NULL);
-  return g_build_filenamev ((char **) parts->pdata);
-}
-
-#define EXAMPLE(name) source_path ("..", "examples", name, NULL)
-#define FIXTURE(name) source_path ("fixtures", "suite", name, NULL)
+#define EXAMPLE(name) g_test_build_filename (G_TEST_DIST, "..", "examples", name, NULL)
+#define FIXTURE(name) g_test_build_filename (G_TEST_DIST, "fixtures", "suite", name, NULL)
 
 /* /flaky says "warming up" to every first request after a reset, then
  * "serving". */

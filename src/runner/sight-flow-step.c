@@ -13,12 +13,14 @@
 
 typedef struct {
   SightAgent *agent;
+  char       *masked_text;  /* sight_direct_step_run_get_masked_text () */
 } FlowStep;
 
 static void
 flow_step_free (FlowStep *flow)
 {
   g_clear_object (&flow->agent);
+  g_free (flow->masked_text);
   g_free (flow);
 }
 
@@ -54,8 +56,10 @@ direct_done_cb (GObject      *source,
   g_autoptr(GError) error = NULL;
   g_autofree char *summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result,
                                                            &error);
+  FlowStep *flow = g_task_get_task_data (task);
   JsonObject *detail;
 
+  flow->masked_text = g_strdup (sight_direct_step_run_get_masked_text (result));
   if (summary == NULL)
     {
       g_task_return_error (task, g_steal_pointer (&error));
@@ -112,6 +116,17 @@ sight_flow_step_run_async (SightWebPage        *page,
   flow->agent = sight_agent_new (project, page);
   sight_agent_run_async (flow->agent, g_steal_pointer (&request), cancellable, act_done_cb,
                          g_steal_pointer (&task));
+}
+
+const char *
+sight_flow_step_run_get_masked_text (GAsyncResult *result)
+{
+  FlowStep *flow;
+
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+
+  flow = g_task_get_task_data (G_TASK (result));
+  return flow != NULL ? flow->masked_text : NULL;
 }
 
 JsonObject *

@@ -20,4 +20,9 @@ void        sight_flow_step_run_async  (SightWebPage        *page,
 JsonObject *sight_flow_step_run_finish (GAsyncResult        *result,
                                         GError             **error);
 
+/* The step's text as it may be stored: a value the text typed literally into
+ * a password or one-time-code field masked (sight_direct_step_run_get_masked_text);
+ * NULL when it can stand as written. Borrowed from @result. */
+const char *sight_flow_step_run_get_masked_text (GAsyncResult        *result);
+
 G_END_DECLS

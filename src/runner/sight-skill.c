@@ -915,7 +915,8 @@ flow_step_cb (GObject      *source,
   Run *run = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonObject) detail = sight_flow_step_run_finish (result, &error);
-  const char *step = run->steps[run->next];
+  const char *masked = sight_flow_step_run_get_masked_text (result);
+  const char *step = masked != NULL ? masked : run->steps[run->next];
   const char *kind = detail ? json_object_get_string_member_with_default (detail, "kind", "do")
                             : "do";
 

@@ -146,17 +146,22 @@ step_open (Smoke      *smoke,
   sight_store_add_step_async (smoke->store, &step, NULL, write_done_cb, NULL);
 }
 
+/* @instruction: the step's text as it is to be kept from now on (a secret
+ * typed literally, masked), or NULL for the text it opened with. */
 static void
-step_close (Smoke        *smoke,
-            SightRunVerdict  verdict,
-            const GError *error,
-            const char   *explanation)
+step_close_as (Smoke           *smoke,
+               SightRunVerdict  verdict,
+               const GError    *error,
+               const char      *explanation,
+               const char      *instruction)
 {
   SightStepRecord step = { 0 };
   SightErrorCode code = SIGHT_ERROR_INTERNAL;
 
   step.run_id = smoke->run_id;
   step.index = smoke->index;
+  step.label = (char *) instruction;
+  step.instruction = (char *) instruction;
   step.verdict = verdict;
   step.started_at = smoke->step_started;
   step.finished_at = g_get_real_time ();
@@ -173,6 +178,15 @@ step_close (Smoke        *smoke,
     smoke->failed = TRUE;
   sight_store_finish_step_async (smoke->store, &step, NULL, write_done_cb, NULL);
   smoke->index++;
+}
+
+static void
+step_close (Smoke           *smoke,
+            SightRunVerdict  verdict,
+            const GError    *error,
+            const char      *explanation)
+{
+  step_close_as (smoke, verdict, error, explanation, NULL);
 }
 
 /* A step nobody asked for is recorded as skipped: the report counts it in
@@ -393,18 +407,20 @@ flow_step_cb (GObject      *source,
   Smoke *smoke = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonObject) detail = sight_flow_step_run_finish (result, &error);
+  const char *masked = sight_flow_step_run_get_masked_text (result);
 
   if (detail == NULL)
     {
       smoke->flow_failed = TRUE;
-      step_close (smoke, sight_error_code_is_blocked (error->domain == SIGHT_ERROR ? error->code
-                                                                                   : SIGHT_ERROR_INTERNAL)
-                           ? SIGHT_RUN_VERDICT_ERROR : SIGHT_RUN_VERDICT_FAIL,
-                  error, NULL);
+      step_close_as (smoke, sight_error_code_is_blocked (error->domain == SIGHT_ERROR
+                                                         ? error->code : SIGHT_ERROR_INTERNAL)
+                              ? SIGHT_RUN_VERDICT_ERROR : SIGHT_RUN_VERDICT_FAIL,
+                     error, NULL, masked);
     }
   else
-    step_close (smoke, SIGHT_RUN_VERDICT_PASS, NULL,
-                json_object_get_string_member_with_default (detail, "summary", "Done"));
+    step_close_as (smoke, SIGHT_RUN_VERDICT_PASS, NULL,
+                   json_object_get_string_member_with_default (detail, "summary", "Done"),
+                   masked);
   smoke->flow_step++;
   observe_then_next (task);
 }

@@ -66,8 +66,9 @@ typedef struct {
   guint         index;        /* from 0, unique in its run */
   char         *kind;         /* "act", "assert", "waitFor", "extract", "do", "load", … (required) */
   char         *label;        /* short, e.g. "assert 1 condition"; derived when NULL */
-  char         *instruction;  /* with secrets already projected by the caller; when
-                               * a step finishes, NULL keeps the text it opened with */
+  char         *instruction;  /* with secrets already projected by the caller */
+  /* When a step finishes, a NULL label or instruction keeps the one it opened
+   * with; a text replaces it (a secret typed literally, masked). */
   char         *options_json;
   SightRunVerdict  verdict;
   char         *code;
