@@ -98,7 +98,7 @@ struct _SightComposer
 
 G_DEFINE_FINAL_TYPE (SightComposer, sight_composer, ADW_TYPE_BIN)
 
-enum { STEP_STARTED, STEP_FINISHED, N_SIGNALS };
+enum { STEP_STARTED, STEP_FINISHED, ACTION_STARTING, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_RUNNING, N_PROPS };
@@ -194,6 +194,14 @@ update_tick (SightComposer *self)
     self->tick_source = g_timeout_add (TICK_MS, tick_cb, self);
   else if (!ticking)
     g_clear_handle_id (&self->tick_source, g_source_remove);
+}
+
+static void
+action_starting_cb (SightAgent    *agent,
+                    const char    *ref,
+                    SightComposer *self)
+{
+  g_signal_emit (self, signals[ACTION_STARTING], 0, ref);
 }
 
 /* Model notice ----------------------------------------------------------- */
@@ -741,6 +749,11 @@ start_run_full (SightComposer *self,
                                G_CALLBACK (budget_changed_cb), self, 0);
       g_signal_connect_object (self->agent, "model-call-started",
                                G_CALLBACK (model_call_started_cb), self, 0);
+      g_signal_connect_object (self->agent, "action-starting",
+                               G_CALLBACK (action_starting_cb), self, 0);
+      /* Demo mode's slow motion pauses before each of act's actions too, so
+       * that their targets show outlined first. */
+      sight_agent_set_action_delay (self->agent, self->start_delay_ms);
       set_running (self, TRUE);
       update_meters (self);
       sight_agent_run_async (self->agent, g_steal_pointer (&request), self->run_cancellable,
@@ -926,6 +939,17 @@ sight_composer_class_init (SightComposerClass *klass)
   signals[STEP_FINISHED] = g_signal_new ("step-finished", G_TYPE_FROM_CLASS (klass),
                                          G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                          G_TYPE_NONE, 1, JSON_TYPE_NODE);
+  /**
+   * SightComposer::action-starting:
+   * @ref: (nullable): the ref of the action's target, or %NULL for a tap at
+   *   a point
+   *
+   * The agent of an act step is about to perform an action (before the
+   * start delay, if any).
+   */
+  signals[ACTION_STARTING] = g_signal_new ("action-starting", G_TYPE_FROM_CLASS (klass),
+                                           G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                           G_TYPE_NONE, 1, G_TYPE_STRING);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/dev/sightline/Sightline/sight-composer.ui");

@@ -74,8 +74,9 @@ void        sight_composer_set_defaults    (SightComposer *self,
 gboolean    sight_composer_get_no_model_shown (SightComposer *self);
 /* The project steps run with (borrowed), or NULL. */
 SightProject *sight_composer_get_project   (SightComposer *self);
-/* A pause before each step starts, after ::step-started (demo mode's slow
- * motion); 0 starts steps at once. */
+/* A pause before each step starts, after ::step-started, and before each
+ * action of an act step, after ::action-starting (@ref: the target's ref, or
+ * NULL for a tap at a point): demo mode's slow motion; 0 does not pause. */
 void        sight_composer_set_start_delay (SightComposer *self,
                                             guint          delay_ms);
 /* Shows the steps @agent runs (a live session's, driven by an MCP client)

@@ -22,6 +22,7 @@ struct _SightPreferences
   AdwComboRow         *provider_row;
   AdwEntryRow         *model_row;
   AdwEntryRow         *base_url_row;
+  AdwEntryRow         *tests_base_url_row;
   AdwPasswordEntryRow *key_row;
   AdwActionRow        *key_status_row;
   GtkWidget           *remove_key_button;
@@ -300,6 +301,7 @@ sight_preferences_class_init (SightPreferencesClass *klass)
   BIND (provider_row);
   BIND (model_row);
   BIND (base_url_row);
+  BIND (tests_base_url_row);
   BIND (key_row);
   BIND (key_status_row);
   BIND (remove_key_button);
@@ -340,6 +342,8 @@ sight_preferences_new (GtkWindow *parent,
                                 (gpointer) providers, NULL);
   g_settings_bind (settings, "model-name", self->model_row, "text", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (settings, "model-base-url", self->base_url_row, "text",
+                   G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, "tests-base-url", self->tests_base_url_row, "text",
                    G_SETTINGS_BIND_DEFAULT);
   g_settings_bind_with_mapping (settings, "default-timeout", self->timeout_spin, "value",
                                 G_SETTINGS_BIND_DEFAULT, ms_to_seconds, seconds_to_ms, NULL, NULL);

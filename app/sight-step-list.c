@@ -49,6 +49,7 @@ struct _SightStepList
   SightWebPage  *page;
   GCancellable  *run_cancellable;
   SightStore    *store;           /* where runs are kept, or NULL */
+  char          *base_url;        /* what a relative start address resolves against */
   char          *run_id;          /* the stored run of the run going on */
   guint          n_recorded;      /* its steps so far */
   gint64         step_started_at;
@@ -127,9 +128,9 @@ cache_text (const StepState *state)
     return g_strdup (_("Heal accepted"));
   if (g_str_equal (state->cache, "rejected"))
     return g_strdup (_("Heal rejected"));
-  /* A missed trace that then passed was written back by the model: it
+  /* A trace that no longer matched and that the model then healed: it
    * replays next time, once someone has looked at it. */
-  if (g_strcmp0 (state->verdict, "pass") == 0)
+  if (state->key != NULL && g_strcmp0 (state->verdict, "pass") == 0)
     return g_strdup (_("Healed, needs review"));
   return g_strdup (_("Cache missed"));
 }
@@ -507,6 +508,37 @@ verdict_of (const char *verdict)
   return SIGHT_RUN_VERDICT_ERROR;   /* blocked: the code says by what */
 }
 
+/* The test's start address, a relative one ("/login") resolved against the
+ * base address for tests as `sightline run --base-url` does; NULL with no
+ * error when the test has none. */
+static char *
+resolve_start_url (SightStepList  *self,
+                   GError        **error)
+{
+  const char *url = json_object_get_string_member_with_default (json_node_get_object (self->root),
+                                                                "url", "");
+  g_autoptr(GError) local_error = NULL;
+  char *resolved;
+
+  if (*url == '\0')
+    return NULL;
+  if (g_uri_peek_scheme (url) != NULL)
+    return g_strdup (url);
+  if (self->base_url == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   _("The start address “%s” is relative: set the base address for tests "
+                     "in Preferences"), url);
+      return NULL;
+    }
+  resolved = g_uri_resolve_relative (self->base_url, url, G_URI_FLAGS_NONE, &local_error);
+  if (resolved == NULL)
+    g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                 _("The start address “%s” does not resolve against “%s”: %s"), url,
+                 self->base_url, local_error->message);
+  return resolved;
+}
+
 /* A run of the test's steps is kept like any other run: the Runs page and
  * `sightline runs` list it, its report can be written. */
 static void
@@ -515,7 +547,7 @@ record_run_start (SightStepList *self)
   SightRunRecord run = { 0 };
   JsonObject *object = json_node_get_object (self->root);
   g_autofree char *name = NULL;
-  const char *url = json_object_get_string_member_with_default (object, "url", NULL);
+  g_autofree char *url = resolve_start_url (self, NULL);
 
   g_clear_pointer (&self->run_id, g_free);
   self->n_recorded = 0;
@@ -529,8 +561,8 @@ record_run_start (SightStepList *self)
     }
   run.kind = (char *) "test";
   run.name = name;
-  run.url = (char *) (url != NULL ? url
-                      : self->page != NULL ? sight_web_page_get_uri (self->page) : NULL);
+  run.url = url != NULL ? url
+            : self->page != NULL ? (char *) sight_web_page_get_uri (self->page) : NULL;
   run.started_at = g_get_real_time ();
   self->run_id = sight_store_open_run_async (self->store, &run, NULL, write_cb, NULL);
 }
@@ -906,16 +938,22 @@ run_all_action (GtkWidget  *widget,
                 GVariant   *parameter)
 {
   SightStepList *self = SIGHT_STEP_LIST (widget);
-  const char *url = json_object_get_string_member_with_default (json_node_get_object (self->root),
-                                                                "url", "");
+  g_autofree char *url = NULL;
+  g_autoptr(GError) error = NULL;
 
-  if (sight_step_list_get_n_steps (self) == 0)
+  if (sight_step_list_get_n_steps (self) == 0 || self->run_index >= 0)
     return;
+  url = resolve_start_url (self, &error);
+  if (error != NULL)
+    {
+      show_status (self, error->message, "error");
+      return;
+    }
   start_run (self, 0, TRUE);
   if (self->run_index < 0)
     return;
   /* A test starts where its file says. */
-  if (*url != '\0' && self->page != NULL)
+  if (url != NULL && self->page != NULL)
     sight_web_page_load_async (self->page, url, SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
                                self->run_cancellable, load_start_cb, g_object_ref (self));
   else
@@ -1041,6 +1079,7 @@ sight_step_list_finalize (GObject *object)
 
   g_clear_pointer (&self->root, json_node_unref);
   g_clear_pointer (&self->run_id, g_free);
+  g_clear_pointer (&self->base_url, g_free);
   g_clear_pointer (&self->states, g_ptr_array_unref);
   g_clear_pointer (&self->rows, g_ptr_array_unref);
   G_OBJECT_CLASS (sight_step_list_parent_class)->finalize (object);
@@ -1491,4 +1530,15 @@ sight_step_list_review_heal (SightStepList *self,
   if (index < self->rows->len)
     update_row (self, index);
   return TRUE;
+}
+
+void
+sight_step_list_set_base_url (SightStepList *self,
+                              const char    *base_url)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+
+  g_clear_pointer (&self->base_url, g_free);
+  if (base_url != NULL && *base_url != '\0')
+    self->base_url = g_strdup (base_url);
 }

@@ -30,6 +30,11 @@ void        sight_step_list_set_page        (SightStepList  *self,
 void        sight_step_list_set_store       (SightStepList  *self,
                                              SightStore     *store);
 
+/* What a test's relative start address ("/login") resolves against when
+ * the test runs (NULL or empty: none; running such a test then says so). */
+void        sight_step_list_set_base_url    (SightStepList  *self,
+                                             const char     *base_url);
+
 /* An empty, unnamed test starting at @url (may be NULL). */
 void        sight_step_list_new_test        (SightStepList  *self,
                                              const char     *url);

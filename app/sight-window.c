@@ -324,6 +324,16 @@ demo_step_started_cb (SightComposer *composer,
     }
 }
 
+/* An act step's agent is about to act: outline its target first. */
+static void
+demo_action_starting_cb (SightComposer *composer,
+                         const char    *ref,
+                         SightWindow   *self)
+{
+  if (self->demo_mode)
+    highlight_ref (self, ref);
+}
+
 static void
 demo_target_found_cb (SightDemoOverlay *overlay,
                       const char       *ref,
@@ -452,12 +462,23 @@ apply_model (SightWindow *self)
 }
 
 static void
+apply_tests_base_url (SightWindow *self)
+{
+  g_autofree char *base_url = g_strstrip (g_settings_get_string (self->settings,
+                                                                 "tests-base-url"));
+
+  sight_step_list_set_base_url (self->step_list, base_url);
+}
+
+static void
 settings_changed_cb (GSettings   *settings,
                      const char  *key,
                      SightWindow *self)
 {
   if (g_str_has_prefix (key, "model-"))
     apply_model (self);
+  else if (g_str_equal (key, "tests-base-url"))
+    apply_tests_base_url (self);
   else if (g_str_has_prefix (key, "default-"))
     apply_defaults (self);
 }
@@ -1518,6 +1539,8 @@ sight_window_init (SightWindow *self)
                            G_CALLBACK (demo_step_started_cb), self, 0);
   g_signal_connect_object (self->demo_overlay, "target-found",
                            G_CALLBACK (demo_target_found_cb), self, 0);
+  g_signal_connect_object (self->composer, "action-starting",
+                           G_CALLBACK (demo_action_starting_cb), self, 0);
   sight_step_list_set_page (self->step_list, self->page);
   g_signal_connect_object (self->step_list, "notify::modified",
                            G_CALLBACK (step_list_changed_cb), self, 0);
@@ -1546,11 +1569,12 @@ sight_window_init (SightWindow *self)
                                G_CALLBACK (update_demo_delay), self, G_CONNECT_SWAPPED);
       apply_defaults (self);
       apply_model (self);
+      apply_tests_base_url (self);
     }
 
   /* One store for the window: its runs page and the runs of its tests. */
   sight_store_new_async (NULL, self->cancellable, store_open_cb, g_object_ref (self));
-  self->startup_source = g_idle_add (startup_idle_cb, self);
+  self->startup_source = g_idle_add_full (G_PRIORITY_DEFAULT, startup_idle_cb, self, NULL);
 }
 
 SightWindow *

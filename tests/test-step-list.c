@@ -7,7 +7,9 @@
 #include <glib/gstdio.h>
 #include <webkit/webkit.h>
 
+#include "agent-test-common.h"
 #include "sight-step-list.h"
+#include "sight-trace-cache.h"
 #include "sight-window.h"
 
 #define DEADLINE_US (60 * G_USEC_PER_SEC)
@@ -301,6 +303,298 @@ test_stop (void)
   g_assert_cmpstr (sight_step_list_get_status (list), ==, "Stopped");
 }
 
+/* A small order form whose button the heal test renames. */
+#define ORDER_HTML(button) \
+  "<!doctype html><title>Order</title><main><h1>Order</h1>" \
+  "<label>Name <input id=n></label>" \
+  "<button onclick=\"document.getElementById('out').innerHTML = '<h2>Thanks ' +" \
+  " document.getElementById('n').value + '</h2>'\">" button "</button>" \
+  "<div id=out></div></main>"
+
+static GtkWidget *
+step_row (SightStepList *list,
+          guint          index)
+{
+  GtkListBox *box = GTK_LIST_BOX (gtk_widget_get_template_child (GTK_WIDGET (list),
+                                                                 SIGHT_TYPE_STEP_LIST,
+                                                                 "steps_box"));
+
+  return GTK_WIDGET (gtk_list_box_get_row_at_index (box, index));
+}
+
+/* Loads the order page in the window's page and scripts the model's turn on
+ * it: a click on @button_name (after filling the name when @fill), then done. */
+static void
+script_order (SightScriptedModel *model,
+              const char         *button_name,
+              gboolean            fill)
+{
+  Fixture f = { .page = sight_window_get_page (window) };
+  g_autofree char *name = NULL;
+  g_autofree char *button = NULL;
+
+  fixture_load (&f, "/order");
+  name = find_ref (&f, "textbox", "Name");
+  button = find_ref (&f, "button", button_name);
+  if (fill)
+    sight_scripted_model_push_printf (model, "{\"tool_calls\": ["
+                                      "{\"name\": \"fill\", \"arguments\": {\"ref\": \"%s\", \"value\": \"Ada\"}},"
+                                      "{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]}",
+                                      name, button);
+  else
+    sight_scripted_model_push_printf (model, "{\"tool_calls\": ["
+                                      "{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]}",
+                                      button);
+  sight_scripted_model_push_printf (model, "{\"tool_calls\": [{\"name\": \"done\", \"arguments\":"
+                                    " {\"verdict\": \"pass\", \"summary\": \"ordered\"}}]}");
+}
+
+/* Runs the test and checks that its act step passed, healing its trace:
+ * the row says so and offers Accept / Reject. Returns the trace's key. */
+static const char *
+run_and_heal (SightStepList   *list,
+              SightTraceCache *cache)
+{
+  GtkWidget *row;
+  GtkLabel *label;
+  g_auto(GStrv) review = NULL;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (wait_until_idle (list));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  g_assert_cmpstr (sight_step_list_get_cache_state (list, 0), ==, "missed");
+  g_assert_nonnull (sight_step_list_get_heal_key (list, 0));
+  row = step_row (list, 0);
+  label = g_object_get_data (G_OBJECT (row), "cache-label");
+  g_assert_cmpstr (gtk_label_get_text (label), ==, "Healed, needs review");
+  g_assert_true (gtk_widget_get_visible (g_object_get_data (G_OBJECT (row), "review-box")));
+  /* The trace cache holds it, marked for review. */
+  review = sight_trace_cache_list_review (cache);
+  g_assert_cmpuint (g_strv_length (review), ==, 1);
+  g_assert_cmpstr (review[0], ==, sight_step_list_get_heal_key (list, 0));
+  return sight_step_list_get_heal_key (list, 0);
+}
+
+/* Clicks the row's Accept (or Reject) button. */
+static void
+review (SightStepList *list,
+        gboolean       accept)
+{
+  GtkWidget *box = g_object_get_data (G_OBJECT (step_row (list, 0)), "review-box");
+  GtkWidget *button = accept ? gtk_widget_get_first_child (box) : gtk_widget_get_last_child (box);
+
+  g_assert_true (gtk_widget_get_visible (button));
+  g_assert_true (gtk_widget_is_sensitive (button));
+  g_signal_emit_by_name (button, "clicked");
+  g_assert_false (gtk_widget_get_visible (box));
+}
+
+/* The next tests start on the demo site's sign-in page. */
+static void
+back_to_demo_site (void)
+{
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+  WebKitWebView *view = sight_web_page_get_web_view (sight_window_get_page (window));
+
+  sight_window_open_demo_site (window);
+  while ((webkit_web_view_is_loading (view) ||
+          !g_str_has_prefix (webkit_web_view_get_uri (view), sight_window_get_demo_url (window)))
+         && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (webkit_web_view_is_loading (view));
+}
+
+/* An act step whose cached trace no longer matches the page: the scripted
+ * model heals it, the row says "Healed, needs review", and Accept keeps the
+ * trace (no longer marked) while Reject deletes it. */
+static void
+test_heal_review (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightScriptedModel) model = sight_scripted_model_new (0, &error);
+  g_autofree char *traces = g_build_filename (tmpdir, "traces", NULL);
+  g_autoptr(SightTraceCache) cache = sight_trace_cache_new (traces);
+  g_autofree char *json = NULL;
+  g_autoptr(SightProject) project = NULL;
+  g_autoptr(SightProject) plain = sight_project_new_default ();
+  g_autofree char *path = g_build_filename (tmpdir, "order.sightline.json", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *key = NULL;
+  g_autoptr(SightTrace) trace = NULL;
+  SightComposer *composer;
+  SightStepList *list;
+  g_auto(GStrv) marked = NULL;
+
+  g_assert_no_error (error);
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  composer = sight_window_get_composer (window);
+  json = g_strdup_printf ("{\"agents\": {\"default\": {\"model\": \"openai:scripted\","
+                          " \"baseUrl\": \"%s\"}}, \"traceCache\": \"%s\"}",
+                          sight_scripted_model_get_openai_base_url (model), traces);
+  project = sight_project_new_from_data (json, -1, NULL, &error);
+  g_assert_no_error (error);
+  sight_composer_set_project (composer, project);
+  if (site == NULL)
+    site_start ();
+  site_add ("/order", ORDER_HTML ("Place order"));
+  text = g_strdup_printf ("{ \"name\": \"Orders\", \"url\": \"%s/order\","
+                          "  \"steps\": [ { \"act\": \"place an order as Ada\" } ] }", site_url);
+  g_file_set_contents (path, text, -1, &error);
+  g_assert_no_error (error);
+  file = g_file_new_for_path (path);
+  g_assert_true (sight_window_open_test_file (window, file, &error));
+  g_assert_no_error (error);
+
+  /* 1. No trace yet: the model acts and the trace is written, nothing to
+   * review. */
+  script_order (model, "Place order", TRUE);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (wait_until_idle (list));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  g_assert_cmpstr (sight_step_list_get_cache_state (list, 0), ==, "missed");
+  g_assert_null (sight_step_list_get_heal_key (list, 0));
+  g_assert_false (gtk_widget_get_visible (g_object_get_data (G_OBJECT (step_row (list, 0)),
+                                                             "review-box")));
+  marked = sight_trace_cache_list_review (cache);
+  g_assert_cmpuint (g_strv_length (marked), ==, 0);
+  g_clear_pointer (&marked, g_strfreev);
+
+  /* 2. The button was renamed: the fill replays, the click goes to the
+   * model, which heals the trace. Accept keeps it, unmarked. */
+  site_add ("/order", ORDER_HTML ("Submit order"));
+  script_order (model, "Submit order", FALSE);
+  key = g_strdup (run_and_heal (list, cache));
+  review (list, TRUE);
+  g_assert_null (sight_step_list_get_heal_key (list, 0));
+  g_assert_cmpstr (sight_step_list_get_cache_state (list, 0), ==, "accepted");
+  marked = sight_trace_cache_list_review (cache);
+  g_assert_cmpuint (g_strv_length (marked), ==, 0);
+  g_clear_pointer (&marked, g_strfreev);
+  trace = sight_trace_cache_lookup (cache, key);
+  g_assert_nonnull (trace);
+  g_assert_false (sight_trace_needs_review (trace));
+  g_clear_pointer (&trace, sight_trace_unref);
+
+  /* 3. Renamed again and healed again: Reject deletes the trace. */
+  site_add ("/order", ORDER_HTML ("Send order"));
+  script_order (model, "Send order", FALSE);
+  g_assert_cmpstr (run_and_heal (list, cache), ==, key);
+  review (list, FALSE);
+  g_assert_cmpstr (sight_step_list_get_cache_state (list, 0), ==, "rejected");
+  g_assert_null (sight_trace_cache_lookup (cache, key));
+  marked = sight_trace_cache_list_review (cache);
+  g_assert_cmpuint (g_strv_length (marked), ==, 0);
+
+  /* Every scripted answer was asked for (two per run), and nothing else. */
+  g_assert_cmpuint (sight_scripted_model_get_request_count (model), ==, 6);
+  sight_composer_set_project (composer, plain);
+  back_to_demo_site ();
+}
+
+typedef struct {
+  guint    n_actions;
+  gboolean outlined[2];   /* the name field, then the button */
+} Outlines;
+
+static void
+outline_js_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(JSCValue) value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source),
+                                                                          result, NULL);
+  int *answer = user_data;
+
+  *answer = value != NULL && jsc_value_is_boolean (value) && jsc_value_to_boolean (value) ? 1 : 0;
+}
+
+/* Before each of act's actions, the action waits until the window's outline
+ * (drawn asynchronously) covers the element the action is about to use. */
+static void
+action_starting_cb (SightComposer *composer,
+                    const char    *ref,
+                    Outlines      *outlines)
+{
+  static const char *const targets[] = { "#n", "button" };
+  WebKitWebView *view = sight_web_page_get_web_view (sight_window_get_page (window));
+  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  guint i = outlines->n_actions++;
+  g_autofree char *script = NULL;
+
+  g_assert_nonnull (ref);
+  g_assert_cmpuint (i, <, G_N_ELEMENTS (targets));
+  /* A function: top-level const would clash with the previous evaluation's. */
+  script = g_strdup_printf ("(() => {\n"
+                            "const b = document.getElementById ('__sightline-highlight');\n"
+                            "const t = document.querySelector ('%s').getBoundingClientRect ();\n"
+                            "return !!b && Math.abs (parseFloat (b.style.left) - t.left) < 2 &&\n"
+                            "  Math.abs (parseFloat (b.style.top) - t.top) < 2 &&\n"
+                            "  Math.abs (parseFloat (b.style.width) - t.width) < 2; }) ()",
+                            targets[i]);
+  while (!outlines->outlined[i] && g_get_monotonic_time () < deadline)
+    {
+      int answer = -1;
+
+      webkit_web_view_evaluate_javascript (view, script, -1, NULL, NULL, NULL, outline_js_cb,
+                                           &answer);
+      while (answer < 0 && g_get_monotonic_time () < deadline)
+        g_main_context_iteration (NULL, TRUE);
+      outlines->outlined[i] = answer == 1;
+    }
+}
+
+/* Demo mode: an act step's agent outlines each action's target in the live
+ * page before it acts, as direct steps do. */
+static void
+test_demo_outlines_act_targets (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightScriptedModel) model = sight_scripted_model_new (0, &error);
+  g_autofree char *json = NULL;
+  g_autoptr(SightProject) project = NULL;
+  g_autoptr(SightProject) plain = sight_project_new_default ();
+  g_autofree char *path = g_build_filename (tmpdir, "order.sightline.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  SightComposer *composer;
+  SightStepList *list;
+  Outlines outlines = { 0 };
+  gulong handler;
+
+  g_assert_no_error (error);
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  composer = sight_window_get_composer (window);
+  /* No trace cache: the model acts. */
+  json = g_strdup_printf ("{\"agents\": {\"default\": {\"model\": \"openai:scripted\","
+                          " \"baseUrl\": \"%s\"}}}",
+                          sight_scripted_model_get_openai_base_url (model));
+  project = sight_project_new_from_data (json, -1, NULL, &error);
+  g_assert_no_error (error);
+  sight_composer_set_project (composer, project);
+  site_add ("/order", ORDER_HTML ("Place order"));
+  /* The test file the heal test wrote. */
+  g_assert_true (sight_window_open_test_file (window, file, &error));
+  g_assert_no_error (error);
+  script_order (model, "Place order", TRUE);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.demo-mode", NULL));
+  handler = g_signal_connect_after (composer, "action-starting", G_CALLBACK (action_starting_cb),
+                                    &outlines);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (wait_until_idle (list));
+  g_signal_handler_disconnect (composer, handler);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.leave-demo", NULL));
+
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  g_assert_cmpuint (outlines.n_actions, ==, 2);
+  g_assert_true (outlines.outlined[0]);
+  g_assert_true (outlines.outlined[1]);
+  sight_composer_set_project (composer, plain);
+  back_to_demo_site ();
+}
+
 static void
 count_cb (guint *counter)
 {
@@ -352,6 +646,45 @@ test_runs_are_kept (void)
   sight_window_show_page (window, "test");
   g_signal_handler_disconnect (history, a);
   g_signal_handler_disconnect (history, b);
+}
+
+/* A relative start address resolves against the base address for tests of
+ * the preferences; with none, running says so and nothing runs. */
+static void
+test_relative_url (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "relative.sightline.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GSettings) settings = g_settings_new ("dev.sightline.Sightline");
+  g_autoptr(GError) error = NULL;
+  g_autofree char *expected = NULL;
+  SightStepList *list;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  g_file_set_contents (path, "{ \"name\": \"Relative\", \"url\": \"/login\","
+                       "  \"steps\": [ { \"do\": \"type \\\"a@b.test\\\" into Email\" } ] }",
+                       -1, &error);
+  g_assert_no_error (error);
+  g_assert_true (sight_window_open_test_file (window, file, &error));
+  g_assert_no_error (error);
+
+  g_settings_set_string (settings, "tests-base-url", "");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_false (sight_step_list_get_running (list));
+  g_assert_null (sight_step_list_get_verdict (list, 0));
+  g_assert_cmpstr (sight_step_list_get_status (list), ==,
+                   "The start address “/login” is relative: set the base address for tests "
+                   "in Preferences");
+
+  g_settings_set_string (settings, "tests-base-url", sight_window_get_demo_url (window));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (sight_step_list_get_running (list));
+  g_assert_true (wait_until_idle (list));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  expected = g_strconcat (sight_window_get_demo_url (window), "login", NULL);
+  g_assert_cmpstr (sight_web_page_get_uri (sight_window_get_page (window)), ==, expected);
+  g_settings_reset (settings, "tests-base-url");
 }
 
 static void
@@ -490,6 +823,9 @@ main (int    argc,
   g_test_add_func ("/step-list/run-all-shows-verdicts", test_run_all_shows_verdicts);
   g_test_add_func ("/step-list/runs-are-kept", test_runs_are_kept);
   g_test_add_func ("/step-list/stop", test_stop);
+  g_test_add_func ("/step-list/heal-review", test_heal_review);
+  g_test_add_func ("/step-list/demo-outlines-act-targets", test_demo_outlines_act_targets);
+  g_test_add_func ("/step-list/relative-url", test_relative_url);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
   g_timeout_add (100, wake_cb, NULL);

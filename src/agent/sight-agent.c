@@ -1015,6 +1015,10 @@ sight_agent_run_async (SightAgent          *self,
   {
     g_autoptr(GSource) idle = g_idle_source_new ();
 
+    /* Not at idle priority: while the window redraws continuously (a
+     * spinner on a slow renderer), idle sources never run. */
+    g_source_set_priority (idle, G_PRIORITY_DEFAULT);
+
     g_source_set_callback (idle, run_step_idle_cb, task, NULL);
     g_source_attach (idle, g_main_context_get_thread_default ());
   }

@@ -822,7 +822,7 @@ replay_advance (GTask *task)
 
   /* the engine settled the page after the action */
   replay->index++;
-  g_idle_add (replay_next_cb, task);
+  g_idle_add_full (G_PRIORITY_DEFAULT, replay_next_cb, task, NULL);
 }
 
 static void

@@ -309,7 +309,7 @@ caller_cancelled_cb (GCancellable *cancellable,
   /* The op can't be freed inside the caller's cancel handler (disconnecting
    * there deadlocks), so it completes from an idle. */
   if (!op->done && op->cancel_source == 0)
-    op->cancel_source = g_idle_add (cancel_idle_cb, op);
+    op->cancel_source = g_idle_add_full (G_PRIORITY_DEFAULT, cancel_idle_cb, op, NULL);
 }
 
 static SightPageOp *
