@@ -7,7 +7,6 @@
 #include <gtk/gtk.h>
 #include <locale.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sight-application.h"
 #include "sight-cli.h"
@@ -53,33 +52,6 @@ wants_help (int    argc,
         return TRUE;
     }
   return FALSE;
-}
-
-/* WebKit's helper processes inherit descriptor 1 and may print to it (GLib
- * debug output, warnings of their libraries), which would corrupt what a
- * command prints (--json, a report on stdout). The command's own stdout moves
- * to a private copy of the descriptor; descriptor 1, which children inherit,
- * becomes stderr. */
-static void
-keep_output_from_children (void)
-{
-  int fd;
-  FILE *out;
-
-  fflush (stdout);
-  fd = dup (STDOUT_FILENO);
-  if (fd < 0)
-    return;
-  out = fdopen (fd, "w");
-  if (out == NULL || dup2 (STDERR_FILENO, STDOUT_FILENO) < 0)
-    {
-      if (out != NULL)
-        fclose (out);
-      else
-        close (fd);
-      return;
-    }
-  stdout = out;
 }
 
 int
@@ -129,10 +101,8 @@ main (int    argc,
         {
           g_autoptr(GError) error = NULL;
 
-          if (!sight_headless_ensure_display (&error))
+          if (!sight_headless_start (&error))
             return sight_cli_report_error (error);
-          keep_output_from_children ();
-          gtk_init ();
         }
       return command->func (argc - 1, argv + 1);
     }

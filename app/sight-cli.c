@@ -25,7 +25,8 @@ static const SightCommand commands[] = {
   { "demo-site", N_("Serve the bundled demo site on 127.0.0.1"), sight_cmd_demo_site, FALSE },
   { "export", N_("Write a test file as a Playwright or @e2edev/e2e test"), sight_cmd_export, FALSE },
   { "mcp", N_("Serve the MCP tools on standard input and output"), sight_cmd_mcp, FALSE },
-  { "serve", N_("Serve the MCP tools over HTTP on 127.0.0.1"), sight_cmd_serve, TRUE },
+  /* It starts the display itself: asking a running app needs none. */
+  { "serve", N_("Serve the MCP tools over HTTP on 127.0.0.1"), sight_cmd_serve, FALSE },
   { "snapshot", N_("Print the observation of a page: its accessibility tree as the model sees it"),
     sight_cmd_snapshot, TRUE },
   { "act", N_("Carry out one task on a page with the agent"), sight_cmd_act, TRUE },

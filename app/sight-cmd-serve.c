@@ -11,6 +11,7 @@
 #include "sight-cli.h"
 #include "sight-commands.h"
 #include "sight-error.h"
+#include "sight-headless.h"
 #include "sight-mcp-http.h"
 #include "sight-mcp-tools.h"
 #include "sight-serve-attach.h"
@@ -97,6 +98,10 @@ sight_cmd_serve (int    argc,
       return 0;
     }
 
+  /* Serving from here renders pages: only now the display (asking the app
+   * needs none, which keeps that quick). */
+  if (!sight_headless_start (&error))
+    return sight_cli_report_error (error);
   token = sight_mcp_http_load_or_create_token (token_file, &token_path, &created, &error);
   if (token == NULL)
     return sight_cli_report_error (error);

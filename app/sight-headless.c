@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
 #include <glib-unix.h>
+#include <gtk/gtk.h>
+#include <stdio.h>
+#include <string.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -133,5 +135,42 @@ sight_headless_ensure_display (GError **error)
   signal (SIGINT, stop_on_signal);
   signal (SIGTERM, stop_on_signal);
   signal (SIGHUP, stop_on_signal);
+  return TRUE;
+}
+
+/* WebKit's helper processes inherit descriptor 1 and may print to it (GLib
+ * debug output, warnings of their libraries), which would corrupt what a
+ * command prints (--json, a report on stdout). The command's own stdout moves
+ * to a private copy of the descriptor; descriptor 1, which children inherit,
+ * becomes stderr. */
+static void
+keep_output_from_children (void)
+{
+  int fd;
+  FILE *out;
+
+  fflush (stdout);
+  fd = dup (STDOUT_FILENO);
+  if (fd < 0)
+    return;
+  out = fdopen (fd, "w");
+  if (out == NULL || dup2 (STDERR_FILENO, STDOUT_FILENO) < 0)
+    {
+      if (out != NULL)
+        fclose (out);
+      else
+        close (fd);
+      return;
+    }
+  stdout = out;
+}
+
+gboolean
+sight_headless_start (GError **error)
+{
+  if (!sight_headless_ensure_display (error))
+    return FALSE;
+  keep_output_from_children ();
+  gtk_init ();
   return TRUE;
 }

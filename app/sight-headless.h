@@ -9,5 +9,8 @@ G_BEGIN_DECLS
  * where none exists: with neither DISPLAY nor WAYLAND_DISPLAY set, start a
  * private Xvfb, point DISPLAY at it and stop it at exit. */
 gboolean sight_headless_ensure_display (GError **error);
+/* What a command that renders needs before it starts: the display, its
+ * standard output kept from WebKit's helper processes, GTK initialized. */
+gboolean sight_headless_start          (GError **error);
 
 G_END_DECLS

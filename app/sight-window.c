@@ -58,6 +58,7 @@ struct _SightWindow
   GSettings       *settings;
   GtkNativeDialog *file_dialog;
   AdwMessageDialog *save_dialog;
+  AdwToast        *demo_toast;         /* weak: "press Esc to leave" while it is up */
   guint            refresh_source;
   guint            startup_source;
   gboolean         uri_requested;
@@ -102,7 +103,8 @@ static const char highlight_script[] =
   "box.style.width = r.width + 'px'; box.style.height = r.height + 'px';\n"
   "return true;\n";
 
-static void
+/* Returns the toast shown (owned by the overlay). */
+static AdwToast *
 show_toast (SightWindow *self,
             const char  *message)
 {
@@ -110,6 +112,7 @@ show_toast (SightWindow *self,
 
   adw_toast_set_timeout (toast, 5);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  return toast;
 }
 
 /* Observation ------------------------------------------------------------ */
@@ -295,10 +298,15 @@ set_demo_mode (SightWindow *self,
   if (demo_mode)
     {
       gtk_window_fullscreen (GTK_WINDOW (self));
-      show_toast (self, _("Demo mode: press Esc to leave"));
+      g_set_weak_pointer (&self->demo_toast, show_toast (self, _("Demo mode: press Esc to leave")));
     }
   else
     {
+      /* Its hint is over (a toast waits out its time only in a focused
+       * window). */
+      if (self->demo_toast != NULL)
+        adw_toast_dismiss (self->demo_toast);
+      g_clear_weak_pointer (&self->demo_toast);
       gtk_window_unfullscreen (GTK_WINDOW (self));
       highlight_ref (self, NULL);
     }
@@ -1314,6 +1322,7 @@ sight_window_dispose (GObject *object)
     g_cancellable_cancel (self->model_cancellable);
   g_clear_handle_id (&self->refresh_source, g_source_remove);
   g_clear_handle_id (&self->startup_source, g_source_remove);
+  g_clear_weak_pointer (&self->demo_toast);
   /* The sidebar's widgets go with the template, after this. */
   if (self->history != NULL)
     g_signal_handlers_disconnect_by_data (self->history, self);

@@ -25,6 +25,19 @@ if [ "${1:-}" = "--sanitize" ]; then
 else
   build-aux/build.sh
 fi
-exec xvfb-run -a -s "-screen 0 1920x1080x24 -nolisten tcp" \
+
+# One session bus for the whole run, started outside the virtual display. On a
+# display with no session bus, the first program to want one autolaunches it
+# with that program's environment; the accessibility bus it then starts writes
+# its socket's address (inside that test's temporary folder) onto the display,
+# and every later web process on the display fails to start once the folder is
+# gone. A bus of our own keeps its address off the display and its runtime
+# files in one folder that lives as long as the run.
+if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
+  XDG_RUNTIME_DIR=$(mktemp -d)
+  export XDG_RUNTIME_DIR
+  trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
+fi
+dbus-run-session -- xvfb-run -a -s "-screen 0 1920x1080x24 -nolisten tcp" \
   meson test -C "$builddir" --print-errorlogs --num-processes 2 \
   --timeout-multiplier "$multiplier" "$@"

@@ -6,7 +6,8 @@
  *   xvfb-run -a -s "-screen 0 1600x1000x24" _build/tests/screenshots docs/screenshots
  * main-window.png: a test opened, run, with the inspector; runs.png: a smoke
  * test's stored run opened on its steps; crashed.png: the page's web process
- * gone; preferences.png: the preferences. The run comes from the real
+ * gone; preferences.png, preferences-steps.png: the preferences' two pages.
+ * The run comes from the real
  * `sightline smoke` command ($SIGHTLINE_BIN), in a throwaway data dir. */
 
 #include "config.h"
@@ -209,6 +210,9 @@ main (int    argc,
         if (SIGHT_IS_PREFERENCES (item))
           {
             shoot ((SightWindow *) item, dir, "preferences.png");
+            adw_preferences_window_set_visible_page_name (ADW_PREFERENCES_WINDOW (item), "steps");
+            spin (300);
+            shoot ((SightWindow *) item, dir, "preferences-steps.png");
             break;
           }
       }
