@@ -1502,6 +1502,22 @@ encode_shot_thread (GTask        *task,
 }
 
 static void
+encode_shot_done_cb (GObject      *source,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  g_autoptr(GError) error = NULL;
+  SightScreenshot *shot;
+
+  shot = g_task_propagate_pointer (G_TASK (result), &error);
+  if (shot == NULL)
+    g_task_return_error (task, g_steal_pointer (&error));
+  else
+    g_task_return_pointer (task, shot, (GDestroyNotify) sight_screenshot_free);
+}
+
+static void
 snapshot_cb (GObject      *source,
              GAsyncResult *result,
              gpointer      user_data)
@@ -1511,6 +1527,8 @@ snapshot_cb (GObject      *source,
   ShotData *data = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GdkTexture) texture = NULL;
+  g_autoptr(GTask) encode = NULL;
+  GCancellable *cancellable;
 
   texture = webkit_web_view_get_snapshot_finish (WEBKIT_WEB_VIEW (source), result, &error);
   if (texture == NULL)
@@ -1527,7 +1545,16 @@ snapshot_cb (GObject      *source,
                 ? (double) gdk_texture_get_width (texture) / data->css_width
                 : self->device_scale;
   data->source = download_texture (texture);
-  g_task_run_in_thread (task, encode_shot_thread);
+
+  /* The encoding runs under a task of its own with no source object: a
+   * worker thread may drop a task's last reference, and the page (a WebKit
+   * view) must only ever be finalized on the main thread. The page's task
+   * keeps the data and ends on the main thread, in encode_shot_done_cb(). */
+  cancellable = g_task_get_cancellable (task);
+  encode = g_task_new (NULL, cancellable, encode_shot_done_cb, g_steal_pointer (&task));
+  g_task_set_source_tag (encode, encode_shot_thread);
+  g_task_set_task_data (encode, data, NULL);
+  g_task_run_in_thread (encode, encode_shot_thread);
 }
 
 void
