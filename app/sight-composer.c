@@ -526,9 +526,14 @@ direct_run_cb (GObject      *source,
   g_autofree char *summary = NULL;
   g_autoptr(JsonNode) json = NULL;
   const char *instruction = g_object_get_data (G_OBJECT (self), "direct-instruction");
-  const char *verdict, *code = NULL;
+  const char *verdict, *code = NULL, *masked;
 
   summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result, &error);
+  /* A value typed literally into a password field is shown, reported and
+   * stored masked. */
+  masked = sight_direct_step_run_get_masked_text (result);
+  if (masked != NULL)
+    instruction = masked;
   set_running (self, FALSE);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
@@ -545,6 +550,8 @@ direct_run_cb (GObject      *source,
   json = outcome_json ("do", instruction, verdict, code,
                       error != NULL ? "explanation" : "summary",
                       error != NULL ? error->message : summary);
+  if (masked != NULL)
+    json_object_set_boolean_member (json_node_get_object (json), "masked", TRUE);
   emit_finished (self, json);
 }
 

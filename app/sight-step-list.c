@@ -605,6 +605,7 @@ record_observation_cb (GObject      *source,
 static void
 record_step (SightStepList *self,
              guint          index,
+             const char    *masked,
              const char    *verdict,
              const char    *code,
              const char    *detail)
@@ -620,7 +621,8 @@ record_step (SightStepList *self,
   step.run_id = self->run_id;
   step.index = self->n_recorded++;
   step.kind = (char *) sight_step_list_get_step_kind (self, index);
-  step.instruction = (char *) sight_step_list_get_instruction (self, index);
+  step.instruction = (char *) (masked != NULL ? masked
+                                : sight_step_list_get_instruction (self, index));
   step.verdict = verdict_of (verdict);
   step.code = (char *) code;
   step.explanation = (char *) detail;
@@ -831,7 +833,7 @@ step_finished_cb (SightComposer *composer,
                   SightStepList *self)
 {
   JsonObject *object;
-  const char *verdict, *cache = NULL, *detail;
+  const char *verdict, *cache = NULL, *detail, *masked;
 
   if (self->run_index < 0 || !self->waiting || !JSON_NODE_HOLDS_OBJECT (result))
     return;
@@ -857,7 +859,11 @@ step_finished_cb (SightComposer *composer,
       if ((guint) self->run_index < self->rows->len)
         update_row (self, self->run_index);
     }
-  record_step (self, self->run_index, verdict,
+  /* The step's text as it may be stored: a password typed literally into
+   * a secure field is masked by the composer. */
+  masked = json_object_get_boolean_member_with_default (object, "masked", FALSE)
+           ? json_object_get_string_member_with_default (object, "instruction", NULL) : NULL;
+  record_step (self, self->run_index, masked, verdict,
                json_object_get_string_member_with_default (object, "code", NULL), detail);
 }
 

@@ -10,6 +10,7 @@
 #include "agent-test-common.h"
 #include "sight-step-list.h"
 #include "sight-trace-cache.h"
+#include "sight-direct-run.h"
 #include "sight-window.h"
 
 #define DEADLINE_US (60 * G_USEC_PER_SEC)
@@ -246,6 +247,7 @@ test_run_all_shows_verdicts (void)
   list = sight_window_get_step_list (window);
   file = write_test ("run.sightline.json",
                      "[ { \"do\": \"type \\\"member@example.test\\\" into Email\" },"
+                     "  { \"do\": \"type \\\"harbor-trial-2024\\\" into Password\" },"
                      "  { \"do\": \"expect Email has value \\\"member@example.test\\\"\" },"
                      "  { \"do\": \"click \\\"Sign in\\\"\" },"
                      "  { \"do\": \"click the \\\"Sign in\\\" button\" } ]");
@@ -257,18 +259,19 @@ test_run_all_shows_verdicts (void)
   g_assert_true (wait_until_idle (list));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
   g_assert_cmpstr (sight_step_list_get_verdict (list, 1), ==, "pass");
-  g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "fail");
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "pass");
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 3), ==, "fail");
   /* "Sign in" is both a link and a button: an ambiguous target fails at
    * once, and a test stops at its first failure. */
-  g_assert_null (sight_step_list_get_verdict (list, 3));
-  g_assert_true (g_str_has_prefix (sight_step_list_get_status (list), "Step 3 failed: "));
+  g_assert_null (sight_step_list_get_verdict (list, 4));
+  g_assert_true (g_str_has_prefix (sight_step_list_get_status (list), "Step 4 failed: "));
 
   /* Run one step on its own: only that row changes. */
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run", "u", 1));
-  g_assert_cmpstr (sight_step_list_get_verdict (list, 1), ==, "running");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run", "u", 2));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "running");
   g_assert_true (wait_until_idle (list));
-  g_assert_cmpstr (sight_step_list_get_verdict (list, 1), ==, "pass");
-  g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "fail");
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "pass");
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 3), ==, "fail");
   g_assert_cmpstr (sight_step_list_get_status (list), ==, "1 step passed");
   /* Running changes no file. */
   g_assert_false (sight_step_list_get_modified (list));
@@ -631,13 +634,18 @@ test_runs_are_kept (void)
   g_assert_cmpstr (data->run->kind, ==, "test");
   g_assert_cmpstr (data->run->name, ==, "Signs in");
   g_assert_cmpint (data->run->verdict, ==, SIGHT_RUN_VERDICT_FAIL);
-  g_assert_cmpuint (data->steps->len, ==, 3);
-  step = g_ptr_array_index (data->steps, 2);
+  g_assert_cmpuint (data->steps->len, ==, 4);
+  /* The password the test typed out is stored masked. */
+  step = g_ptr_array_index (data->steps, 1);
+  g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_PASS);
+  g_assert_null (strstr (step->instruction, "harbor-trial-2024"));
+  g_assert_nonnull (strstr (step->instruction, SIGHT_DIRECT_SECRET_MASK));
+  step = g_ptr_array_index (data->steps, 3);
   g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_FAIL);
   g_assert_cmpstr (step->code, ==, "ACTION_FAILED");
   g_assert_cmpstr (step->instruction, ==, "click \"Sign in\"");
   /* Each step with the page after it, screenshot included. */
-  g_assert_cmpuint (data->observations->len, ==, 3);
+  g_assert_cmpuint (data->observations->len, ==, 4);
   g_assert_true (sight_history_select_step (history, 0, TRUE));
   g_assert_nonnull (sight_observation_get_screenshot (sight_window_get_observation (window)));
   g_assert_true (g_str_has_prefix (sight_observation_get_url (sight_window_get_observation (window)),
