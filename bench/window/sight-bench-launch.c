@@ -22,6 +22,7 @@
 #include <webkit/webkit.h>
 
 #include "sight-application.h"
+#include "sight-bench-files.h"
 #include "sight-demo-site.h"
 #include "sight-window.h"
 
@@ -223,20 +224,6 @@ series_print (const char *name,
   return painted;
 }
 
-static void
-remove_tree (GFile *file)
-{
-  g_autoptr(GFileEnumerator) children = NULL;
-  GFile *child;
-
-  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
-                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
-  while (children != NULL && g_file_enumerator_iterate (children, NULL, &child, NULL, NULL) &&
-         child != NULL)
-    remove_tree (child);
-  g_file_delete (file, NULL, NULL);
-}
-
 int
 main (int    argc,
       char **argv)
@@ -270,7 +257,7 @@ main (int    argc,
   for (int i = 0; i < runs; i++)
     if (!launch (self_path, "bare", data_dir, &bare) || !launch (self_path, "app", data_dir, &app))
       return 1;
-  remove_tree (data_dir);
+  sight_bench_remove_tree (data_dir);
 
   g_print ("%d launches each, median ms from the spawn\n", runs);
   g_print ("%-32s %10s %10s %10s\n", "", "load start", "loaded", "painted");

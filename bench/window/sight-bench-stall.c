@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <webkit/webkit.h>
 
+#include "sight-bench-files.h"
 #include "sight-bench-flow.h"
 #include "sight-window.h"
 
@@ -177,20 +178,6 @@ write_test (SightWindow *window,
   return g_file_new_for_path (path);
 }
 
-static void
-remove_tree (GFile *file)
-{
-  g_autoptr(GFileEnumerator) children = NULL;
-  GFile *child;
-
-  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
-                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
-  while (children != NULL && g_file_enumerator_iterate (children, NULL, &child, NULL, NULL) &&
-         child != NULL)
-    remove_tree (child);
-  g_file_delete (file, NULL, NULL);
-}
-
 int
 main (int    argc,
       char **argv)
@@ -275,6 +262,6 @@ main (int    argc,
 
   gtk_window_destroy (GTK_WINDOW (window));
   g_object_unref (window);
-  remove_tree (dir_file);
+  sight_bench_remove_tree (dir_file);
   return 0;
 }
