@@ -11,6 +11,7 @@
 #include "sight-application.h"
 #include "sight-cli.h"
 #include "sight-error.h"
+#include "sight-graphics.h"
 #include "sight-headless.h"
 #include "sight-secrets.h"
 
@@ -76,6 +77,8 @@ main (int    argc,
    * a registered secret's value is never written to a log. */
   g_log_writer_default_set_use_stderr (TRUE);
   g_log_set_writer_func (sight_secrets_log_writer, NULL, NULL);
+  /* Before anything starts a thread or a window. */
+  sight_graphics_choose_renderer ();
 
   if (argc > 1 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h") ||
                    g_str_equal (argv[1], "help")))

@@ -15,6 +15,7 @@
 #include <adwaita.h>
 #include <webkit/webkit.h>
 
+#include "sight-graphics.h"
 #include "sight-preferences.h"
 #include "sight-window.h"
 
@@ -108,6 +109,7 @@ main (int    argc,
   g_setenv ("SIGHTLINE_DATA_DIR", tmpdir, TRUE);
   g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
   g_unsetenv ("SIGHTLINE_MODEL");
+  sight_graphics_choose_renderer ();
   gtk_init ();
   adw_init ();
   g_timeout_add (100, wake_cb, NULL);

@@ -6,6 +6,7 @@
 #include <adwaita.h>
 #include <string.h>
 
+#include "sight-graphics.h"
 #include "sight-history.h"
 #include "sight-inspector.h"
 #include "sight-store.h"
@@ -332,6 +333,7 @@ main (int    argc,
   tmpdir = g_dir_make_tmp ("test-history-XXXXXX", NULL);
   g_setenv ("SIGHTLINE_DATA_DIR", tmpdir, TRUE);
   g_setenv ("XDG_CACHE_HOME", tmpdir, TRUE);
+  sight_graphics_choose_renderer ();
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 

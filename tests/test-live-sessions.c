@@ -15,6 +15,7 @@
 #include "sight-scripted-model.h"
 
 #include "sight-application.h"
+#include "sight-graphics.h"
 #include "sight-window.h"
 
 /* The window's in-app MCP server: a real SoupSession client over loopback
@@ -727,6 +728,7 @@ main (int    argc,
   g_unsetenv ("SIGHTLINE_MODEL");
   g_unsetenv ("OPENAI_API_KEY");
   g_unsetenv ("ANTHROPIC_API_KEY");
+  sight_graphics_choose_renderer ();
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 

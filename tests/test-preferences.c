@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sight-api-key.h"
+#include "sight-graphics.h"
 #include "sight-preferences.h"
 #include "sight-scripted-model.h"
 #include "sight-window.h"
@@ -279,6 +280,7 @@ main (int    argc,
   g_unsetenv ("SIGHTLINE_MODEL");
   g_unsetenv ("OPENAI_API_KEY");
   g_unsetenv ("ANTHROPIC_API_KEY");
+  sight_graphics_choose_renderer ();
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 

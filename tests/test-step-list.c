@@ -8,6 +8,7 @@
 #include <webkit/webkit.h>
 
 #include "agent-test-common.h"
+#include "sight-graphics.h"
 #include "sight-step-list.h"
 #include "sight-trace-cache.h"
 #include "sight-direct-run.h"
@@ -823,6 +824,7 @@ main (int    argc,
   g_unsetenv ("ANTHROPIC_API_KEY");
   tmpdir = g_dir_make_tmp ("test-step-list-XXXXXX", NULL);
   g_setenv ("SIGHTLINE_DATA_DIR", tmpdir, TRUE);
+  sight_graphics_choose_renderer ();
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 

@@ -7,6 +7,7 @@
 #include <webkit/webkit.h>
 
 #include "sight-demo-overlay.h"
+#include "sight-graphics.h"
 #include "sight-inspector.h"
 #include "sight-step-list.h"
 #include "sight-shot-view.h"
@@ -508,6 +509,7 @@ main (int    argc,
   g_unsetenv ("SIGHTLINE_MODEL");
   g_unsetenv ("OPENAI_API_KEY");
   g_unsetenv ("ANTHROPIC_API_KEY");
+  sight_graphics_choose_renderer ();
   gtk_test_init (&argc, &argv, NULL);
   adw_init ();
 

@@ -24,6 +24,7 @@
 
 #include "sight-bench-files.h"
 #include "sight-bench-flow.h"
+#include "sight-graphics.h"
 #include "sight-window.h"
 
 #define PROBE_MS     5
@@ -203,6 +204,8 @@ main (int    argc,
   g_setenv ("GSETTINGS_SCHEMA_DIR", BENCH_SCHEMA_DIR, FALSE);
   g_setenv ("NO_AT_BRIDGE", "1", TRUE);
   g_unsetenv ("SIGHTLINE_MODEL");
+  /* As sightline's main() does. */
+  sight_graphics_choose_renderer ();
   gtk_init ();
   adw_init ();
 

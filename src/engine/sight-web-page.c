@@ -11,6 +11,7 @@
 
 #include "sight-engine-resources.h"
 #include "sight-error.h"
+#include "sight-graphics.h"
 #include "sight-origin-policy.h"
 #include "sight-web-page-private.h"
 
@@ -1296,10 +1297,13 @@ sight_web_page_set_headless (SightWebPage *self,
    * process crash (WebKitGTK 2.50 under Xvfb, seen when the window shows an
    * MCP client's session and lets it go again): a page shown after its
    * first load keeps drawing without compositing, which a window shows as
-   * well. */
+   * well. Where OpenGL is drawn in software, a shown page is not
+   * composited either: the web process then skips its own GL set-up (a
+   * quarter of a second at launch) and each frame reaches GTK as plain
+   * memory. */
   if (webkit_web_view_get_uri (self->view) == NULL)
     webkit_settings_set_hardware_acceleration_policy (webkit_web_view_get_settings (self->view),
-                                                      headless
+                                                      headless || sight_graphics_is_software ()
                                                         ? WEBKIT_HARDWARE_ACCELERATION_POLICY_NEVER
                                                         : WEBKIT_HARDWARE_ACCELERATION_POLICY_ALWAYS);
   if (headless)

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* How Sightline draws on this machine. Without a GPU, Mesa renders OpenGL in
+ * software (llvmpipe), and there GTK's GL renderer and WebKit's composited
+ * pages cost more than they save: a frame of the main window takes ~45 ms of
+ * GL in software against ~10 ms with cairo (bench/window). */
+
+gboolean sight_graphics_is_software     (void);
+void     sight_graphics_choose_renderer (void);
+
+G_END_DECLS
