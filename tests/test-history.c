@@ -6,7 +6,8 @@
 #include <adwaita.h>
 #include <string.h>
 
-#include "sight-graphics.h"
+#include "app-test-common.h"
+#include "test-files.h"
 #include "sight-history.h"
 #include "sight-inspector.h"
 #include "sight-store.h"
@@ -306,24 +307,6 @@ test_report_export_and_json (void)
   g_assert_null (sight_history_get_run (history ()));
 }
 
-/* Removes the test's temporary folder and what is in it. */
-static void
-remove_tree (GFile *file)
-{
-  g_autoptr(GFileEnumerator) children = NULL;
-
-  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
-                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
-  if (children != NULL)
-    {
-      GFile *child;
-
-      while (g_file_enumerator_iterate (children, NULL, &child, NULL, NULL) && child != NULL)
-        remove_tree (child);
-    }
-  g_file_delete (file, NULL, NULL);
-}
-
 int
 main (int    argc,
       char **argv)
@@ -333,9 +316,7 @@ main (int    argc,
   tmpdir = g_dir_make_tmp ("test-history-XXXXXX", NULL);
   g_setenv ("SIGHTLINE_DATA_DIR", tmpdir, TRUE);
   g_setenv ("XDG_CACHE_HOME", tmpdir, TRUE);
-  sight_graphics_choose_renderer ();
-  gtk_test_init (&argc, &argv, NULL);
-  adw_init ();
+  app_test_init (&argc, &argv);
 
   write_runs ();
   window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
@@ -352,10 +333,6 @@ main (int    argc,
   status = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&window);
-  {
-    g_autoptr(GFile) dir = g_file_new_for_path (tmpdir);
-
-    remove_tree (dir);
-  }
+  test_remove_tree (tmpdir);
   return status;
 }

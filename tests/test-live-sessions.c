@@ -11,11 +11,12 @@
 #include <string.h>
 #include <webkit/webkit.h>
 
+#include "app-test-common.h"
+#include "test-files.h"
 #include "sight-mcp-http.h"
 #include "sight-scripted-model.h"
 
 #include "sight-application.h"
-#include "sight-graphics.h"
 #include "sight-window.h"
 
 /* The window's in-app MCP server: a real SoupSession client over loopback
@@ -685,24 +686,6 @@ test_serve_attaches (void)
   fixture_tear_down (f, NULL);
 }
 
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
 int
 main (int    argc,
       char **argv)
@@ -725,12 +708,7 @@ main (int    argc,
    * lives in a folder of its own, never in the user's. */
   test_config = g_dir_make_tmp ("sight-live-XXXXXX", NULL);
   g_setenv ("XDG_CONFIG_HOME", test_config, TRUE);
-  g_unsetenv ("SIGHTLINE_MODEL");
-  g_unsetenv ("OPENAI_API_KEY");
-  g_unsetenv ("ANTHROPIC_API_KEY");
-  sight_graphics_choose_renderer ();
-  gtk_test_init (&argc, &argv, NULL);
-  adw_init ();
+  app_test_init (&argc, &argv);
 
   /* Sessions' agents find the project in the current folder: its default
    * agent is the scripted model. */
@@ -760,8 +738,8 @@ main (int    argc,
    * may still hold. */
   g_test_dbus_stop (bus);
   g_chdir ("/");
-  remove_tree (test_project);
-  remove_tree (test_config);
+  test_remove_tree (test_project);
+  test_remove_tree (test_config);
   g_free (test_project);
   g_free (test_config);
   return status;

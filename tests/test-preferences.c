@@ -6,8 +6,8 @@
 #include <adwaita.h>
 #include <string.h>
 
+#include "app-test-common.h"
 #include "sight-api-key.h"
-#include "sight-graphics.h"
 #include "sight-preferences.h"
 #include "sight-scripted-model.h"
 #include "sight-window.h"
@@ -277,12 +277,7 @@ main (int    argc,
   g_autoptr(GError) error = NULL;
   int status;
 
-  g_unsetenv ("SIGHTLINE_MODEL");
-  g_unsetenv ("OPENAI_API_KEY");
-  g_unsetenv ("ANTHROPIC_API_KEY");
-  sight_graphics_choose_renderer ();
-  gtk_test_init (&argc, &argv, NULL);
-  adw_init ();
+  app_test_init (&argc, &argv);
 
   model = sight_scripted_model_new (0, &error);
   g_assert_no_error (error);

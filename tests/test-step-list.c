@@ -4,11 +4,11 @@
 #include "config.h"
 
 #include <adwaita.h>
-#include <glib/gstdio.h>
 #include <webkit/webkit.h>
 
 #include "agent-test-common.h"
-#include "sight-graphics.h"
+#include "app-test-common.h"
+#include "test-files.h"
 #include "sight-step-list.h"
 #include "sight-trace-cache.h"
 #include "sight-direct-run.h"
@@ -795,38 +795,15 @@ test_close_asks_to_save (void)
   g_clear_object (&window);
 }
 
-/* Removes the test's temporary folder and what is in it. */
-static void
-remove_tree (GFile *file)
-{
-  g_autoptr(GFileEnumerator) children = NULL;
-
-  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
-                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
-  if (children != NULL)
-    {
-      GFile *child;
-
-      while (g_file_enumerator_iterate (children, NULL, &child, NULL, NULL) && child != NULL)
-        remove_tree (child);
-    }
-  g_file_delete (file, NULL, NULL);
-}
-
 int
 main (int    argc,
       char **argv)
 {
   int status;
 
-  g_unsetenv ("SIGHTLINE_MODEL");
-  g_unsetenv ("OPENAI_API_KEY");
-  g_unsetenv ("ANTHROPIC_API_KEY");
   tmpdir = g_dir_make_tmp ("test-step-list-XXXXXX", NULL);
   g_setenv ("SIGHTLINE_DATA_DIR", tmpdir, TRUE);
-  sight_graphics_choose_renderer ();
-  gtk_test_init (&argc, &argv, NULL);
-  adw_init ();
+  app_test_init (&argc, &argv);
 
   g_test_add_func ("/step-list/open-lists-steps", test_open_lists_steps);
   g_test_add_func ("/step-list/edit-reorder-delete-save", test_edit_reorder_delete_save);
@@ -843,10 +820,6 @@ main (int    argc,
   if (window != NULL)
     gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&window);
-  {
-    g_autoptr(GFile) dir = g_file_new_for_path (tmpdir);
-
-    remove_tree (dir);
-  }
+  test_remove_tree (tmpdir);
   return status;
 }

@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <glib/gstdio.h>
 #include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -12,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test-files.h"
 #include "sight-error.h"
 #include "sight-store.h"
 #include "sight-store-private.h"
@@ -33,28 +33,10 @@ fixture_setup (Fixture       *f,
 }
 
 static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  if (dir)
-    while ((name = g_dir_read_name (dir)))
-      {
-        g_autofree char *child = g_build_filename (path, name, NULL);
-        if (g_file_test (child, G_FILE_TEST_IS_DIR))
-          remove_tree (child);
-        else
-          g_unlink (child);
-      }
-  g_rmdir (path);
-}
-
-static void
 fixture_teardown (Fixture       *f,
                   gconstpointer  data)
 {
-  remove_tree (f->dir);
+  test_remove_tree (f->dir);
   g_free (f->dir);
   g_free (f->path);
 }

@@ -6,8 +6,8 @@
 #include <adwaita.h>
 #include <webkit/webkit.h>
 
+#include "app-test-common.h"
 #include "sight-demo-overlay.h"
-#include "sight-graphics.h"
 #include "sight-inspector.h"
 #include "sight-step-list.h"
 #include "sight-shot-view.h"
@@ -505,13 +505,7 @@ main (int    argc,
 {
   int status;
 
-  /* The tests see "no model configured", whatever the shell has. */
-  g_unsetenv ("SIGHTLINE_MODEL");
-  g_unsetenv ("OPENAI_API_KEY");
-  g_unsetenv ("ANTHROPIC_API_KEY");
-  sight_graphics_choose_renderer ();
-  gtk_test_init (&argc, &argv, NULL);
-  adw_init ();
+  app_test_init (&argc, &argv);
 
   g_test_add ("/window/opens-demo-site", Fixture, NULL,
               fixture_set_up, test_window_opens_demo_site, NULL);

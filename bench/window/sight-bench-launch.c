@@ -28,10 +28,10 @@
 #include <webkit/webkit.h>
 
 #include "sight-application.h"
-#include "sight-bench-files.h"
 #include "sight-demo-site.h"
 #include "sight-graphics.h"
 #include "sight-window.h"
+#include "test-files.h"
 
 #define TARGET_MS      1500.0
 #define CHILD_DEADLINE 20     /* seconds for one launch */
@@ -302,7 +302,7 @@ main (int    argc,
     for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
       if (!launch (self_path, kinds[k].kind, data_dir, &series[k]))
         return 1;
-  sight_bench_remove_tree (data_dir);
+  test_remove_file_tree (data_dir);
 
   g_print ("%d launches each, median ms from the spawn; OpenGL drawn %s\n", runs,
            sight_graphics_is_software () ? "in software" : "by a GPU");

@@ -22,10 +22,10 @@
 #include <stdlib.h>
 #include <webkit/webkit.h>
 
-#include "sight-bench-files.h"
 #include "sight-bench-flow.h"
 #include "sight-graphics.h"
 #include "sight-window.h"
+#include "test-files.h"
 
 #define PROBE_MS     5
 #define TARGET_MS    100.0
@@ -265,6 +265,6 @@ main (int    argc,
 
   gtk_window_destroy (GTK_WINDOW (window));
   g_object_unref (window);
-  sight_bench_remove_tree (dir_file);
+  test_remove_file_tree (dir_file);
   return 0;
 }

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Files the window benchmarks leave behind. */
+/* Removing what a test wrote under its temporary folder. */
 #pragma once
 
 #include <gio/gio.h>
 
-/* Deletes @file and, if it is a folder, everything in it. */
-static inline void
-sight_bench_remove_tree (GFile *file)
+G_GNUC_UNUSED static void
+test_remove_file_tree (GFile *file)
 {
   g_autoptr(GFileEnumerator) children = NULL;
   GFile *child;
@@ -15,6 +14,16 @@ sight_bench_remove_tree (GFile *file)
                                         G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
   while (children != NULL && g_file_enumerator_iterate (children, NULL, &child, NULL, NULL) &&
          child != NULL)
-    sight_bench_remove_tree (child);
+    test_remove_file_tree (child);
   g_file_delete (file, NULL, NULL);
+}
+
+/* Deletes @path and, if it is a folder, everything in it. A symbolic link is
+ * deleted, never followed. */
+G_GNUC_UNUSED static void
+test_remove_tree (const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+
+  test_remove_file_tree (file);
 }
