@@ -568,6 +568,34 @@ drop_connection (SoupServerMessage *msg)
   g_io_stream_close (stream, NULL, NULL);
 }
 
+/* An answer whose text runs on for @megabytes MiB: one static MiB of
+ * letters, appended again and again. */
+static void
+flood (SoupServerMessage *msg,
+       gint64             megabytes,
+       gboolean           announce_length)
+{
+  static char letters[1024 * 1024];
+  static const char head[] = "{\"id\":\"chatcmpl-flood\",\"choices\":[{\"index\":0,"
+                             "\"message\":{\"role\":\"assistant\",\"content\":\"";
+  static const char tail[] = "\"},\"finish_reason\":\"stop\"}]}";
+  SoupMessageBody *body = soup_server_message_get_response_body (msg);
+
+  if (letters[0] == '\0')
+    memset (letters, 'a', sizeof letters);
+  soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+  soup_message_headers_set_content_type (soup_server_message_get_response_headers (msg),
+                                         "application/json", NULL);
+  if (!announce_length)
+    soup_message_headers_set_encoding (soup_server_message_get_response_headers (msg),
+                                       SOUP_ENCODING_CHUNKED);
+  soup_message_body_append (body, SOUP_MEMORY_STATIC, head, strlen (head));
+  for (gint64 i = 0; i < megabytes; i++)
+    soup_message_body_append (body, SOUP_MEMORY_STATIC, letters, sizeof letters);
+  soup_message_body_append (body, SOUP_MEMORY_STATIC, tail, strlen (tail));
+  soup_message_body_complete (body);
+}
+
 static void
 answer (SightScriptedModel *self,
         SoupServerMessage  *msg,
@@ -608,6 +636,12 @@ answer (SightScriptedModel *self,
   if (g_strcmp0 (fault, "drop") == 0)
     {
       drop_connection (msg);
+      return;
+    }
+  if (g_strcmp0 (fault, "flood") == 0)
+    {
+      flood (msg, int_member (entry, "flood_mb", 64),
+             g_strcmp0 (string_member (entry, "encoding"), "length") == 0);
       return;
     }
   if (g_strcmp0 (fault, "quota") == 0)

@@ -64,6 +64,9 @@
  *     "length"              finish_reason=length / stop_reason=max_tokens
  *     "error_in_200"        200 whose body is only {"error": {"code": "status"
  *                           (default 502), …}}, as some gateways answer
+ *     "flood"               200 whose answer's text runs on for "flood_mb"
+ *                           MiB (default 64), sent chunked, or with its
+ *                           Content-Length when "encoding" is "length"
  *
  * With sight_scripted_model_set_api_key() the server also refuses requests
  * without that key (Bearer for OpenAI, x-api-key for Anthropic) with 401.

@@ -452,6 +452,12 @@ static const FaultCase fault_cases[] = {
                            SIGHT_ERROR_MODEL_OUTPUT_INVALID, "no tool call was taken" },
   { "finish-length", "[{\"fault\":\"length\",\"text\":\"The answer is cut\"},{\"text\":\"x\"}]", 1, FALSE,
                      SIGHT_ERROR_MODEL_OUTPUT_INVALID, "output token limit" },
+  /* 64 MiB of answer: read up to the 32 MiB limit, or refused on its
+   * Content-Length; not retried. */
+  { "flood-chunked", "[{\"fault\":\"flood\"},{\"text\":\"x\"}]", 1, FALSE,
+                     SIGHT_ERROR_MODEL_OUTPUT_INVALID, "over the 32 MiB" },
+  { "flood-announced", "[{\"fault\":\"flood\",\"encoding\":\"length\"},{\"text\":\"x\"}]", 1, FALSE,
+                       SIGHT_ERROR_MODEL_OUTPUT_INVALID, "bytes announced" },
 };
 
 static void
@@ -491,6 +497,24 @@ test_fault (Fixture       *fixture,
           }
         fixture_tear_down (&each, NULL);
       }
+}
+
+/* An answer under the limit is read whole, however many chunks it comes in. */
+static void
+test_large_answer (void)
+{
+  Fixture fixture = { 0 };
+  g_autoptr(SightModelRequest) request = simple_request ("go");
+  g_autoptr(SightModelResponse) response = NULL;
+  g_autoptr(GError) error = NULL;
+
+  fixture_set_up (&fixture, GINT_TO_POINTER (OPENAI));
+  sight_scripted_model_push (fixture.server, "{\"fault\": \"flood\", \"flood_mb\": 20}");
+  response = complete (fixture.provider, request, in_seconds (60), NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (strlen (response->text), ==, 20 * 1024 * 1024);
+  g_assert_true (response->text[0] == 'a' && response->text[20 * 1024 * 1024 - 1] == 'a');
+  fixture_tear_down (&fixture, NULL);
 }
 
 static void
@@ -1035,6 +1059,7 @@ main (int    argc,
   add_both ("scripted-rules", test_rules_and_exhaustion);
   g_test_add ("/model/faults", Fixture, GINT_TO_POINTER (OPENAI), NULL, test_fault, NULL);
   g_test_add_func ("/model/connect-timeout", test_connect_timeout);
+  g_test_add_func ("/model/openai/large-answer", test_large_answer);
   g_test_add_func ("/model/scripted-server-program", test_scripted_server_program);
   g_test_add_func ("/model/logs-hold-no-secret", test_logs_hold_no_secret);
   return g_test_run ();

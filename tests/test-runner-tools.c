@@ -17,6 +17,43 @@
  * /from-sitemap. */
 static SoupServer *server;
 static char *base;
+/* With huge_robots, robots.txt runs on for 200 MiB of comments after its
+ * rules; robots_bytes_written counts what the server got to send of it. */
+static gboolean huge_robots;
+static guint64 robots_bytes_written;
+
+static void
+robots_wrote_cb (SoupServerMessage *msg,
+                 guint              chunk_size,
+                 gpointer           user_data)
+{
+  robots_bytes_written += chunk_size;
+}
+
+static void
+serve_huge_robots (SoupServerMessage *msg)
+{
+  static char filler[1024 * 1024];
+  const char *rules = "User-agent: *\nDisallow: /private\n";
+  SoupMessageBody *body = soup_server_message_get_response_body (msg);
+
+  for (gsize i = 0; i < sizeof filler; i += 64)
+    {
+      memset (filler + i, ' ', 64);
+      filler[i] = '#';
+      filler[i + 63] = '\n';
+    }
+  soup_server_message_set_status (msg, 200, NULL);
+  soup_message_headers_set_content_type (soup_server_message_get_response_headers (msg),
+                                         "text/plain", NULL);
+  soup_message_headers_set_encoding (soup_server_message_get_response_headers (msg),
+                                     SOUP_ENCODING_CHUNKED);
+  soup_message_body_append (body, SOUP_MEMORY_STATIC, rules, strlen (rules));
+  for (int i = 0; i < 200; i++)
+    soup_message_body_append (body, SOUP_MEMORY_STATIC, filler, sizeof filler);
+  soup_message_body_complete (body);
+  g_signal_connect (msg, "wrote-body-data", G_CALLBACK (robots_wrote_cb), NULL);
+}
 
 static void
 handler (SoupServer        *srv,
@@ -49,6 +86,11 @@ handler (SoupServer        *srv,
   else if (g_str_equal (path, "/late"))
     body = "<html><head><title>Late</title></head><body><script>"
            "setTimeout(() => { document.body.append ('Ready now'); }, 300);</script></body></html>";
+  else if (g_str_equal (path, "/robots.txt") && huge_robots)
+    {
+      serve_huge_robots (msg);
+      return;
+    }
   else if (g_str_equal (path, "/robots.txt"))
     {
       body = "User-agent: *\nDisallow: /private\nSitemap: /sitemap.xml\n";
@@ -271,6 +313,26 @@ test_crawl_limits_and_robots (void)
   g_assert_true (has_page (rude, "private/x"));
 }
 
+/* A robots.txt that never seems to end: its first 500 KiB are read and
+ * obeyed, the rest is not fetched. */
+static void
+test_crawl_huge_robots (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) all = NULL;
+
+  huge_robots = TRUE;
+  robots_bytes_written = 0;
+  all = run_crawl ("{ \"url\": \"BASE/\", \"delayMs\": 0, \"maxDepth\": 1 }", &error);
+  huge_robots = FALSE;
+  g_assert_no_error (error);
+  g_assert_true (has_page (all, "a"));
+  g_assert_false (has_page (all, "private/x"));
+  /* Socket buffers hold a few MiB at most. */
+  g_test_message ("robots.txt: %" G_GUINT64_FORMAT " bytes sent", robots_bytes_written);
+  g_assert_cmpuint (robots_bytes_written, <, 32 * 1024 * 1024);
+}
+
 static void
 test_crawl_cursor (void)
 {
@@ -403,6 +465,7 @@ main (int    argc,
   g_test_add_func ("/runner/scrape/wait-for-text", test_scrape_wait_for_text);
   g_test_add_func ("/runner/scrape/bad-arguments", test_scrape_bad_arguments);
   g_test_add_func ("/runner/crawl/limits-and-robots", test_crawl_limits_and_robots);
+  g_test_add_func ("/runner/crawl/huge-robots", test_crawl_huge_robots);
   g_test_add_func ("/runner/crawl/cursor", test_crawl_cursor);
   g_test_add_func ("/runner/crawl/patterns-and-sitemap", test_crawl_patterns_and_sitemap);
   g_test_add_func ("/runner/crawl/bad-arguments", test_crawl_bad_arguments);

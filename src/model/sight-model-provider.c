@@ -8,8 +8,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "sight-bounded-read.h"
 #include "sight-error.h"
 #include "sight-model-retry.h"
+
+/* The most of a model's answer that is read. Answers are text and tool
+ * calls (kilobytes, a few megabytes for a long extraction); a broken or
+ * hostile endpoint that sends more would only grow the process. */
+#define ANSWER_MAX_BYTES (32 * 1024 * 1024)
 
 typedef struct
 {
@@ -42,6 +48,7 @@ typedef struct
   gint64              deadline_us;
   guint               attempts;
   SoupMessage        *message;
+  GInputStream       *answer_stream;
   GCancellable       *attempt_cancellable;
   GCancellable       *outer_cancellable;
   gulong              outer_handler;
@@ -386,6 +393,7 @@ call_free (Call *call)
   if (call->message != NULL)
     g_signal_handlers_disconnect_by_data (call->message, call);
   g_clear_object (&call->message);
+  g_clear_object (&call->answer_stream);
   g_clear_object (&call->attempt_cancellable);
   g_clear_object (&call->outer_cancellable);
   g_clear_object (&call->self);
@@ -711,6 +719,135 @@ handle_http_error (GTask       *task,
   retry_or_fail (task, error, retryable, retry_after);
 }
 
+/* The attempt got no whole answer: cancelled, timed out or cut off. */
+static void
+attempt_failed (GTask  *task,
+                GError *error)
+{
+  Call *call = g_task_get_task_data (task);
+  SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (call->self);
+  g_autofree char *name = sight_model_provider_dup_name (call->self);
+  g_autofree char *reason = NULL;
+
+  if (call->outer_cancellable != NULL && g_cancellable_is_cancelled (call->outer_cancellable))
+    {
+      return_error (task, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                               "The model call was cancelled"));
+      return;
+    }
+  if (call->timed_out)
+    {
+      return_error (task, timeout_error (call));
+      return;
+    }
+  if (call->connect_timed_out)
+    reason = g_strdup_printf ("no connection within %" G_GINT64_FORMAT " ms",
+                              priv->connect_timeout / 1000);
+  else
+    reason = _sight_model_provider_redact (call->self, error->message, 200);
+  g_debug ("%s: attempt %u to %s failed: %s", name, call->attempts, call->host, reason);
+  retry_or_fail (task,
+                 g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
+                              "%s: could not reach %s: %s", name, call->host, reason),
+                 TRUE, 0);
+}
+
+/* The answer is over ANSWER_MAX_BYTES: the rest is not read, the connection
+ * is dropped, and the call fails (another attempt would most likely get the
+ * same). */
+static void
+answer_too_large (GTask    *task,
+                  guint64   announced_bytes)
+{
+  Call *call = g_task_get_task_data (task);
+  g_autofree char *name = sight_model_provider_dup_name (call->self);
+  g_autofree char *what = NULL;
+
+  g_cancellable_cancel (call->attempt_cancellable);
+  g_clear_object (&call->answer_stream);
+  what = announced_bytes > 0
+           ? g_strdup_printf ("%" G_GUINT64_FORMAT " bytes announced; not read", announced_bytes)
+           : g_strdup ("the rest was not read");
+  return_error (task, g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
+                                   "%s: the answer from %s is over the %d MiB a model's answer "
+                                   "may be (%s)",
+                                   name, call->host, ANSWER_MAX_BYTES / (1024 * 1024), what));
+}
+
+/* The whole answer of an attempt is in: a response, an error to retry or
+ * an error to return. */
+static void
+answered (GTask  *task,
+          GBytes *body)
+{
+  Call *call = g_task_get_task_data (task);
+  g_autofree char *name = sight_model_provider_dup_name (call->self);
+  SoupMessageHeaders *headers = soup_message_get_response_headers (call->message);
+  const char *request_id = soup_message_headers_get_one (headers, "x-request-id");
+  guint status = soup_message_get_status (call->message);
+
+  if (request_id == NULL)
+    request_id = soup_message_headers_get_one (headers, "request-id");
+  g_debug ("%s: attempt %u to %s: HTTP %u, %" G_GSIZE_FORMAT " bytes, request id %s",
+           name, call->attempts, call->host, status, g_bytes_get_size (body),
+           request_id ? request_id : "none");
+
+  if (SOUP_STATUS_IS_SUCCESSFUL (status) && error_status_in_success (body) != 0)
+    status = error_status_in_success (body);
+  if (SOUP_STATUS_IS_SUCCESSFUL (status))
+    {
+      SightModelProviderClass *klass = SIGHT_MODEL_PROVIDER_GET_CLASS (call->self);
+      g_autoptr(SightModelResponse) response = NULL;
+      GError *parse_error = NULL;
+
+      end_attempt (call);
+      response = klass->parse (call->self, call->request, body,
+                               g_bytes_get_size (call->body), &parse_error);
+      if (response == NULL)
+        {
+          g_autofree char *message = _sight_model_provider_redact (call->self,
+                                                                   parse_error->message, 400);
+
+          g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
+                                   "%s: %s", name, message);
+          g_error_free (parse_error);
+          return;
+        }
+      response->attempts = call->attempts;
+      if (response->request_id == NULL && request_id != NULL)
+        response->request_id = g_strndup (request_id, 200);
+      g_task_return_pointer (task, g_steal_pointer (&response),
+                             (GDestroyNotify) sight_model_response_unref);
+      return;
+    }
+
+  handle_http_error (task, status, body);
+}
+
+static void
+answer_read_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  Call *call = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) body = NULL;
+  gboolean truncated = FALSE;
+
+  body = sight_read_bounded_finish (G_INPUT_STREAM (source), result, &truncated, &error);
+  if (body != NULL && truncated)
+    {
+      answer_too_large (task, 0);
+      return;
+    }
+  g_clear_object (&call->answer_stream);
+  if (body == NULL)
+    attempt_failed (task, error);
+  else
+    answered (task, body);
+}
+
 static void
 send_cb (GObject      *source,
          GAsyncResult *result,
@@ -718,84 +855,24 @@ send_cb (GObject      *source,
 {
   g_autoptr(GTask) task = user_data;
   Call *call = g_task_get_task_data (task);
-  SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (call->self);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) body = NULL;
-  g_autofree char *name = sight_model_provider_dup_name (call->self);
-  guint status;
+  SoupMessageHeaders *headers;
 
-  body = soup_session_send_and_read_finish (SOUP_SESSION (source), result, &error);
-  status = soup_message_get_status (call->message);
-
-  if (body == NULL)
+  call->answer_stream = soup_session_send_finish (SOUP_SESSION (source), result, &error);
+  if (call->answer_stream == NULL)
     {
-      g_autofree char *reason = NULL;
-
-      if (call->outer_cancellable != NULL && g_cancellable_is_cancelled (call->outer_cancellable))
-        {
-          return_error (task, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                   "The model call was cancelled"));
-          return;
-        }
-      if (call->timed_out)
-        {
-          return_error (task, timeout_error (call));
-          return;
-        }
-      if (call->connect_timed_out)
-        reason = g_strdup_printf ("no connection within %" G_GINT64_FORMAT " ms",
-                                  priv->connect_timeout / 1000);
-      else
-        reason = _sight_model_provider_redact (call->self, error->message, 200);
-      g_debug ("%s: attempt %u to %s failed: %s", name, call->attempts, call->host, reason);
-      retry_or_fail (task,
-                     g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
-                                  "%s: could not reach %s: %s", name, call->host, reason),
-                     TRUE, 0);
+      attempt_failed (task, error);
       return;
     }
-
-  {
-    SoupMessageHeaders *headers = soup_message_get_response_headers (call->message);
-    const char *request_id = soup_message_headers_get_one (headers, "x-request-id");
-
-    if (request_id == NULL)
-      request_id = soup_message_headers_get_one (headers, "request-id");
-    g_debug ("%s: attempt %u to %s: HTTP %u, %" G_GSIZE_FORMAT " bytes, request id %s",
-             name, call->attempts, call->host, status, g_bytes_get_size (body),
-             request_id ? request_id : "none");
-
-    if (SOUP_STATUS_IS_SUCCESSFUL (status) && error_status_in_success (body) != 0)
-      status = error_status_in_success (body);
-    if (SOUP_STATUS_IS_SUCCESSFUL (status))
-      {
-        SightModelProviderClass *klass = SIGHT_MODEL_PROVIDER_GET_CLASS (call->self);
-        g_autoptr(SightModelResponse) response = NULL;
-        GError *parse_error = NULL;
-
-        end_attempt (call);
-        response = klass->parse (call->self, call->request, body,
-                                 g_bytes_get_size (call->body), &parse_error);
-        if (response == NULL)
-          {
-            g_autofree char *message = _sight_model_provider_redact (call->self,
-                                                                     parse_error->message, 400);
-
-            g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
-                                     "%s: %s", name, message);
-            g_error_free (parse_error);
-            return;
-          }
-        response->attempts = call->attempts;
-        if (response->request_id == NULL && request_id != NULL)
-          response->request_id = g_strndup (request_id, 200);
-        g_task_return_pointer (task, g_steal_pointer (&response),
-                               (GDestroyNotify) sight_model_response_unref);
-        return;
-      }
-  }
-
-  handle_http_error (task, status, body);
+  headers = soup_message_get_response_headers (call->message);
+  if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CONTENT_LENGTH &&
+      soup_message_headers_get_content_length (headers) > ANSWER_MAX_BYTES)
+    {
+      answer_too_large (task, soup_message_headers_get_content_length (headers));
+      return;
+    }
+  sight_read_bounded_async (call->answer_stream, ANSWER_MAX_BYTES, call->attempt_cancellable,
+                            answer_read_cb, g_steal_pointer (&task));
 }
 
 static void
@@ -856,8 +933,8 @@ start_attempt (GTask *task)
     call->deadline_source = timeout_add (MAX (1, (call->deadline_us - now + 999) / 1000),
                                            deadline_cb, call);
 
-  soup_session_send_and_read_async (priv->session, call->message, G_PRIORITY_DEFAULT,
-                                    call->attempt_cancellable, send_cb, g_object_ref (task));
+  soup_session_send_async (priv->session, call->message, G_PRIORITY_DEFAULT,
+                           call->attempt_cancellable, send_cb, g_object_ref (task));
 }
 
 void

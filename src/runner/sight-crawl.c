@@ -8,6 +8,7 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "sight-bounded-read.h"
 #include "sight-error.h"
 #include "sight-page-scripts.h"
 #include "sight-robots.h"
@@ -19,6 +20,12 @@
 #define MAX_SKIPPED_LISTED 100
 #define MAX_SITEMAP_URLS 1000
 #define ROBOTS_TIMEOUT_S 10
+/* robots.txt and sitemap.xml come from the site being crawled, so what is
+ * read of them is bounded: RFC 9309 has crawlers parse at least 500 KiB of a
+ * robots.txt (and lets them ignore the rest), and the sitemaps protocol caps
+ * a sitemap at 50 MB. */
+#define ROBOTS_MAX_BYTES  (500 * 1024)
+#define SITEMAP_MAX_BYTES (50 * 1000 * 1000)
 
 static const char * const crawl_args[] = {
   "url", "scope", "include", "exclude", "maxPages", "maxDepth", "delayMs", "respectRobots",
@@ -360,34 +367,117 @@ finish (GTask      *task,
 
 static void crawl_next (GTask *task);
 
-/* robots.txt, fetched once per origin over plain HTTP. */
+/* A GET of a site's file over plain HTTP, its body read up to a bound. */
+
+typedef void (*FetchedFunc) (GTask    *task,
+                             guint     status,
+                             GBytes   *body,
+                             gboolean  truncated,
+                             GError   *error);
+
+typedef struct
+{
+  GTask        *task;
+  SoupMessage  *msg;
+  GInputStream *stream;
+  gsize         max_bytes;
+  FetchedFunc   fetched;
+} Fetch;
+
+/* Hands the crawl's task on to the fetch's callback. An unread rest is
+ * dropped with the stream (libsoup then closes the connection). */
+static void
+fetch_done (Fetch    *fetch,
+            GBytes   *body,
+            gboolean  truncated,
+            GError   *error)
+{
+  fetch->fetched (g_steal_pointer (&fetch->task), body != NULL ? soup_message_get_status (fetch->msg) : 0,
+                  body, truncated, error);
+  g_clear_object (&fetch->stream);
+  g_object_unref (fetch->msg);
+  g_free (fetch);
+}
 
 static void
-robots_fetched_cb (GObject      *source,
-                   GAsyncResult *result,
-                   gpointer      user_data)
+fetch_read_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
 {
-  g_autoptr(GTask) task = user_data;
-  Crawl *crawl = g_task_get_task_data (task);
+  Fetch *fetch = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) body = soup_session_send_and_read_finish (SOUP_SESSION (source), result, &error);
-  SoupMessage *msg = soup_session_get_async_result_message (SOUP_SESSION (source), result);
+  g_autoptr(GBytes) body = NULL;
+  gboolean truncated = FALSE;
+
+  body = sight_read_bounded_finish (G_INPUT_STREAM (source), result, &truncated, &error);
+  fetch_done (fetch, body, truncated, error);
+}
+
+static void
+fetch_sent_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  Fetch *fetch = user_data;
+  g_autoptr(GError) error = NULL;
+
+  fetch->stream = soup_session_send_finish (SOUP_SESSION (source), result, &error);
+  if (fetch->stream == NULL)
+    {
+      fetch_done (fetch, NULL, FALSE, error);
+      return;
+    }
+  sight_read_bounded_async (fetch->stream, fetch->max_bytes, g_task_get_cancellable (fetch->task),
+                            fetch_read_cb, fetch);
+}
+
+/* Takes @task; @fetched gets it back. */
+static void
+fetch_bounded (Crawl       *crawl,
+               SoupMessage *msg,
+               gsize        max_bytes,
+               GTask       *task,
+               FetchedFunc  fetched)
+{
+  Fetch *fetch = g_new0 (Fetch, 1);
+
+  fetch->task = task;
+  fetch->msg = g_object_ref (msg);
+  fetch->max_bytes = max_bytes;
+  fetch->fetched = fetched;
+  soup_session_send_async (crawl->http, msg, G_PRIORITY_DEFAULT, g_task_get_cancellable (task),
+                           fetch_sent_cb, fetch);
+}
+
+/* robots.txt, fetched once per origin. Past ROBOTS_MAX_BYTES the rest is
+ * ignored, as RFC 9309 allows. */
+
+static void
+robots_fetched (GTask    *task,
+                guint     status,
+                GBytes   *body,
+                gboolean  truncated,
+                GError   *error)
+{
+  Crawl *crawl = g_task_get_task_data (task);
   g_autofree char *origin = url_origin (crawl->current->url);
-  guint status = body != NULL ? soup_message_get_status (msg) : 0;
   SightRobots *robots;
 
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      g_task_return_error (task, g_steal_pointer (&error));
+      g_task_return_error (task, g_error_copy (error));
+      g_object_unref (task);
       return;
     }
+  if (truncated)
+    g_debug ("%s/robots.txt: only the first %d bytes are read", origin, ROBOTS_MAX_BYTES);
   if (status >= 200 && status < 300)
     robots = sight_robots_parse (g_bytes_get_data (body, NULL), g_bytes_get_size (body),
                                  ROBOTS_AGENT);
   else
     robots = sight_robots_new_for_status (status);
   g_hash_table_insert (crawl->robots, g_steal_pointer (&origin), robots);
-  crawl_next (g_steal_pointer (&task));
+  crawl_next (task);
 }
 
 static void
@@ -564,9 +654,7 @@ crawl_next (GTask *task)
                                    sight_robots_new_for_status (404));
               continue;
             }
-          soup_session_send_and_read_async (crawl->http, msg, G_PRIORITY_DEFAULT,
-                                            g_task_get_cancellable (task), robots_fetched_cb,
-                                            task);
+          fetch_bounded (crawl, msg, ROBOTS_MAX_BYTES, task, robots_fetched);
           return;
         }
       path = url_path_and_query (crawl->current->url);
@@ -635,17 +723,20 @@ sitemap_text (GMarkupParseContext *context,
     g_string_append_len (p->text, text, length);
 }
 
+/* A sitemap over SITEMAP_MAX_BYTES is not used (a cut XML document would
+ * not parse anyway). */
 static void
-sitemap_fetched_cb (GObject      *source,
-                    GAsyncResult *result,
-                    gpointer      user_data)
+sitemap_fetched (GTask    *task,
+                 guint     status,
+                 GBytes   *body,
+                 gboolean  truncated,
+                 GError   *error)
 {
-  g_autoptr(GTask) task = user_data;
   Crawl *crawl = g_task_get_task_data (task);
-  g_autoptr(GBytes) body = soup_session_send_and_read_finish (SOUP_SESSION (source), result, NULL);
-  SoupMessage *msg = soup_session_get_async_result_message (SOUP_SESSION (source), result);
 
-  if (body != NULL && soup_message_get_status (msg) == SOUP_STATUS_OK)
+  if (truncated)
+    g_debug ("%s: the sitemap is over %d bytes; not used", crawl->start, SITEMAP_MAX_BYTES);
+  else if (status == SOUP_STATUS_OK)
     {
       static const GMarkupParser parser = { sitemap_start, sitemap_end, sitemap_text, NULL, NULL };
       SitemapParse p = { FALSE, g_string_new (NULL), g_ptr_array_new_with_free_func (g_free) };
@@ -659,7 +750,7 @@ sitemap_fetched_cb (GObject      *source,
       g_string_free (p.text, TRUE);
       g_ptr_array_unref (p.urls);
     }
-  crawl_next (g_steal_pointer (&task));
+  crawl_next (task);
 }
 
 static gboolean
@@ -787,8 +878,8 @@ sight_crawl_async (JsonObject          *args,
           g_autofree char *sitemap_url = g_strconcat (origin, "/sitemap.xml", NULL);
           g_autoptr(SoupMessage) msg = soup_message_new ("GET", sitemap_url);
 
-          soup_session_send_and_read_async (crawl->http, msg, G_PRIORITY_DEFAULT, cancellable,
-                                            sitemap_fetched_cb, g_steal_pointer (&task));
+          fetch_bounded (crawl, msg, SITEMAP_MAX_BYTES, g_steal_pointer (&task),
+                         sitemap_fetched);
           return;
         }
     }

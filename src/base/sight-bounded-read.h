@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/* Reading what another machine sends (a model's answer, a site's robots.txt
+ * or sitemap) without letting it grow the process: a stream is read to its
+ * end or to @max_bytes, whichever comes first. If more follows, the bytes
+ * are the first @max_bytes and *truncated is set; the rest is left unread
+ * (cancel the request or drop the stream). */
+void    sight_read_bounded_async  (GInputStream         *stream,
+                                   gsize                 max_bytes,
+                                   GCancellable         *cancellable,
+                                   GAsyncReadyCallback   callback,
+                                   gpointer              user_data);
+GBytes *sight_read_bounded_finish (GInputStream         *stream,
+                                   GAsyncResult         *result,
+                                   gboolean             *truncated,
+                                   GError              **error);
+
+G_END_DECLS
