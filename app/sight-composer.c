@@ -69,6 +69,9 @@ struct _SightComposer
   SightAgent     *agent;
   SightAgent     *followed;         /* a live session's, whose steps show here */
   gboolean        following;        /* one of its steps is running */
+  char           *followed_kind;    /* that step's, for its row when stopped */
+  char           *followed_instruction;
+  gboolean        stopping_followed; /* Stop was pressed on it */
   GCancellable   *cancellable;      /* the window's */
   GCancellable   *run_cancellable;
   char           *verdict;
@@ -491,8 +494,25 @@ followed_step_started_cb (SightAgent             *agent,
   self->actions = 0;
   self->started_us = g_get_monotonic_time ();
   self->following = TRUE;
+  self->stopping_followed = FALSE;
+  g_free (self->followed_kind);
+  self->followed_kind = g_strdup (sight_step_kind_to_string (request->limits.kind));
+  g_free (self->followed_instruction);
+  self->followed_instruction = g_strdup (request->instruction);
+  /* Stop stops the client's step too. */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.stop", TRUE);
   update_tick (self);
   update_meters (self);
+}
+
+static void
+end_following (SightComposer *self)
+{
+  self->following = FALSE;
+  self->finished_us = g_get_monotonic_time ();
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "composer.stop",
+                                 self->running || self->delay_source != 0);
+  update_tick (self);
 }
 
 static void
@@ -510,10 +530,19 @@ followed_step_finished_cb (SightAgent      *agent,
                            SightStepResult *step,
                            SightComposer   *self)
 {
-  self->following = FALSE;
-  self->finished_us = g_get_monotonic_time ();
-  update_tick (self);
+  end_following (self);
   show_step_result (self, step);
+}
+
+/* The client cancelled its step, or Stop stopped it. */
+static void
+followed_step_cancelled_cb (SightAgent    *agent,
+                            const char    *reason,
+                            SightComposer *self)
+{
+  end_following (self);
+  show_result (self, self->followed_kind, self->followed_instruction, "fail", NULL,
+               self->stopping_followed ? _("Stopped") : reason);
 }
 
 static void
@@ -860,6 +889,12 @@ stop_action (GtkWidget  *widget,
     }
   if (self->run_cancellable != NULL)
     g_cancellable_cancel (self->run_cancellable);
+  if (self->following && self->followed != NULL)
+    {
+      self->stopping_followed = TRUE;
+      /* Goes to the client, untranslated like the rest of its errors. */
+      sight_agent_stop (self->followed, "the step was stopped in the Sightline window");
+    }
 }
 
 static void
@@ -895,6 +930,8 @@ sight_composer_finalize (GObject *object)
 
   g_free (self->verdict);
   g_free (self->provider_hint);
+  g_free (self->followed_kind);
+  g_free (self->followed_instruction);
   g_free (self->default_vision);
   G_OBJECT_CLASS (sight_composer_parent_class)->finalize (object);
 }
@@ -1214,8 +1251,8 @@ sight_composer_follow_agent (SightComposer *self,
   if (self->followed != NULL)
     g_signal_handlers_disconnect_by_data (self->followed, self);
   g_set_object (&self->followed, agent);
-  self->following = FALSE;
-  update_tick (self);
+  if (self->following)
+    end_following (self);
   if (agent == NULL)
     return;
   g_signal_connect_object (agent, "step-started", G_CALLBACK (followed_step_started_cb), self, 0);
@@ -1225,5 +1262,7 @@ sight_composer_follow_agent (SightComposer *self,
   g_signal_connect_object (agent, "action-performed",
                            G_CALLBACK (followed_action_performed_cb), self, 0);
   g_signal_connect_object (agent, "step-finished", G_CALLBACK (followed_step_finished_cb),
+                           self, 0);
+  g_signal_connect_object (agent, "step-cancelled", G_CALLBACK (followed_step_cancelled_cb),
                            self, 0);
 }

@@ -86,6 +86,8 @@ capture_cb (GObject      *source,
   g_autoptr(GError) error = NULL;
 
   observation = sight_observation_capture_finish (result, &error);
+  if (observation == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_debug ("The inspector keeps its observation: %s", error->message);
   if (observation == NULL || self->inspector == NULL)
     return;
   sight_inspector_set_observation (self->inspector, observation);

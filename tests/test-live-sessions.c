@@ -223,6 +223,9 @@ static void
 fixture_tear_down (Fixture       *f,
                    gconstpointer  data)
 {
+  /* Off, so that the next test's window does not serve on its own (the
+   * setting outlives the window). */
+  gtk_switch_set_active (sight_live_sessions_get_switch (f->live), FALSE);
   gtk_window_destroy (GTK_WINDOW (f->window));
   g_object_unref (f->window);
   g_object_unref (f->client);
@@ -551,6 +554,108 @@ test_follow_steps (Fixture       *f,
   spin_until (list_is_empty, dropdown);
 }
 
+/* Stop in the window stops a client's step: the client gets an error that
+ * says so, long before the model would have answered, and the timeline a
+ * stopped row. */
+typedef struct {
+  SightWindow   *window;
+  GAsyncResult **result;
+  gboolean       stopped;
+} StopWatch;
+
+static gboolean
+stop_when_running_cb (gpointer data)
+{
+  StopWatch *watch = data;
+  gint64 elapsed_ms = 0;
+
+  if (watch->stopped || *watch->result != NULL)
+    return G_SOURCE_CONTINUE;
+  sight_composer_get_meters (sight_window_get_composer (watch->window), NULL, NULL, &elapsed_ms);
+  if (elapsed_ms >= 500)
+    {
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (watch->window), "win.stop", NULL));
+      watch->stopped = TRUE;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+stop_watch_done (gpointer data)
+{
+  StopWatch *watch = data;
+
+  return *watch->result != NULL;
+}
+
+static void
+test_stop_client_step (Fixture       *f,
+                       gconstpointer  data)
+{
+  SightComposer *composer = sight_window_get_composer (f->window);
+  GtkDropDown *dropdown = sight_live_sessions_get_dropdown (f->live);
+  g_autofree char *login_url = NULL;
+  g_autofree char *sess_id = NULL;
+  g_autofree char *arguments = NULL;
+  g_autofree char *body = NULL;
+  g_autofree char *reply_text = NULL;
+  g_autoptr(SoupMessage) msg = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(JsonObject) again = NULL;
+  StopWatch watch = { f->window, &result, FALSE };
+  guint timeline, status = 0, sample;
+  gint64 start;
+  JsonObject *call_result;
+
+  login_url = g_strconcat (sight_window_get_demo_url (f->window), "login", NULL);
+  sess_id = create_session (f, login_url);
+  spin_until (list_has_session, dropdown);
+  gtk_drop_down_set_selected (dropdown, 1);
+  timeline = sight_composer_get_n_timeline (composer);
+
+  /* The model would take 20 s to answer. */
+  sight_scripted_model_push (model, "{\"delay_ms\": 20000, \"json\": {\"verdict\": true, "
+                             "\"explanation\": \"Too late.\", \"injection\": null}}");
+  arguments = g_strdup_printf ("{\"sessionId\":\"%s\",\"assertion\":\"a form is shown\","
+                               "\"screenshot\":false}", sess_id);
+  body = tools_call_body (f, "assert", arguments);
+  msg = new_post (f->url, f->token, f->mcp_session, body);
+  start = g_get_monotonic_time ();
+  soup_session_send_and_read_async (f->client, msg, G_PRIORITY_DEFAULT, NULL,
+                                    store_result_cb, &result);
+  sample = g_timeout_add (50, stop_when_running_cb, &watch);
+  spin_until (stop_watch_done, &watch);
+  g_source_remove (sample);
+  g_assert_true (watch.stopped);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 10 * G_USEC_PER_SEC);
+
+  reply = read_reply (f->client, msg, result, &status, NULL);
+  g_assert_cmpuint (status, ==, 200);
+  g_assert_nonnull (reply);
+  call_result = json_object_get_object_member (reply, "result");
+  g_assert_true (json_object_get_boolean_member_with_default (call_result, "isError", FALSE));
+  reply_text = json_to_string (json_object_get_member (reply, "result"), FALSE);
+  g_assert_nonnull (strstr (reply_text, "stopped in the Sightline window"));
+  /* One row for it, failed, and the meters at rest. */
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 1);
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "fail");
+
+  /* The session goes on: its next step runs and passes. */
+  sight_scripted_model_push (model, "{\"json\": {\"verdict\": true, \"explanation\": "
+                             "\"The form is there.\", \"injection\": null}}");
+  again = call_tool (f, "assert", arguments);
+  g_assert_false (json_object_get_boolean_member_with_default (again, "isError", FALSE));
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 2);
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "pass");
+
+  g_free (arguments);
+  arguments = g_strdup_printf ("{\"sessionId\":\"%s\"}", sess_id);
+  g_clear_pointer (&again, json_object_unref);
+  again = call_tool (f, "stop_session", arguments);
+  spin_until (list_is_empty, dropdown);
+}
+
 /* Runs `sightline serve --port 0` and reads what it prints first. */
 static GSubprocess *
 spawn_serve (GDataInputStream **out_stdout)
@@ -728,6 +833,8 @@ main (int    argc,
               fixture_set_up, test_live_sessions, fixture_tear_down);
   g_test_add ("/live-sessions/follow-steps", Fixture, NULL,
               fixture_set_up, test_follow_steps, fixture_tear_down);
+  g_test_add ("/live-sessions/stop-client-step", Fixture, NULL,
+              fixture_set_up, test_stop_client_step, fixture_tear_down);
   g_test_add_func ("/live-sessions/serve-attaches", test_serve_attaches);
   g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();

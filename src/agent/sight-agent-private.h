@@ -15,6 +15,9 @@ typedef struct {
   SightStepResult    *result;
   SightModelProvider *provider;
   GCancellable       *cancellable;
+  /* the caller's, which fires ours */
+  GCancellable       *caller_cancellable;
+  gulong              caller_handler;
   /* the origin the step opened on: the target a secret may be filled into */
   char               *target_origin;
   /* why there is no provider (act with a trace cache opens without one) */

@@ -29,6 +29,10 @@ struct _SightAgent
   guint               action_delay_ms;
   /* the result of the step in progress, or of the last one */
   SightStepResult    *current;
+  /* the step in progress's own cancellable (borrowed), and why
+   * sight_agent_stop() fired it */
+  GCancellable       *step_cancellable;
+  char               *stop_reason;
 };
 
 G_DEFINE_FINAL_TYPE (SightAgent, sight_agent, G_TYPE_OBJECT)
@@ -41,6 +45,7 @@ enum {
   ACTION_PERFORMED,
   BUDGET_CHANGED,
   STEP_FINISHED,
+  STEP_CANCELLED,
   OBSERVED,
   N_SIGNALS
 };
@@ -113,6 +118,7 @@ sight_agent_finalize (GObject *object)
   g_clear_pointer (&self->project, sight_project_unref);
   g_clear_pointer (&self->current, sight_step_result_unref);
   g_free (self->evidence_dir);
+  g_free (self->stop_reason);
 
   G_OBJECT_CLASS (sight_agent_parent_class)->finalize (object);
 }
@@ -146,6 +152,9 @@ sight_agent_class_init (SightAgentClass *klass)
   signals[STEP_FINISHED] =
     g_signal_new ("step-finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, SIGHT_TYPE_STEP_RESULT);
+  signals[STEP_CANCELLED] =
+    g_signal_new ("step-cancelled", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
   signals[OBSERVED] =
     g_signal_new ("observed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 1, SIGHT_TYPE_OBSERVATION);
@@ -230,6 +239,29 @@ sight_agent_set_action_delay (SightAgent *self,
 {
   g_return_if_fail (SIGHT_IS_AGENT (self));
   self->action_delay_ms = delay_ms;
+}
+
+/**
+ * sight_agent_stop:
+ * @self: an agent
+ * @reason: why, for the step's caller ("stopped in the Sightline window")
+ *
+ * Stops the step in progress, whoever started it, as its caller's
+ * cancellable would: it ends with G_IO_ERROR_CANCELLED saying @reason, and
+ * "step-cancelled" is emitted. Nothing happens between steps.
+ */
+void
+sight_agent_stop (SightAgent *self,
+                  const char *reason)
+{
+  g_return_if_fail (SIGHT_IS_AGENT (self));
+  g_return_if_fail (reason != NULL);
+
+  if (self->step_cancellable == NULL || g_cancellable_is_cancelled (self->step_cancellable))
+    return;
+  g_free (self->stop_reason);
+  self->stop_reason = g_strdup (reason);
+  g_cancellable_cancel (self->step_cancellable);
 }
 
 void
@@ -916,6 +948,9 @@ step_free (SightStep *step)
   g_clear_pointer (&step->budget, sight_budget_free);
   g_clear_pointer (&step->result, sight_step_result_unref);
   g_clear_object (&step->provider);
+  if (step->caller_handler != 0)
+    g_cancellable_disconnect (step->caller_cancellable, step->caller_handler);
+  g_clear_object (&step->caller_cancellable);
   g_clear_object (&step->cancellable);
   g_free (step->target_origin);
   g_clear_error (&step->provider_error);
@@ -932,6 +967,8 @@ run_step_idle_cb (gpointer user_data)
   gint64 started = g_get_monotonic_time ();
 
   self->n_steps++;
+  self->step_cancellable = step->cancellable;
+  g_clear_pointer (&self->stop_reason, g_free);
   g_clear_pointer (&self->current, sight_step_result_unref);
   self->current = sight_step_result_ref (step->result);
   step->budget = sight_budget_new (&step->request->limits);
@@ -975,9 +1012,14 @@ run_step_idle_cb (gpointer user_data)
   step->result->actions = sight_budget_get_actions (step->budget);
   step->result->duration_ms = (g_get_monotonic_time () - started) / 1000;
 
+  self->step_cancellable = NULL;
   if (g_cancellable_is_cancelled (step->cancellable))
     {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the step was cancelled");
+      g_autofree char *reason = g_strdup (self->stop_reason ? self->stop_reason
+                                                            : "the step was cancelled");
+
+      g_signal_emit (self, signals[STEP_CANCELLED], 0, reason);
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s", reason);
       g_object_unref (task);
       return G_SOURCE_REMOVE;
     }
@@ -987,6 +1029,13 @@ run_step_idle_cb (gpointer user_data)
                          (GDestroyNotify) sight_step_result_unref);
   g_object_unref (task);
   return G_SOURCE_REMOVE;
+}
+
+static void
+caller_cancelled_cb (GCancellable *caller,
+                     GCancellable *step_cancellable)
+{
+  g_cancellable_cancel (step_cancellable);
 }
 
 void
@@ -1008,7 +1057,16 @@ sight_agent_run_async (SightAgent          *self,
   step = g_new0 (SightStep, 1);
   step->agent = g_object_ref (self);
   step->request = request;
-  step->cancellable = cancellable ? g_object_ref (cancellable) : g_cancellable_new ();
+  /* The step's own cancellable, which its caller's fires too, so that
+   * sight_agent_stop() stops the step without touching the caller's. */
+  step->cancellable = g_cancellable_new ();
+  if (cancellable != NULL)
+    {
+      step->caller_cancellable = g_object_ref (cancellable);
+      step->caller_handler = g_cancellable_connect (cancellable, G_CALLBACK (caller_cancelled_cb),
+                                                    g_object_ref (step->cancellable),
+                                                    g_object_unref);
+    }
   step->result = sight_step_result_new (request->limits.kind, request->instruction);
   g_task_set_task_data (task, step, (GDestroyNotify) step_free);
 

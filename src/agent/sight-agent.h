@@ -31,6 +31,9 @@ G_BEGIN_DECLS
  *   "budget-changed"       (guint model_calls, guint actions, gint64 remaining_ms)
  *   "step-finished"        (SightStepResult *)  once per step, pass or fail: the seam
  *                                               the runner connects the store to
+ *   "step-cancelled"       (const char *reason) instead, for a step whose caller's
+ *                                               cancellable fired or that
+ *                                               sight_agent_stop() stopped
  *   "observed"             (SightObservation *) each observation the step takes, before
  *                                               the model is given it (the inspector) */
 
@@ -56,6 +59,10 @@ void             sight_agent_set_provider       (SightAgent         *self,
  * 0, the default, acts at once.  The pause counts against the step's time. */
 void             sight_agent_set_action_delay   (SightAgent       *self,
                                                  guint             delay_ms);
+/* Stops the step in progress, whoever started it (the window's Stop on a
+ * client's step): it ends with G_IO_ERROR_CANCELLED saying @reason. */
+void             sight_agent_stop               (SightAgent       *self,
+                                                 const char       *reason);
 /* A secret was filled in this attempt (a direct step filled one): later pixels are
  * withheld. */
 void             sight_agent_mark_secret_filled (SightAgent       *self);
