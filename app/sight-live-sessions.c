@@ -549,6 +549,19 @@ sight_live_sessions_init (SightLiveSessions *self)
                     G_CALLBACK (session_closed_cb), self);
 }
 
+/* The composer's own steps (Run, the Test page's) run on the window's page:
+ * if a client's session is shown, the window's page comes back first, so
+ * that what runs is what you see. */
+static void
+own_step_started_cb (SightComposer     *composer,
+                     const char        *kind,
+                     const char        *instruction,
+                     SightLiveSessions *self)
+{
+  if (self->shown != NULL)
+    gtk_drop_down_set_selected (self->dropdown, 0);
+}
+
 void
 sight_live_sessions_attach (SightLiveSessions *self,
                             GtkBox            *page_box,
@@ -567,7 +580,11 @@ sight_live_sessions_attach (SightLiveSessions *self,
     g_object_add_weak_pointer (G_OBJECT (inspector), (gpointer *) &self->inspector);
   self->composer = composer;
   if (composer != NULL)
-    g_object_add_weak_pointer (G_OBJECT (composer), (gpointer *) &self->composer);
+    {
+      g_object_add_weak_pointer (G_OBJECT (composer), (gpointer *) &self->composer);
+      g_signal_connect_object (composer, "step-started", G_CALLBACK (own_step_started_cb),
+                               self, 0);
+    }
   /* The server comes back on where the person left it on. */
   if (self->settings != NULL && g_settings_get_boolean (self->settings, "mcp-server-enabled"))
     {

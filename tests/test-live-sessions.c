@@ -588,6 +588,12 @@ stop_watch_done (gpointer data)
   return *watch->result != NULL;
 }
 
+static gboolean
+composer_idle (gpointer data)
+{
+  return !sight_composer_get_running (data);
+}
+
 static void
 test_stop_client_step (Fixture       *f,
                        gconstpointer  data)
@@ -647,6 +653,15 @@ test_stop_client_step (Fixture       *f,
   again = call_tool (f, "assert", arguments);
   g_assert_false (json_object_get_boolean_member_with_default (again, "isError", FALSE));
   g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 2);
+  g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "pass");
+
+  /* A step of the window's own, while the session is shown, runs on the
+   * window's page, which comes back into view first. */
+  g_assert_cmpuint (gtk_drop_down_get_selected (dropdown), ==, 1);
+  g_assert_true (sight_composer_run_step (composer, "do", "expect text \"14-day trial\"", NULL));
+  g_assert_cmpuint (gtk_drop_down_get_selected (dropdown), ==, 0);
+  spin_until (composer_idle, composer);
+  g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 3);
   g_assert_cmpstr (sight_composer_get_verdict (composer), ==, "pass");
 
   g_free (arguments);
