@@ -380,6 +380,7 @@ ref_in_text (SightObservation *observation,
   return g_match_info_fetch (match, 1);
 }
 
+/* Held, so that no later observation can take its address. */
 static SightObservation *before_step;
 
 /* What the window showed while a step ran: the agent runs a step inside
@@ -465,7 +466,7 @@ test_follow_steps (Fixture       *f,
   sight_scripted_model_push (model, "{\"delay_ms\": 1500, \"tool_calls\": [{\"name\": \"done\", "
                              "\"arguments\": {\"verdict\": \"pass\", "
                              "\"summary\": \"The email is typed.\"}}]}");
-  before_step = sight_inspector_get_observation (inspector);
+  g_set_object (&before_step, sight_inspector_get_observation (inspector));
   arguments = g_strdup_printf ("{\"sessionId\":\"%s\",\"instruction\":\"type the email\","
                                "\"maxSteps\":5}", sess_id);
   body = tools_call_body (f, "act", arguments);
@@ -484,6 +485,7 @@ test_follow_steps (Fixture       *f,
   g_assert_cmpint (watch.max_elapsed_ms, >=, 1000);
   g_assert_true (watch.inspector_refreshed);
   g_assert_true (watch.inspector_shows_email);
+  g_clear_object (&before_step);
   reply = read_reply (f->client, msg, result, &status, NULL);
   g_assert_cmpuint (status, ==, 200);
   g_assert_nonnull (reply);
