@@ -422,12 +422,12 @@ sample_cb (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* The client's tools/call has its answer; @data: the GAsyncResult ** it
+ * lands in. */
 static gboolean
-step_done (gpointer data)
+result_arrived (gpointer data)
 {
-  Watch *watch = data;
-
-  return *watch->result != NULL;
+  return *(GAsyncResult **) data != NULL;
 }
 
 static void
@@ -475,7 +475,7 @@ test_follow_steps (Fixture       *f,
                                     store_result_cb, &result);
 
   sample = g_timeout_add (50, sample_cb, &watch);
-  spin_until (step_done, &watch);
+  spin_until (result_arrived, &result);
   g_source_remove (sample);
   /* While it ran the meters moved, with no row for it yet, and the
    * inspector showed the page after the action (filling a field loads
@@ -583,14 +583,6 @@ stop_when_running_cb (gpointer data)
 }
 
 static gboolean
-stop_watch_done (gpointer data)
-{
-  StopWatch *watch = data;
-
-  return *watch->result != NULL;
-}
-
-static gboolean
 composer_idle (gpointer data)
 {
   return !sight_composer_get_running (data);
@@ -633,7 +625,7 @@ test_stop_client_step (Fixture       *f,
   soup_session_send_and_read_async (f->client, msg, G_PRIORITY_DEFAULT, NULL,
                                     store_result_cb, &result);
   sample = g_timeout_add (50, stop_when_running_cb, &watch);
-  spin_until (stop_watch_done, &watch);
+  spin_until (result_arrived, &result);
   g_source_remove (sample);
   g_assert_true (watch.stopped);
   g_assert_cmpint (g_get_monotonic_time () - start, <, 10 * G_USEC_PER_SEC);

@@ -48,7 +48,6 @@ typedef struct
   gint64              deadline_us;
   guint               attempts;
   SoupMessage        *message;
-  GInputStream       *answer_stream;
   GCancellable       *attempt_cancellable;
   GCancellable       *outer_cancellable;
   gulong              outer_handler;
@@ -393,7 +392,6 @@ call_free (Call *call)
   if (call->message != NULL)
     g_signal_handlers_disconnect_by_data (call->message, call);
   g_clear_object (&call->message);
-  g_clear_object (&call->answer_stream);
   g_clear_object (&call->attempt_cancellable);
   g_clear_object (&call->outer_cancellable);
   g_clear_object (&call->self);
@@ -764,7 +762,6 @@ answer_too_large (GTask    *task,
   g_autofree char *what = NULL;
 
   g_cancellable_cancel (call->attempt_cancellable);
-  g_clear_object (&call->answer_stream);
   what = announced_bytes > 0
            ? g_strdup_printf ("%" G_GUINT64_FORMAT " bytes announced; not read", announced_bytes)
            : g_strdup ("the rest was not read");
@@ -830,7 +827,6 @@ answer_read_cb (GObject      *source,
                 gpointer      user_data)
 {
   g_autoptr(GTask) task = user_data;
-  Call *call = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) body = NULL;
   gboolean truncated = FALSE;
@@ -841,7 +837,6 @@ answer_read_cb (GObject      *source,
       answer_too_large (task, 0);
       return;
     }
-  g_clear_object (&call->answer_stream);
   if (body == NULL)
     attempt_failed (task, error);
   else
@@ -856,10 +851,13 @@ send_cb (GObject      *source,
   g_autoptr(GTask) task = user_data;
   Call *call = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
+  g_autoptr(GInputStream) stream = NULL;
   SoupMessageHeaders *headers;
 
-  call->answer_stream = soup_session_send_finish (SOUP_SESSION (source), result, &error);
-  if (call->answer_stream == NULL)
+  /* The reading holds the stream; dropped unread, libsoup closes the
+   * connection. */
+  stream = soup_session_send_finish (SOUP_SESSION (source), result, &error);
+  if (stream == NULL)
     {
       attempt_failed (task, error);
       return;
@@ -871,7 +869,7 @@ send_cb (GObject      *source,
       answer_too_large (task, soup_message_headers_get_content_length (headers));
       return;
     }
-  sight_read_bounded_async (call->answer_stream, ANSWER_MAX_BYTES, call->attempt_cancellable,
+  sight_read_bounded_async (stream, ANSWER_MAX_BYTES, call->attempt_cancellable,
                             answer_read_cb, g_steal_pointer (&task));
 }
 

@@ -379,22 +379,22 @@ typedef struct
 {
   GTask        *task;
   SoupMessage  *msg;
-  GInputStream *stream;
   gsize         max_bytes;
   FetchedFunc   fetched;
 } Fetch;
 
-/* Hands the crawl's task on to the fetch's callback. An unread rest is
- * dropped with the stream (libsoup then closes the connection). */
+/* Hands the crawl's task on to the fetch's callback. An unread rest goes
+ * with the stream when the reading lets it go (libsoup then closes the
+ * connection). */
 static void
 fetch_done (Fetch    *fetch,
             GBytes   *body,
             gboolean  truncated,
             GError   *error)
 {
-  fetch->fetched (g_steal_pointer (&fetch->task), body != NULL ? soup_message_get_status (fetch->msg) : 0,
-                  body, truncated, error);
-  g_clear_object (&fetch->stream);
+  guint status = body != NULL ? soup_message_get_status (fetch->msg) : 0;
+
+  fetch->fetched (g_steal_pointer (&fetch->task), status, body, truncated, error);
   g_object_unref (fetch->msg);
   g_free (fetch);
 }
@@ -420,14 +420,15 @@ fetch_sent_cb (GObject      *source,
 {
   Fetch *fetch = user_data;
   g_autoptr(GError) error = NULL;
+  g_autoptr(GInputStream) stream = NULL;
 
-  fetch->stream = soup_session_send_finish (SOUP_SESSION (source), result, &error);
-  if (fetch->stream == NULL)
+  stream = soup_session_send_finish (SOUP_SESSION (source), result, &error);
+  if (stream == NULL)
     {
       fetch_done (fetch, NULL, FALSE, error);
       return;
     }
-  sight_read_bounded_async (fetch->stream, fetch->max_bytes, g_task_get_cancellable (fetch->task),
+  sight_read_bounded_async (stream, fetch->max_bytes, g_task_get_cancellable (fetch->task),
                             fetch_read_cb, fetch);
 }
 
