@@ -10,6 +10,8 @@
 
 #include "sight-bounded-read.h"
 #include "sight-error.h"
+#include "sight-json.h"
+#include "sight-model-private.h"
 #include "sight-model-retry.h"
 
 /* The most of a model's answer that is read. Answers are text and tool
@@ -569,16 +571,16 @@ static void
 parse_error_body (GBytes    *body,
                   ErrorBody *out)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
   gsize len = 0;
   const char *data = body != NULL ? g_bytes_get_data (body, &len) : NULL;
-  JsonNode *root, *error_node;
+  g_autoptr(JsonNode) root = NULL;
+  JsonNode *error_node;
   JsonObject *error;
 
   *out = (ErrorBody) { 0 };
-  if (data == NULL || len == 0 || !json_parser_load_from_data (parser, data, len, NULL))
+  if (data == NULL || len == 0)
     return;
-  root = json_parser_get_root (parser);
+  root = sight_json_parse (data, len, SIGHT_JSON_MAX_DEPTH, NULL);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return;
   error_node = json_object_get_member (json_node_get_object (root), "error");
@@ -603,6 +605,21 @@ parse_error_body (GBytes    *body,
       else if (JSON_NODE_HOLDS_VALUE (code) && json_node_get_value_type (code) == G_TYPE_INT64)
         out->code = g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (code));
     }
+}
+
+void
+_sight_model_set_not_json_error (GError      **error,
+                                 const char   *data,
+                                 gsize         length,
+                                 const GError *parse_error)
+{
+  if (g_error_matches (parse_error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT))
+    g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
+                 "the answer is not usable JSON: %s", parse_error->message);
+  else
+    g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
+                 "the answer is not JSON (%" G_GSIZE_FORMAT " bytes%s)", length,
+                 length > 0 && memchr (data, '<', MIN (length, 64)) ? ", looks like HTML" : "");
 }
 
 static void
@@ -632,16 +649,13 @@ looks_like_html (GBytes *body)
 static guint
 error_status_in_success (GBytes *body)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
   gsize len = 0;
   const char *data = g_bytes_get_data (body, &len);
+  g_autoptr(JsonNode) answer = sight_json_parse (data, len, SIGHT_JSON_MAX_DEPTH, NULL);
   JsonObject *root, *error;
   JsonNode *code;
 
-  if (len == 0 || !json_parser_load_from_data (parser, data, len, NULL))
-    return 0;
-  root = json_parser_get_root (parser) && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser))
-         ? json_node_get_object (json_parser_get_root (parser)) : NULL;
+  root = answer != NULL && JSON_NODE_HOLDS_OBJECT (answer) ? json_node_get_object (answer) : NULL;
   if (root == NULL || json_object_has_member (root, "choices") || json_object_has_member (root, "content")
       || !json_object_has_member (root, "error")
       || !JSON_NODE_HOLDS_OBJECT (json_object_get_member (root, "error")))

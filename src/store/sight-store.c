@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-secrets.h"
 #include "sight-store-private.h"
 
@@ -1376,7 +1377,7 @@ notes_from_json (const char *text)
   g_autoptr(GStrvBuilder) b = NULL;
   JsonArray *array;
 
-  if (text == NULL || (node = json_from_string (text, NULL)) == NULL ||
+  if (text == NULL || (node = sight_json_parse (text, -1, SIGHT_JSON_MAX_DEPTH, NULL)) == NULL ||
       !JSON_NODE_HOLDS_ARRAY (node))
     return NULL;
   array = json_node_get_array (node);

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "test-reliability"
+
+#include "config.h"
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <libsoup/soup.h>
+#include <signal.h>
+#include <string.h>
+
+#include "cli-test-common.h"
+#include "sight-error.h"
+#include "sight-json.h"
+
+/* Faults and hostile input (issue #26), each tried for real against the
+ * `sightline` command or the library: deeply nested JSON on every way in. */
+
+static char *
+nested_arrays (guint depth)
+{
+  GString *text = g_string_sized_new (depth * 2 + 1);
+
+  for (guint i = 0; i < depth; i++)
+    g_string_append_c (text, '[');
+  for (guint i = 0; i < depth; i++)
+    g_string_append_c (text, ']');
+  return g_string_free (text, FALSE);
+}
+
+/* Removes @path and everything under it. */
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+static void
+assert_contains (const char *haystack,
+                 const char *needle)
+{
+  if (haystack == NULL || strstr (haystack, needle) == NULL)
+    g_error ("“%s” is not in “%s”", needle, haystack ? haystack : "(null)");
+}
+
+static gboolean
+timed_out_cb (gpointer user_data)
+{
+  *(gboolean *) user_data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Turns the main context until *@pointer is set or @seconds pass. */
+static gboolean
+wait_for (gpointer *pointer,
+          guint     seconds)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add_seconds (seconds, timed_out_cb, &timed_out);
+
+  while (*pointer == NULL && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  if (!timed_out)
+    g_source_remove (id);
+  return *pointer != NULL;
+}
+
+static void
+communicate_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+/* Runs `sightline ARGS…` with @input on its standard input and waits at most
+ * 60 s; fails the test when it ends by a signal. */
+static int
+run_with_input (const char         *data_dir,
+                const char         *input,
+                char              **out,
+                char              **err,
+                const char * const *args)
+{
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GBytes) in = g_bytes_new (input, strlen (input));
+  g_autoptr(GBytes) out_bytes = NULL;
+  g_autoptr(GBytes) err_bytes = NULL;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_ptr_array_add (argv, (char *) g_getenv ("SIGHTLINE_BIN"));
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_setenv (launcher, "SIGHTLINE_DATA_DIR", data_dir, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", data_dir, TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "SIGHTLINE_MODEL");
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_async (process, in, NULL, communicate_cb, &result);
+  if (!wait_for ((gpointer *) &result, 60))
+    {
+      g_subprocess_force_exit (process);
+      g_error ("sightline %s did not end within 60 s", args[0]);
+    }
+  g_subprocess_communicate_finish (process, result, &out_bytes, &err_bytes, &error);
+  g_assert_no_error (error);
+  *out = g_strndup (g_bytes_get_data (out_bytes, NULL), g_bytes_get_size (out_bytes));
+  *err = g_strndup (g_bytes_get_data (err_bytes, NULL), g_bytes_get_size (err_bytes));
+  if (!g_subprocess_get_if_exited (process))
+    g_error ("sightline %s ended by signal %d; its stderr: %s", args[0],
+             g_subprocess_get_term_sig (process), *err);
+  return g_subprocess_get_exit_status (process);
+}
+
+/* -------------------------------------------------------- nested JSON */
+
+/* The bound counts what json-glib would recurse into, not brackets in
+ * strings or comments, and stops at the first level past it. */
+static void
+test_json_depth_scan (void)
+{
+  g_autofree char *deep = nested_arrays (513);
+  g_autofree char *just = nested_arrays (512);
+  g_autofree char *in_string = g_strdup_printf ("[\"%s\", '%s', /* %s */ 1]", deep, deep, deep);
+  g_autofree char *escaped = g_strdup_printf ("[\"\\\"%s\"]", deep);
+  g_autofree char *after_escape = g_strdup_printf ("[\"\\\\\"%s]", deep);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = NULL;
+
+  node = sight_json_parse (just, -1, SIGHT_JSON_MAX_DEPTH, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (node);
+  g_clear_pointer (&node, json_node_unref);
+
+  node = sight_json_parse (deep, -1, SIGHT_JSON_MAX_DEPTH, &error);
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT);
+  assert_contains (error->message, "nested more than 512 levels deep");
+  g_assert_null (node);
+  g_clear_error (&error);
+
+  /* Brackets in a string, a single-quoted string (json-glib takes those)
+   * and a comment are text. */
+  node = sight_json_parse (in_string, -1, 2, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (json_array_get_length (json_node_get_array (node)), ==, 3);
+  g_clear_pointer (&node, json_node_unref);
+  node = sight_json_parse (escaped, -1, 2, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&node, json_node_unref);
+  /* "\\" ends with an escaped backslash: the brackets after it count. */
+  g_assert_false (sight_json_check_depth (after_escape, -1, 512, &error));
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_true (sight_json_check_depth ("{\"a\": {\"b\": [1]}}", -1, 3, NULL));
+  g_assert_false (sight_json_check_depth ("{\"a\": {\"b\": [1]}}", -1, 2, NULL));
+
+  /* A text that is not JSON keeps json-glib's error. */
+  node = sight_json_parse ("[1,", -1, 4, &error);
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == JSON_PARSER_ERROR);
+  g_clear_error (&error);
+  node = sight_json_parse ("", -1, 4, &error);
+  g_assert_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_PARSE);
+}
+
+/* 100,000 nested arrays on `sightline mcp`'s standard input: the line is
+ * answered -32700 and the next message as usual; the process exits 0 at
+ * the end of its input (it died of SIGSEGV). */
+static void
+test_nested_json_stdio (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-reliability-XXXXXX", NULL);
+  g_autofree char *deep = nested_arrays (100000);
+  g_autofree char *input = g_strconcat (deep, "\n",
+                                        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\","
+                                        "\"params\":{\"protocolVersion\":\"2025-06-18\","
+                                        "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+                                        "\"version\":\"1\"}}}\n", NULL);
+  const char * const args[] = { "mcp", NULL };
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_auto(GStrv) lines = NULL;
+  int status;
+
+  status = run_with_input (dir, input, &out, &err, args);
+  g_assert_cmpint (status, ==, 0);
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), >=, 2);
+  assert_contains (lines[0], "\"code\":-32700");
+  assert_contains (lines[0], "nested more than 512 levels deep");
+  assert_contains (lines[1], "\"id\":7");
+  assert_contains (lines[1], "\"protocolVersion\"");
+  remove_tree (dir);
+}
+
+typedef struct {
+  GSubprocess *process;
+  char        *url;
+  char        *token;
+} Served;
+
+static void
+line_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  *(char **) user_data = g_data_input_stream_read_line_finish (G_DATA_INPUT_STREAM (source),
+                                                               result, NULL, NULL);
+  if (*(char **) user_data == NULL)
+    *(char **) user_data = g_strdup ("");
+}
+
+/* `sightline serve --headless --port 0` with its token in @dir. */
+static void
+served_start (Served     *served,
+              const char *dir)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autofree char *token_file = g_build_filename (dir, "token", NULL);
+  g_autoptr(GDataInputStream) lines = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_subprocess_launcher_setenv (launcher, "SIGHTLINE_DATA_DIR", dir, TRUE);
+  served->process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("SIGHTLINE_BIN"),
+                                                 "serve", "--headless", "--port", "0",
+                                                 "--token-file", token_file, NULL);
+  g_assert_no_error (error);
+  lines = g_data_input_stream_new (g_subprocess_get_stdout_pipe (served->process));
+  while (served->url == NULL)
+    {
+      g_autofree char *line = NULL;
+
+      g_data_input_stream_read_line_async (lines, G_PRIORITY_DEFAULT, NULL, line_cb, &line);
+      g_assert_true (wait_for ((gpointer *) &line, 60));
+      g_assert_cmpstr (line, !=, "");
+      if (g_str_has_prefix (line, "MCP endpoint: "))
+        served->url = g_strdup (line + strlen ("MCP endpoint: "));
+    }
+  g_assert_true (g_file_get_contents (token_file, &served->token, NULL, NULL));
+  g_strstrip (served->token);
+}
+
+static void
+served_stop (Served *served)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_subprocess_send_signal (served->process, SIGTERM);
+  g_subprocess_wait (served->process, NULL, &error);
+  g_assert_no_error (error);
+  g_clear_object (&served->process);
+  g_clear_pointer (&served->url, g_free);
+  g_clear_pointer (&served->token, g_free);
+}
+
+static void
+sent_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  *(GBytes **) user_data = soup_session_send_and_read_finish (SOUP_SESSION (source), result, NULL);
+  if (*(GBytes **) user_data == NULL)
+    *(GBytes **) user_data = g_bytes_new (NULL, 0);
+}
+
+/* POSTs @body to the server; returns the reply's body and its status. */
+static char *
+post (Served     *served,
+      const char *body,
+      guint      *status)
+{
+  g_autoptr(SoupSession) session = soup_session_new_with_options ("timeout", 30, NULL);
+  g_autoptr(SoupMessage) msg = soup_message_new ("POST", served->url);
+  g_autoptr(GBytes) request = g_bytes_new (body, strlen (body));
+  g_autoptr(GBytes) reply = NULL;
+  g_autofree char *auth = g_strdup_printf ("Bearer %s", served->token);
+  SoupMessageHeaders *headers = soup_message_get_request_headers (msg);
+
+  soup_message_headers_replace (headers, "Authorization", auth);
+  soup_message_headers_replace (headers, "Accept", "application/json, text/event-stream");
+  soup_message_set_request_body_from_bytes (msg, "application/json", request);
+  soup_session_send_and_read_async (session, msg, G_PRIORITY_DEFAULT, NULL, sent_cb, &reply);
+  g_assert_true (wait_for ((gpointer *) &reply, 40));
+  *status = soup_message_get_status (msg);
+  return g_strndup (g_bytes_get_data (reply, NULL), g_bytes_get_size (reply));
+}
+
+/* 75,000 nested arrays (150 KB) in one POST to `sightline serve`: 400 with
+ * -32700, and the server still answers (it died of SIGSEGV). */
+static void
+test_nested_json_http (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-reliability-XXXXXX", NULL);
+  g_autofree char *deep = nested_arrays (75000);
+  g_autofree char *reply = NULL;
+  Served served = { 0 };
+  guint status = 0;
+
+  served_start (&served, dir);
+  reply = post (&served, deep, &status);
+  g_assert_cmpuint (status, ==, 400);
+  assert_contains (reply, "\"code\":-32700");
+  assert_contains (reply, "nested more than 512 levels deep");
+  g_clear_pointer (&reply, g_free);
+
+  reply = post (&served,
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}", &status);
+  g_assert_cmpuint (status, ==, 200);
+  assert_contains (reply, "\"protocolVersion\"");
+  g_assert_true (g_subprocess_get_identifier (served.process) != NULL);
+  served_stop (&served);
+  remove_tree (dir);
+}
+
+/* A test file and a project file nested 100,000 deep: INVALID_ARGUMENT,
+ * exit 2, the file named. */
+static void
+test_nested_json_files (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-reliability-XXXXXX", NULL);
+  g_autofree char *deep = nested_arrays (100000);
+  g_autofree char *test_text = g_strdup_printf ("{\"name\": \"deep\", \"url\": \"http://127.0.0.1:9/\","
+                                                " \"steps\": %s}", deep);
+  g_autofree char *test_path = g_build_filename (dir, "deep.sightline.json", NULL);
+  g_autofree char *project_dir = g_build_filename (dir, "project", NULL);
+  g_autofree char *project_path = g_build_filename (project_dir, "sightline.json", NULL);
+  g_autofree char *plain_path = g_build_filename (project_dir, "plain.sightline.json", NULL);
+  g_autofree char *project_text = g_strdup_printf ("{\"agents\": %s}", deep);
+  g_auto(CliRun) cli = { 0 };
+
+  g_assert_true (g_file_set_contents (test_path, test_text, -1, NULL));
+  cli_run_with_store (&cli, dir, "run", test_path, NULL);
+  g_assert_cmpint (cli.status, ==, 2);
+  assert_contains (cli.err, "INVALID_ARGUMENT");
+  assert_contains (cli.err, "deep.sightline.json");
+  assert_contains (cli.err, "nested more than 512 levels deep");
+
+  g_assert_cmpint (g_mkdir (project_dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (project_path, project_text, -1, NULL));
+  g_assert_true (g_file_set_contents (plain_path, "{\"name\": \"plain\", \"url\": \"http://127.0.0.1:9/\","
+                                      " \"steps\": []}", -1, NULL));
+  cli_run_with_store (&cli, dir, "run", plain_path, NULL);
+  g_assert_cmpint (cli.status, ==, 2);
+  assert_contains (cli.err, "INVALID_ARGUMENT");
+  assert_contains (cli.err, "sightline.json");
+  assert_contains (cli.err, "nested more than 512 levels deep");
+  remove_tree (dir);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/reliability/nested-json/scan", test_json_depth_scan);
+  g_test_add_func ("/reliability/nested-json/stdio", test_nested_json_stdio);
+  g_test_add_func ("/reliability/nested-json/http", test_nested_json_http);
+  g_test_add_func ("/reliability/nested-json/files", test_nested_json_files);
+  return g_test_run ();
+}
