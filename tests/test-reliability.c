@@ -13,6 +13,8 @@
 #include "cli-test-common.h"
 #include "sight-error.h"
 #include "sight-json.h"
+#include "sight-openai-provider.h"
+#include "sight-scripted-model.h"
 
 /* Faults and hostile input (issue #26), each tried for real against the
  * `sightline` command or the library: deeply nested JSON on every way in. */
@@ -370,6 +372,100 @@ test_nested_json_files (void)
   remove_tree (dir);
 }
 
+/* ---------------------------------------------------- the model's waits */
+
+static void
+store_result_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+/* One model call with 30 s left, as a step with a 30 s budget makes it;
+ * @elapsed_s gets how long it took. */
+static SightModelResponse *
+complete_in_30_s (SightModelProvider  *provider,
+                  double              *elapsed_s,
+                  GError             **error)
+{
+  g_autoptr(SightModelRequest) request = sight_model_request_new ();
+  g_autoptr(GAsyncResult) result = NULL;
+  gint64 start = g_get_monotonic_time ();
+  SightModelResponse *response;
+
+  sight_model_request_set_system (request, "You test web pages.");
+  sight_model_request_add_message (request, SIGHT_MODEL_ROLE_USER, "Is the page up?");
+  sight_model_provider_complete_async (provider, request, start + 30 * G_USEC_PER_SEC, NULL,
+                                       store_result_cb, &result);
+  g_assert_true (wait_for ((gpointer *) &result, 60));
+  response = sight_model_provider_complete_finish (provider, result, error);
+  *elapsed_s = (double) (g_get_monotonic_time () - start) / G_USEC_PER_SEC;
+  return response;
+}
+
+/* A 429 asking for 120 s ends a call with 30 s left at once, naming the
+ * wait (it was retried after about 0.4 s and 0.9 s, and failed 429 three
+ * times); one asking for 2 s is honoured; an answer that stops half way is
+ * retried after the read timeout, not left to the deadline. */
+static void
+test_model_waits (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightScriptedModel) server = sight_scripted_model_new (0, &error);
+  g_autoptr(SightModelProvider) provider = NULL;
+  g_autoptr(SightModelResponse) response = NULL;
+  double elapsed = 0;
+
+  g_assert_no_error (error);
+  provider = sight_openai_provider_new ("gpt-4.1-mini",
+                                        sight_scripted_model_get_openai_base_url (server),
+                                        "sk-test-key");
+
+  sight_scripted_model_push (server, "{\"status\": 429, \"headers\": {\"retry-after\": \"120\"}}");
+  sight_scripted_model_push (server, "{\"text\": \"too soon\"}");
+  response = complete_in_30_s (provider, &elapsed, &error);
+  g_assert_null (response);
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE);
+  assert_contains (error->message, "HTTP 429");
+  assert_contains (error->message, "asks to wait 120 s before another attempt");
+  assert_contains (error->message, "more than the 30 s left before the step's deadline");
+  g_assert_cmpfloat (elapsed, <, 5);
+  g_assert_cmpuint (sight_scripted_model_get_request_count (server), ==, 1);
+  g_test_message ("retry-after 120 with 30 s left: ended after %.2f s: %s", elapsed,
+                  error->message);
+  g_clear_error (&error);
+  g_clear_pointer (&response, sight_model_response_unref);
+  /* The answer the 429 came before is still the server's to give. */
+  response = complete_in_30_s (provider, &elapsed, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&response, sight_model_response_unref);
+  sight_scripted_model_clear_requests (server);
+
+  sight_scripted_model_push (server, "{\"status\": 429, \"headers\": {\"retry-after\": \"2\"}}");
+  sight_scripted_model_push (server, "{\"text\": \"up\"}");
+  response = complete_in_30_s (provider, &elapsed, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (response->text, ==, "up");
+  g_assert_cmpfloat (elapsed, >=, 1.9);
+  g_assert_cmpfloat (elapsed, <, 10);
+  g_assert_cmpuint (sight_scripted_model_get_request_count (server), ==, 2);
+  g_test_message ("retry-after 2 with 30 s left: answered after %.2f s", elapsed);
+  g_clear_pointer (&response, sight_model_response_unref);
+  sight_scripted_model_clear_requests (server);
+
+  sight_model_provider_set_read_idle_timeout (provider, 2 * G_TIME_SPAN_SECOND);
+  sight_scripted_model_push (server, "{\"fault\": \"stall\", \"stall_ms\": 60000}");
+  sight_scripted_model_push (server, "{\"text\": \"up\"}");
+  response = complete_in_30_s (provider, &elapsed, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (response->text, ==, "up");
+  g_assert_cmpfloat (elapsed, >=, 1.9);
+  g_assert_cmpfloat (elapsed, <, 10);
+  g_assert_cmpuint (sight_scripted_model_get_request_count (server), ==, 2);
+  g_test_message ("an answer stalled for 60 s with 30 s left: answered after %.2f s", elapsed);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -380,5 +476,6 @@ main (int    argc,
   g_test_add_func ("/reliability/nested-json/stdio", test_nested_json_stdio);
   g_test_add_func ("/reliability/nested-json/http", test_nested_json_http);
   g_test_add_func ("/reliability/nested-json/files", test_nested_json_files);
+  g_test_add_func ("/reliability/model/retry-after-and-stall", test_model_waits);
   return g_test_run ();
 }

@@ -31,6 +31,7 @@ typedef struct
   GTimeSpan        backoff_base;
   GTimeSpan        backoff_max;
   GTimeSpan        connect_timeout;
+  GTimeSpan        read_idle_timeout;
   guint            max_retries;
   guint            default_max_tokens;
   gboolean         has_price;
@@ -112,6 +113,7 @@ sight_model_provider_init (SightModelProvider *self)
   priv->backoff_base = SIGHT_MODEL_BACKOFF_BASE_US;
   priv->backoff_max = SIGHT_MODEL_BACKOFF_MAX_US;
   priv->connect_timeout = SIGHT_MODEL_CONNECT_TIMEOUT_US;
+  priv->read_idle_timeout = SIGHT_MODEL_READ_IDLE_TIMEOUT_US;
   priv->max_retries = SIGHT_MODEL_MAX_RETRIES;
   /* No I/O timeout of its own: the caller's deadline bounds each attempt
    * and the connect phase has its own timer. */
@@ -220,6 +222,16 @@ sight_model_provider_set_connect_timeout (SightModelProvider *self,
 
   g_return_if_fail (SIGHT_IS_MODEL_PROVIDER (self));
   priv->connect_timeout = MAX (timeout_us, G_TIME_SPAN_MILLISECOND);
+}
+
+void
+sight_model_provider_set_read_idle_timeout (SightModelProvider *self,
+                                            GTimeSpan           timeout_us)
+{
+  SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (self);
+
+  g_return_if_fail (SIGHT_IS_MODEL_PROVIDER (self));
+  priv->read_idle_timeout = MAX (timeout_us, G_TIME_SPAN_MILLISECOND);
 }
 
 void
@@ -511,6 +523,15 @@ wait_cancelled_cb (GCancellable *cancellable,
   return G_SOURCE_REMOVE;
 }
 
+/* "120 s", "2.5 s", "0.4 s" */
+static char *
+format_seconds (GTimeSpan span)
+{
+  double seconds = (double) span / G_TIME_SPAN_SECOND;
+
+  return seconds >= 10 ? g_strdup_printf ("%.0f s", seconds) : g_strdup_printf ("%.1f s", seconds);
+}
+
 /* Retries after @error when the policy allows, or returns it. */
 static void
 retry_or_fail (GTask      *task,
@@ -532,6 +553,27 @@ retry_or_fail (GTask      *task,
       return;
     }
 
+  /* The endpoint said how long to wait: sooner meets another refusal, so a
+   * wait the call has no time for ends it now, saying so. */
+  if (retry_after > 0 &&
+      (call->deadline_us != 0 ? now + retry_after >= call->deadline_us
+                              : retry_after > SIGHT_MODEL_RETRY_AFTER_MAX_US))
+    {
+      g_autofree char *wait = format_seconds (retry_after);
+      g_autofree char *left = call->deadline_us != 0
+                              ? format_seconds (MAX (0, call->deadline_us - now))
+                              : format_seconds (SIGHT_MODEL_RETRY_AFTER_MAX_US);
+      GError *waited = g_error_new (error->domain, error->code,
+                                    "%s; it asks to wait %s before another attempt, more than "
+                                    "the %s %s",
+                                    error->message, wait, left,
+                                    call->deadline_us != 0 ? "left before the step's deadline"
+                                                           : "a call without a deadline waits");
+
+      g_error_free (error);
+      g_task_return_error (task, waited);
+      return;
+    }
   delay = retry_after > 0 ? retry_after
                           : sight_model_backoff_delay (call->attempts - 1, priv->backoff_base,
                                                        priv->backoff_max, g_random_double ());
@@ -759,8 +801,12 @@ attempt_failed (GTask  *task,
     reason = _sight_model_provider_redact (call->self, error->message, 200);
   g_debug ("%s: attempt %u to %s failed: %s", name, call->attempts, call->host, reason);
   retry_or_fail (task,
-                 g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
-                              "%s: could not reach %s: %s", name, call->host, reason),
+                 g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)
+                   ? g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
+                                  "%s: the answer from %s stopped arriving: %s", name,
+                                  call->host, reason)
+                   : g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
+                                  "%s: could not reach %s: %s", name, call->host, reason),
                  TRUE, 0);
 }
 
@@ -864,6 +910,7 @@ send_cb (GObject      *source,
 {
   g_autoptr(GTask) task = user_data;
   Call *call = g_task_get_task_data (task);
+  SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (call->self);
   g_autoptr(GError) error = NULL;
   g_autoptr(GInputStream) stream = NULL;
   SoupMessageHeaders *headers;
@@ -883,8 +930,8 @@ send_cb (GObject      *source,
       answer_too_large (task, soup_message_headers_get_content_length (headers));
       return;
     }
-  sight_read_bounded_async (stream, ANSWER_MAX_BYTES, call->attempt_cancellable,
-                            answer_read_cb, g_steal_pointer (&task));
+  sight_read_bounded_async (stream, ANSWER_MAX_BYTES, MAX (1, priv->read_idle_timeout / 1000),
+                            call->attempt_cancellable, answer_read_cb, g_steal_pointer (&task));
 }
 
 static void

@@ -429,7 +429,7 @@ fetch_sent_cb (GObject      *source,
       fetch_done (fetch, NULL, FALSE, error);
       return;
     }
-  sight_read_bounded_async (stream, fetch->max_bytes, g_task_get_cancellable (fetch->task),
+  sight_read_bounded_async (stream, fetch->max_bytes, 0, g_task_get_cancellable (fetch->task),
                             fetch_read_cb, fetch);
 }
 
