@@ -15,6 +15,7 @@
 #include "sight-json.h"
 #include "sight-openai-provider.h"
 #include "sight-scripted-model.h"
+#include "sight-store-private.h"
 
 /* Faults and hostile input (issue #26), each tried for real against the
  * `sightline` command or the library: deeply nested JSON on every way in. */
@@ -466,6 +467,113 @@ test_model_waits (void)
   g_test_message ("an answer stalled for 60 s with 30 s left: answered after %.2f s", elapsed);
 }
 
+/* ------------------------------------------------------- the run store */
+
+static goffset
+file_size (const char *path)
+{
+  GStatBuf st;
+
+  return g_stat (path, &st) == 0 ? (goffset) st.st_size : 0;
+}
+
+/* One run of @n_steps steps, each with a 64 KiB screenshot of noise. */
+static void
+store_run (SightStore *store,
+           guint       n_steps)
+{
+  SightRunRecord run = { .kind = (char *) "smoke", .name = (char *) "many runs" };
+  g_autofree char *id = NULL;
+  g_autoptr(GError) error = NULL;
+
+  id = sight_store_open_run (store, &run, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < n_steps; i++)
+    {
+      SightStepRecord step = { .run_id = id, .index = i, .kind = (char *) "do",
+                               .verdict = SIGHT_RUN_VERDICT_PASS };
+      SightObservationRecord observation = { .run_id = id, .step_index = (int) i,
+                                             .phase = (char *) "after",
+                                             .tree_json = (char *) "{\"role\":\"document\"}",
+                                             .screenshot_mime = (char *) "image/jpeg" };
+      guint32 noise[16384];
+
+      for (guint j = 0; j < G_N_ELEMENTS (noise); j++)
+        noise[j] = g_random_int ();
+      observation.screenshot = g_bytes_new (noise, sizeof noise);
+      g_assert_true (sight_store_add_step (store, &step, &error));
+      g_assert_true (sight_store_add_observation (store, &observation, &error));
+      g_assert_no_error (error);
+      g_bytes_unref (observation.screenshot);
+    }
+  run.id = id;
+  run.verdict = SIGHT_RUN_VERDICT_PASS;
+  g_assert_true (sight_store_finish_run (store, &run, &error));
+  g_assert_no_error (error);
+}
+
+/* Waits up to @seconds for @path to be at most @bytes; returns its size. */
+static goffset
+wait_for_size (const char *path,
+               goffset     bytes,
+               guint       seconds)
+{
+  gint64 deadline = g_get_monotonic_time () + seconds * G_USEC_PER_SEC;
+
+  while (file_size (path) > bytes && g_get_monotonic_time () < deadline)
+    g_usleep (100 * 1000);
+  return file_size (path);
+}
+
+/* A reader holds an old snapshot while 25 runs commit: the log grows, as it
+ * must. Once it lets go, the store (idle) folds the log in and truncates
+ * it; more commits then keep it small, and closing leaves none. The log
+ * stayed at its largest (9.8 MB after a 75 s read) for good. */
+static void
+test_wal_shrinks (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-reliability-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "sightline.db", NULL);
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  g_autoptr(SightStore) store = NULL;
+  g_autoptr(GError) error = NULL;
+  sqlite3 *reader = NULL;
+  goffset held, released, later;
+
+  store = sight_store_new (path, &error);
+  g_assert_no_error (error);
+  store_run (store, 1);
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &reader, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (reader, "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL),
+                   ==, SQLITE_OK);
+  for (guint i = 0; i < 25; i++)
+    store_run (store, 4);
+  /* Idle with the reader still there: nothing can be cut yet. */
+  g_usleep (2500 * 1000);
+  held = file_size (wal);
+  g_assert_cmpint (held, >, 6 * 1024 * 1024);
+
+  g_assert_cmpint (sqlite3_exec (reader, "COMMIT", NULL, NULL, NULL), ==, SQLITE_OK);
+  released = wait_for_size (wal, 1024 * 1024, 10);
+  g_assert_cmpint (released, <=, 1024 * 1024);
+
+  for (guint i = 0; i < 5; i++)
+    store_run (store, 4);
+  later = wait_for_size (wal, 1024 * 1024, 10);
+  g_assert_cmpint (later, <=, 1024 * 1024);
+  g_test_message ("write-ahead log: %" G_GOFFSET_FORMAT " bytes while a read was held, %"
+                  G_GOFFSET_FORMAT " once it ended, %" G_GOFFSET_FORMAT " after 5 more runs",
+                  held, released, later);
+
+  /* Closing with the reader's connection still open: no log is left over. */
+  store_run (store, 4);
+  g_clear_object (&store);
+  g_assert_cmpint (file_size (wal), ==, 0);
+  sqlite3_close (reader);
+  remove_tree (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -477,5 +585,6 @@ main (int    argc,
   g_test_add_func ("/reliability/nested-json/http", test_nested_json_http);
   g_test_add_func ("/reliability/nested-json/files", test_nested_json_files);
   g_test_add_func ("/reliability/model/retry-after-and-stall", test_model_waits);
+  g_test_add_func ("/reliability/store/wal-shrinks", test_wal_shrinks);
   return g_test_run ();
 }

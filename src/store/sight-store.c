@@ -20,6 +20,13 @@
 #include "sight-store-private.h"
 
 #define BUSY_TIMEOUT_MS 5000
+/* The write-ahead log: what it is cut back to after a checkpoint (SQLite
+ * otherwise keeps the file at its largest, reusing it from the start), and
+ * how long the store is idle after a write before it folds the log into the
+ * database and truncates it. A reader holding an old snapshot stops that;
+ * it is tried again each idle interval until it works. */
+#define WAL_SIZE_LIMIT_BYTES 1048576
+#define WAL_IDLE_CHECKPOINT_MS 1000
 #define SECRET_MIN_BYTES 4
 #define SECRET_MARK "[secret]"
 
@@ -34,6 +41,7 @@ typedef struct {
   GPtrArray   *raw_secrets;   /* char*: the values as given */
   gint64       own_pid;
   guint64      own_start;
+  gboolean     wal_dirty;     /* written since the last truncating checkpoint */
 } StoreCore;
 
 struct _SightStore
@@ -740,9 +748,31 @@ store_job_free (StoreJob *job)
   g_free (job);
 }
 
+/* Folds the write-ahead log into the database and truncates it, without
+ * waiting for readers when @wait is FALSE. TRUE when the log is empty now. */
+static gboolean
+checkpoint_truncate (StoreCore *core,
+                     gboolean   wait)
+{
+  int rc;
+
+  if (core->db == NULL)
+    return TRUE;
+  if (!wait)
+    sqlite3_busy_timeout (core->db, 0);
+  rc = sqlite3_wal_checkpoint_v2 (core->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+  if (!wait)
+    sqlite3_busy_timeout (core->db, BUSY_TIMEOUT_MS);
+  if (rc != SQLITE_OK)
+    g_debug ("checkpoint of %s: %s", core->path, sqlite3_errstr (rc));
+  return rc == SQLITE_OK;
+}
+
 static void
 core_free (StoreCore *core)
 {
+  if (core->db && core->wal_dirty)
+    checkpoint_truncate (core, TRUE);
   if (core->db)
     sqlite3_close_v2 (core->db);
   g_free (core->path);
@@ -760,9 +790,22 @@ store_thread (gpointer user_data)
 
   for (;;)
     {
-      StoreJob *job = g_async_queue_pop (core->queue);
+      StoreJob *job;
       GError *error = NULL;
       gpointer result;
+      sqlite3_int64 changes;
+
+      if (core->wal_dirty)
+        {
+          job = g_async_queue_timeout_pop (core->queue, WAL_IDLE_CHECKPOINT_MS * 1000);
+          if (job == NULL)
+            {
+              core->wal_dirty = !checkpoint_truncate (core, FALSE);
+              continue;
+            }
+        }
+      else
+        job = g_async_queue_pop (core->queue);
 
       if (job->quit)
         {
@@ -776,7 +819,10 @@ store_thread (gpointer user_data)
           continue;
         }
 
+      changes = core->db != NULL ? sqlite3_total_changes64 (core->db) : 0;
       result = job->func (core, job->data, &error);
+      if (core->db != NULL && sqlite3_total_changes64 (core->db) != changes)
+        core->wal_dirty = TRUE;
 
       if (job->task)
         {
@@ -1183,7 +1229,9 @@ job_open (StoreCore  *core,
       return NULL;
     }
   if (rc != SQLITE_OK ||
-      !exec_sql (core->db, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", error))
+      !exec_sql (core->db,
+                 "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"
+                 "PRAGMA journal_size_limit = " G_STRINGIFY (WAL_SIZE_LIMIT_BYTES), error))
     {
       if (error && *error == NULL)
         g_propagate_error (error, db_error (core->db, "setting up"));
