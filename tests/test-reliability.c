@@ -9,6 +9,7 @@
 #include <libsoup/soup.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli-test-common.h"
 #include "sight-error.h"
@@ -574,6 +575,105 @@ test_wal_shrinks (void)
   remove_tree (dir);
 }
 
+/* Holds the write lock of @path from this process, as another program
+ * writing would. */
+static sqlite3 *
+hold_write_lock (const char *path)
+{
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "BEGIN IMMEDIATE", NULL, NULL, NULL), ==, SQLITE_OK);
+  return db;
+}
+
+/* A writer holds the database: `sightline run --json` waits its busy
+ * timeout, then prints the JSON result with the error, which names the
+ * holder in words; exit 3 (it printed nothing but "Run database: statement
+ * failed: database is locked"). */
+static void
+test_locked_database (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-reliability-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "sightline.db", NULL);
+  g_autofree char *test_path = g_build_filename (dir, "t.sightline.json", NULL);
+  g_autofree char *holder = g_strdup_printf ("(process %d)", (int) getpid ());
+  g_autoptr(SightStore) store = NULL;
+  g_autoptr(JsonNode) json = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(CliRun) cli = { 0 };
+  JsonObject *test;
+  sqlite3 *writer;
+
+  store = sight_store_new (path, &error);
+  g_assert_no_error (error);
+  g_clear_object (&store);
+  g_assert_true (g_file_set_contents (test_path, "{\"name\": \"held\", \"url\": "
+                                      "\"http://127.0.0.1:9/\", \"steps\": []}", -1, NULL));
+
+  writer = hold_write_lock (path);
+  cli_run_with_store (&cli, dir, "run", test_path, "--json", NULL);
+  sqlite3_close (writer);
+  g_assert_cmpint (cli.status, ==, 3);
+  json = json_from_string (cli.out, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (json);
+  test = json_array_get_object_element (json_object_get_array_member (json_node_get_object (json),
+                                                                      "tests"), 0);
+  g_assert_cmpstr (json_object_get_string_member (test, "verdict"), ==, "error");
+  g_assert_cmpstr (json_object_get_string_member (test, "code"), ==, "ENVIRONMENT_UNAVAILABLE");
+  assert_contains (json_object_get_string_member (test, "explanation"), "is busy");
+  assert_contains (json_object_get_string_member (test, "explanation"), holder);
+  assert_contains (json_object_get_string_member (test, "explanation"),
+                   "for more than 5 s; try again when it is done");
+  g_assert_null (strstr (cli.out, "database is locked"));
+  g_assert_null (strstr (cli.err, "CRITICAL"));
+  remove_tree (dir);
+}
+
+/* A database with every page damaged is moved aside; the message says
+ * where first and stays short (it ran to kilobytes of SQLite's findings,
+ * and what showed of it lost the destination). */
+static void
+test_corrupt_database_message (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-reliability-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "sightline.db", NULL);
+  g_autofree char *prefix = g_strdup_printf ("The run database was damaged and has been moved to "
+                                             "%s.corrupt-", path);
+  g_autoptr(SightStore) store = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *moved = NULL;
+  g_auto(CliRun) cli = { 0 };
+  sqlite3 *db = NULL;
+  gsize length;
+
+  store = sight_store_new (path, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < 8; i++)
+    store_run (store, 4);
+  g_clear_object (&store);
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  for (gsize off = 4096 + 100; off < length; off += 4096)
+    memset (contents + off, 0x5a, 64);
+  g_assert_true (g_file_set_contents (path, contents, length, NULL));
+
+  cli_run_with_store (&cli, dir, "runs", NULL);
+  g_assert_cmpint (cli.status, ==, 3);
+  g_test_message ("%" G_GSIZE_FORMAT " bytes of message", strlen (cli.err));
+  assert_contains (cli.err, prefix);
+  g_assert_cmpuint (strlen (cli.err), <, 1024);
+  moved = g_strndup (strstr (cli.err, path), strcspn (strstr (cli.err, path), ";"));
+  g_assert_true (g_file_test (moved, G_FILE_TEST_IS_REGULAR));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  remove_tree (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -586,5 +686,7 @@ main (int    argc,
   g_test_add_func ("/reliability/nested-json/files", test_nested_json_files);
   g_test_add_func ("/reliability/model/retry-after-and-stall", test_model_waits);
   g_test_add_func ("/reliability/store/wal-shrinks", test_wal_shrinks);
+  g_test_add_func ("/reliability/store/locked", test_locked_database);
+  g_test_add_func ("/reliability/store/corrupt-message", test_corrupt_database_message);
   return g_test_run ();
 }

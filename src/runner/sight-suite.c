@@ -603,8 +603,9 @@ attempt_start (Suite *suite,
   attempt->run_id = sight_store_open_run (suite->store, &run, &error);
   if (attempt->run_id == NULL)
     {
-      /* Without the store there is nothing to report into. */
-      g_critical ("Could not open a run: %s", error->message);
+      /* Without the store there is nothing to report into: the result
+       * says why. */
+      g_debug ("Could not open a run: %s", error->message);
       attempt->stopped = TRUE;
       attempt->verdict = SIGHT_RUN_VERDICT_ERROR;
       attempt->code = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;

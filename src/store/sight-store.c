@@ -20,6 +20,8 @@
 #include "sight-store-private.h"
 
 #define BUSY_TIMEOUT_MS 5000
+/* How much of SQLite's account of a damaged database an error carries. */
+#define QUARANTINE_REASON_MAX_BYTES 300
 /* The write-ahead log: what it is cut back to after a checkpoint (SQLite
  * otherwise keeps the file at its largest, reusing it from the start), and
  * how long the store is idle after a write before it folds the log into the
@@ -409,15 +411,82 @@ owner_alive (StoreCore *core,
   return kill ((pid_t) pid, 0) == 0 || errno == EPERM;
 }
 
+/* Who holds the write lock of a database in WAL mode: SQLite's unix VFS
+ * takes it as a POSIX lock on byte 120 of the -shm file, and /proc/locks
+ * lists every such lock with its process. (Opening the file to ask with
+ * F_GETLK would not do: closing it drops this process's own locks on it.)
+ * NULL when it cannot be told. */
+static char *
+describe_lock_holder (const char *db_path)
+{
+  g_autofree char *shm = g_strconcat (db_path, "-shm", NULL);
+  g_autofree char *locks = NULL;
+  g_autofree char *needle = NULL;
+  g_auto(GStrv) lines = NULL;
+  GStatBuf st;
+
+  if (g_stat (shm, &st) != 0 || !g_file_get_contents ("/proc/locks", &locks, NULL, NULL))
+    return NULL;
+  /* "1: POSIX  ADVISORY  WRITE 27560 fe:00:10970039 120 120" */
+  needle = g_strdup_printf (":%" G_GUINT64_FORMAT " ", (guint64) st.st_ino);
+  lines = g_strsplit (locks, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) fields = NULL;
+      g_autoptr(GPtrArray) words = g_ptr_array_new ();
+      g_autofree char *comm_path = NULL;
+      g_autofree char *comm = NULL;
+      const char *end;
+      gint64 pid;
+
+      if (strstr (lines[i], needle) == NULL || strstr (lines[i], " WRITE ") == NULL)
+        continue;
+      /* N: POSIX ADVISORY WRITE PID DEV:INODE START END, spaces repeated */
+      fields = g_strsplit (lines[i], " ", -1);
+      for (guint j = 0; fields[j] != NULL; j++)
+        if (*fields[j] != '\0')
+          g_ptr_array_add (words, fields[j]);
+      if (words->len < 8)
+        continue;
+      pid = g_ascii_strtoll (g_ptr_array_index (words, 4), NULL, 10);
+      end = g_ptr_array_index (words, 7);
+      if (pid <= 0 || g_ascii_strtoll (g_ptr_array_index (words, 6), NULL, 10) > 120 ||
+          (g_strcmp0 (end, "EOF") != 0 && g_ascii_strtoll (end, NULL, 10) < 120))
+        continue;
+      comm_path = g_strdup_printf ("/proc/%" G_GINT64_FORMAT "/comm", pid);
+      if (g_file_get_contents (comm_path, &comm, NULL, NULL))
+        {
+          g_autofree char *clean = sight_text_sanitize (g_strstrip (comm), 64);
+
+          return g_strdup_printf ("%s (process %" G_GINT64_FORMAT ")", clean, pid);
+        }
+      return g_strdup_printf ("process %" G_GINT64_FORMAT, pid);
+    }
+  return NULL;
+}
+
 static GError *
 db_error (sqlite3    *db,
           const char *what)
 {
-  int code = sqlite3_errcode (db);
+  int code = sqlite3_errcode (db) & 0xff;
   SightErrorCode sc = SIGHT_ERROR_INTERNAL;
 
-  if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_FULL ||
-      code == SQLITE_IOERR || code == SQLITE_READONLY || code == SQLITE_CANTOPEN)
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    {
+      const char *path = sqlite3_db_filename (db, "main");
+      g_autofree char *holder = path != NULL ? describe_lock_holder (path) : NULL;
+
+      /* In words: what waits on what, and what to do. */
+      g_debug ("%s: busy: %s", what, sqlite3_errmsg (db));
+      return g_error_new (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                          "The run database %s is busy: %s has been writing to it for more "
+                          "than %d s; try again when it is done, or end it",
+                          path != NULL ? path : "", holder != NULL ? holder : "another program",
+                          BUSY_TIMEOUT_MS / 1000);
+    }
+  if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY ||
+      code == SQLITE_CANTOPEN)
     sc = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;
   return g_error_new (SIGHT_ERROR, sc, "Run database: %s: %s", what, sqlite3_errmsg (db));
 }
@@ -1038,6 +1107,11 @@ _sight_store_migrate (sqlite3  *db,
 {
   g_return_val_if_fail (target_version <= SIGHT_STORE_SCHEMA_VERSION, FALSE);
 
+  /* Already current (the usual case): no write lock, so a database another
+   * program is writing to still opens. */
+  if (user_version (db) == target_version)
+    return TRUE;
+
   for (;;)
     {
       g_autofree char *bump = NULL;
@@ -1091,6 +1165,7 @@ quarantine (StoreCore  *core,
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   g_autofree char *stamp = g_date_time_format (now, "%Y%m%dT%H%M%SZ");
   g_autofree char *moved = g_strdup_printf ("%s.corrupt-%s", core->path, stamp);
+  g_autofree char *short_reason = NULL;
   static const char * const suffixes[] = { "-wal", "-shm" };
 
   g_clear_pointer (&core->db, sqlite3_close_v2);
@@ -1098,9 +1173,11 @@ quarantine (StoreCore  *core,
   if (g_rename (core->path, moved) != 0)
     {
       int errsv = errno;
+
+      short_reason = sight_text_sanitize (reason, QUARANTINE_REASON_MAX_BYTES);
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
-                   "The run database %s is damaged (%s) and could not be moved "
-                   "aside: %s", core->path, reason, g_strerror (errsv));
+                   "The run database %s is damaged and could not be moved aside (%s). "
+                   "The damage: %s", core->path, g_strerror (errsv), short_reason);
       return;
     }
   for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
@@ -1110,10 +1187,13 @@ quarantine (StoreCore  *core,
       if (g_file_test (from, G_FILE_TEST_EXISTS))
         g_rename (from, to);
     }
+  /* Where it went comes first; SQLite's account of the damage can run to
+   * kilobytes, so only its start follows. */
+  short_reason = sight_text_sanitize (reason, QUARANTINE_REASON_MAX_BYTES);
   g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
-               "The run database %s is damaged (%s). It was moved to %s; a new, "
-               "empty database will be created the next time Sightline opens it",
-               core->path, reason, moved);
+               "The run database was damaged and has been moved to %s; a new, empty one "
+               "will be created at %s the next time Sightline opens it. The damage: %s",
+               moved, core->path, short_reason);
 }
 
 static gboolean
@@ -1168,7 +1248,15 @@ mark_interrupted (StoreCore  *core,
       gboolean ok;
 
       if (!begin_write (db, error))
-        return FALSE;
+        {
+          /* Another program is writing: their runs are marked at a later
+           * open, and this one goes on. */
+          if ((sqlite3_errcode (db) & 0xff) != SQLITE_BUSY)
+            return FALSE;
+          g_debug ("%s is busy: runs of ended processes are marked another time", core->path);
+          g_clear_error (error);
+          return TRUE;
+        }
       ok = TRUE;
       for (guint j = 0; j < G_N_ELEMENTS (sql) && ok; j++)
         {
