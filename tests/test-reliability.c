@@ -7,11 +7,14 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "cli-test-common.h"
+#include "sight-demo-site.h"
 #include "sight-error.h"
 #include "sight-json.h"
 #include "sight-openai-provider.h"
@@ -674,6 +677,199 @@ test_corrupt_database_message (void)
   remove_tree (dir);
 }
 
+/* `sightline mcp` spoken to a line at a time. */
+typedef struct {
+  GSubprocess      *process;
+  GOutputStream    *in;
+  GDataInputStream *out;
+} Mcp;
+
+static void
+mcp_start (Mcp        *mcp,
+           const char *data_dir)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GError) error = NULL;
+
+  g_subprocess_launcher_setenv (launcher, "SIGHTLINE_DATA_DIR", data_dir, TRUE);
+  g_subprocess_launcher_unsetenv (launcher, "SIGHTLINE_MODEL");
+  mcp->process = g_subprocess_launcher_spawn (launcher, &error, g_getenv ("SIGHTLINE_BIN"), "mcp",
+                                              NULL);
+  g_assert_no_error (error);
+  mcp->in = g_object_ref (g_subprocess_get_stdin_pipe (mcp->process));
+  mcp->out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (mcp->process));
+}
+
+/* Sends @request and returns the next message (not a notification). */
+static JsonObject *
+mcp_call (Mcp        *mcp,
+          const char *request)
+{
+  g_autofree char *line = g_strconcat (request, "\n", NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_output_stream_write_all (mcp->in, line, strlen (line), NULL, NULL, &error);
+  g_assert_no_error (error);
+  for (;;)
+    {
+      g_autofree char *reply = NULL;
+      g_autoptr(JsonNode) node = NULL;
+
+      g_data_input_stream_read_line_async (mcp->out, G_PRIORITY_DEFAULT, NULL, line_cb, &reply);
+      g_assert_true (wait_for ((gpointer *) &reply, 120));
+      g_assert_cmpstr (reply, !=, "");
+      node = json_from_string (reply, &error);
+      g_assert_no_error (error);
+      if (json_object_has_member (json_node_get_object (node), "id"))
+        return json_object_ref (json_node_get_object (node));
+    }
+}
+
+static void
+mcp_stop (Mcp *mcp)
+{
+  g_autoptr(GError) error = NULL;
+
+  /* How it ends at the end of its input is issue #20's; here it must end. */
+  g_output_stream_close (mcp->in, NULL, NULL);
+  g_subprocess_wait (mcp->process, NULL, &error);
+  g_assert_no_error (error);
+  g_clear_object (&mcp->in);
+  g_clear_object (&mcp->out);
+  g_clear_object (&mcp->process);
+}
+
+/* Room for a new database and the start of a run (a run of the example
+ * stores 360 KB). */
+#define FREE_KIB 200
+
+/* The structuredContent of a tools/call answer. */
+static JsonObject *
+structured (JsonObject *reply)
+{
+  JsonObject *result = json_object_get_object_member (reply, "result");
+
+  g_assert_nonnull (result);
+  return json_object_get_object_member (result, "structuredContent");
+}
+
+/* A fresh tmpfs at @dir with @free_kib KiB free: room for the database and
+ * a run's start, not for its screenshots. FALSE when this process may not
+ * mount. */
+static gboolean
+mount_small_disk (const char *dir,
+                  guint       free_kib)
+{
+  g_autofree char *filler_path = g_build_filename (dir, "filler", NULL);
+  g_autofree char *filler = NULL;
+
+  if (mount ("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1024k,mode=0700") != 0)
+    {
+      g_test_message ("cannot mount a tmpfs: %s", g_strerror (errno));
+      return FALSE;
+    }
+  filler = g_malloc0 ((1024 - free_kib) * 1024);
+  g_assert_true (g_file_set_contents (filler_path, filler, (1024 - free_kib) * 1024, NULL));
+  return TRUE;
+}
+
+/* A result or report (its explanation, or a report's summary) of a run
+ * that could not be stored. */
+static void
+assert_unstored (JsonObject *object)
+{
+  const char *text = json_object_get_string_member_with_default (
+    object, "explanation", json_object_get_string_member_with_default (object, "summary", NULL));
+
+  g_assert_cmpstr (json_object_get_string_member (object, "verdict"), ==, "error");
+  g_assert_cmpstr (json_object_get_string_member (object, "code"), ==, "ENVIRONMENT_UNAVAILABLE");
+  assert_contains (text, "The run could not be stored: ");
+  assert_contains (text, "disk is full");
+}
+
+/* The data folder on a disk that fills during the run. `sightline run
+ * --json` printed pass and exited 0; MCP smoke_test and get_report said
+ * pass or running. Now the run is an error that says it could not be
+ * stored, exit 3, and every reader of it says so: the command's JSON, the
+ * smoke test's answer and get_report over MCP, and `sightline runs`. */
+static void
+test_full_disk (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-reliability-XXXXXX", NULL);
+  g_autofree char *test_path = g_test_build_filename (G_TEST_DIST, "..", "examples",
+                                                      "pricing.sightline.json", NULL);
+  g_autoptr(SightDemoSite) site = sight_demo_site_new ();
+  g_autoptr(JsonNode) json = NULL;
+  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *call = NULL;
+  g_autofree char *run_id = NULL;
+  g_auto(CliRun) cli = { 0 };
+  JsonObject *test, *report;
+  Mcp mcp = { 0 };
+
+  if (!mount_small_disk (dir, FREE_KIB))
+    {
+      g_test_skip ("needs a tmpfs it can mount (root)");
+      g_rmdir (dir);
+      return;
+    }
+  g_assert_true (sight_demo_site_start (site, 0, &error));
+  g_assert_no_error (error);
+
+  cli_run_with_store (&cli, dir, "run", test_path, "--base-url", sight_demo_site_get_url (site),
+                      "--json", NULL);
+  g_assert_cmpint (cli.status, ==, 3);
+  json = json_from_string (cli.out, &error);
+  g_assert_no_error (error);
+  test = json_array_get_object_element (json_object_get_array_member (json_node_get_object (json),
+                                                                      "tests"), 0);
+  assert_unstored (test);
+  run_id = g_strdup (json_object_get_string_member (
+    json_array_get_object_element (json_object_get_array_member (test, "attempts"), 0), "runId"));
+  cli_run_with_store (&cli, dir, "runs", NULL);
+  assert_contains (cli.out, run_id);
+  g_assert_null (strstr (cli.out, "pass "));
+  g_clear_pointer (&run_id, g_free);
+  g_assert_cmpint (umount (dir), ==, 0);
+
+  /* Over MCP, on a disk as full again: the smoke test's answer, then
+   * get_report of its run in the same server. */
+  g_assert_true (mount_small_disk (dir, FREE_KIB));
+  mcp_start (&mcp, dir);
+  g_clear_pointer (&reply, json_object_unref);
+  reply = mcp_call (&mcp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+                          "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                          "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+  call = g_strdup_printf ("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                          "{\"name\":\"smoke_test\",\"arguments\":{\"url\":\"%spricing\","
+                          "\"expectText\":\"Starter\"}}}", sight_demo_site_get_url (site));
+  g_clear_pointer (&reply, json_object_unref);
+  reply = mcp_call (&mcp, call);
+  report = structured (reply);
+  g_assert_nonnull (report);
+
+  assert_contains (json_object_get_string_member (report, "text"), "could not be stored");
+  if (json_object_has_member (report, "report"))
+    report = json_object_get_object_member (report, "report");
+  assert_unstored (report);
+  run_id = g_strdup (json_object_get_string_member (report, "id"));
+  g_assert_nonnull (run_id);
+  g_clear_pointer (&call, g_free);
+  call = g_strdup_printf ("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+                          "{\"name\":\"get_report\",\"arguments\":{\"id\":\"%s\"}}}", run_id);
+  g_clear_pointer (&reply, json_object_unref);
+  reply = mcp_call (&mcp, call);
+  report = structured (reply);
+  if (json_object_has_member (report, "report"))
+    report = json_object_get_object_member (report, "report");
+  assert_unstored (report);
+  mcp_stop (&mcp);
+  g_assert_cmpint (umount (dir), ==, 0);
+  g_rmdir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -688,5 +884,6 @@ main (int    argc,
   g_test_add_func ("/reliability/store/wal-shrinks", test_wal_shrinks);
   g_test_add_func ("/reliability/store/locked", test_locked_database);
   g_test_add_func ("/reliability/store/corrupt-message", test_corrupt_database_message);
+  g_test_add_func ("/reliability/store/full-disk", test_full_disk);
   return g_test_run ();
 }

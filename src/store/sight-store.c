@@ -44,6 +44,10 @@ typedef struct {
   gint64       own_pid;
   guint64      own_start;
   gboolean     wal_dirty;     /* written since the last truncating checkpoint */
+  /* Runs of this process a write failed for (a full disk, an I/O error):
+   * run id → the first failure. Such a run ends as an error, and until
+   * the database says so every read of it does. */
+  GHashTable  *unstored;
 } StoreCore;
 
 struct _SightStore
@@ -66,6 +70,7 @@ typedef struct {
   GDestroyNotify  data_free;
   GDestroyNotify  result_free;
   gboolean        quit;
+  char           *run_id;       /* the run a write is part of, or NULL */
 
   /* async */
   GTask          *task;
@@ -814,6 +819,7 @@ store_job_free (StoreJob *job)
   if (job->data_free && job->data)
     job->data_free (job->data);
   g_clear_object (&job->task);
+  g_free (job->run_id);
   g_free (job);
 }
 
@@ -848,8 +854,38 @@ core_free (StoreCore *core)
   g_async_queue_unref (core->queue);
   g_ptr_array_unref (core->secrets);
   g_ptr_array_unref (core->raw_secrets);
+  g_hash_table_unref (core->unstored);
   g_mutex_clear (&core->secrets_lock);
   g_free (core);
+}
+
+/* A write of run @run_id failed. A refusal (a secret in a blob, an unknown
+ * run) is the caller's to handle; anything else means the run as stored is
+ * not the run that happened. */
+static void
+note_unstored (StoreCore    *core,
+               const char   *run_id,
+               const GError *error)
+{
+  if (g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT) ||
+      g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      g_hash_table_contains (core->unstored, run_id))
+    return;
+  g_warning ("Run %s could not be stored: %s", run_id, error->message);
+  g_hash_table_insert (core->unstored, g_strdup (run_id), g_strdup (error->message));
+}
+
+/* What a run that could not be stored says instead of its own outcome. */
+static void
+run_mark_unstored (SightRunRecord *r,
+                   const char     *failure)
+{
+  r->verdict = SIGHT_RUN_VERDICT_ERROR;
+  g_free (r->code);
+  r->code = g_strdup (sight_error_code_to_string (SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE));
+  g_free (r->explanation);
+  r->explanation = g_strdup_printf ("The run could not be stored: %s", failure);
 }
 
 static gpointer
@@ -892,6 +928,8 @@ store_thread (gpointer user_data)
       result = job->func (core, job->data, &error);
       if (core->db != NULL && sqlite3_total_changes64 (core->db) != changes)
         core->wal_dirty = TRUE;
+      if (error != NULL && job->run_id != NULL)
+        note_unstored (core, job->run_id, error);
 
       if (job->task)
         {
@@ -924,6 +962,7 @@ store_thread (gpointer user_data)
 
 static gpointer
 store_run_sync (SightStore     *self,
+                const char     *run_id,
                 StoreJobFunc    func,
                 gpointer        data,
                 GDestroyNotify  data_free,
@@ -937,6 +976,7 @@ store_run_sync (SightStore     *self,
   job->func = func;
   job->data = data;
   job->data_free = data_free;
+  job->run_id = g_strdup (run_id);
   g_mutex_init (&job->mutex);
   g_cond_init (&job->cond);
   g_mutex_lock (&job->mutex);
@@ -950,12 +990,14 @@ store_run_sync (SightStore     *self,
   result = job->result;
   if (job->error)
     g_propagate_error (error, job->error);
+  g_free (job->run_id);
   g_free (job);
   return result;
 }
 
 static void
 store_run_async (SightStore          *self,
+                 const char          *run_id,
                  gpointer             source_tag,
                  StoreJobFunc         func,
                  gpointer             data,
@@ -971,6 +1013,7 @@ store_run_async (SightStore          *self,
   job->data = data;
   job->data_free = data_free;
   job->result_free = result_free;
+  job->run_id = g_strdup (run_id);
   job->task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (job->task, source_tag);
   g_async_queue_push (self->core->queue, job);
@@ -1196,6 +1239,20 @@ quarantine (StoreCore  *core,
                moved, core->path, short_reason);
 }
 
+/* Marking the runs of ended processes failed: only a damaged file stops
+ * the open. */
+static gboolean
+cannot_mark (StoreCore  *core,
+             GError    **error)
+{
+  if (is_corruption (sqlite3_errcode (core->db)))
+    return FALSE;
+  g_debug ("%s: the runs of ended processes are marked another time: %s", core->path,
+           error != NULL && *error != NULL ? (*error)->message : "");
+  g_clear_error (error);
+  return TRUE;
+}
+
 static gboolean
 mark_interrupted (StoreCore  *core,
                   GError    **error)
@@ -1247,16 +1304,10 @@ mark_interrupted (StoreCore  *core,
       };
       gboolean ok;
 
+      /* Another program writing, a full disk: the runs are marked at a
+       * later open, and this one goes on to read what is there. */
       if (!begin_write (db, error))
-        {
-          /* Another program is writing: their runs are marked at a later
-           * open, and this one goes on. */
-          if ((sqlite3_errcode (db) & 0xff) != SQLITE_BUSY)
-            return FALSE;
-          g_debug ("%s is busy: runs of ended processes are marked another time", core->path);
-          g_clear_error (error);
-          return TRUE;
-        }
+        return cannot_mark (core, error);
       ok = TRUE;
       for (guint j = 0; j < G_N_ELEMENTS (sql) && ok; j++)
         {
@@ -1271,7 +1322,7 @@ mark_interrupted (StoreCore  *core,
             }
         }
       if (!commit_or_rollback (db, ok, error))
-        return FALSE;
+        return cannot_mark (core, error);
     }
   return TRUE;
 }
@@ -1421,6 +1472,7 @@ store_create (const char *path)
   core->queue = g_async_queue_new ();
   core->secrets = g_ptr_array_new_with_free_func (g_free);
   core->raw_secrets = g_ptr_array_new_with_free_func (g_free);
+  core->unstored = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_mutex_init (&core->secrets_lock);
   core->own_pid = getpid ();
   core->own_start = process_start_time (core->own_pid);
@@ -1435,7 +1487,7 @@ sight_store_new (const char  *path,
 {
   g_autoptr(SightStore) self = store_create (path);
 
-  if (!store_run_sync (self, job_open, NULL, NULL, error))
+  if (!store_run_sync (self, NULL, job_open, NULL, NULL, error))
     return NULL;
   return g_steal_pointer (&self);
 }
@@ -1448,7 +1500,7 @@ sight_store_new_async (const char          *path,
 {
   g_autoptr(SightStore) self = store_create (path);
 
-  store_run_async (self, sight_store_new_async, job_open, NULL, NULL, NULL,
+  store_run_async (self, NULL, sight_store_new_async, job_open, NULL, NULL, NULL,
                    cancellable, callback, user_data);
 }
 
@@ -1568,7 +1620,7 @@ sight_store_open_session (SightStore                *self,
   if (copy->id == NULL)
     copy->id = new_id ("sess_");
   id = g_strdup (copy->id);
-  if (!store_run_sync (self, job_open_session, copy,
+  if (!store_run_sync (self, NULL, job_open_session, copy,
                        (GDestroyNotify) sight_session_record_free, error))
     g_clear_pointer (&id, g_free);
   return id;
@@ -1604,7 +1656,7 @@ sight_store_end_session (SightStore  *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (session_id != NULL, FALSE);
 
-  return store_run_sync (self, job_end_session, g_strdup (session_id), g_free, error) != NULL;
+  return store_run_sync (self, NULL, job_end_session, g_strdup (session_id), g_free, error) != NULL;
 }
 
 static gpointer
@@ -1661,7 +1713,7 @@ sight_store_open_run (SightStore            *self,
 
   copy = prepare_run (run);
   id = g_strdup (copy->id);
-  if (!store_run_sync (self, job_open_run, copy, (GDestroyNotify) sight_run_record_free, error))
+  if (!store_run_sync (self, NULL, job_open_run, copy, (GDestroyNotify) sight_run_record_free, error))
     g_clear_pointer (&id, g_free);
   return id;
 }
@@ -1679,7 +1731,7 @@ sight_store_open_run_async (SightStore           *self,
   g_return_val_if_fail (run != NULL, NULL);
 
   copy = prepare_run (run);
-  store_run_async (self, sight_store_open_run_async, job_open_run, copy,
+  store_run_async (self, NULL, sight_store_open_run_async, job_open_run, copy,
                    (GDestroyNotify) sight_run_record_free, NULL,
                    cancellable, callback, user_data);
   return g_strdup (copy->id);
@@ -1732,7 +1784,7 @@ sight_store_add_step (SightStore             *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (step != NULL && step->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_step, step_copy (step),
+  return store_run_sync (self, step->run_id, job_add_step, step_copy (step),
                          (GDestroyNotify) sight_step_record_free, error) != NULL;
 }
 
@@ -1746,7 +1798,7 @@ sight_store_add_step_async (SightStore            *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (step != NULL && step->run_id != NULL);
 
-  store_run_async (self, sight_store_add_step_async, job_add_step, step_copy (step),
+  store_run_async (self, step->run_id, sight_store_add_step_async, job_add_step, step_copy (step),
                    (GDestroyNotify) sight_step_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -1811,7 +1863,7 @@ sight_store_finish_step (SightStore             *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (step != NULL && step->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_finish_step, step_copy (step),
+  return store_run_sync (self, step->run_id, job_finish_step, step_copy (step),
                          (GDestroyNotify) sight_step_record_free, error) != NULL;
 }
 
@@ -1825,7 +1877,7 @@ sight_store_finish_step_async (SightStore            *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (step != NULL && step->run_id != NULL);
 
-  store_run_async (self, sight_store_finish_step_async, job_finish_step, step_copy (step),
+  store_run_async (self, step->run_id, sight_store_finish_step_async, job_finish_step, step_copy (step),
                    (GDestroyNotify) sight_step_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -1890,7 +1942,7 @@ sight_store_add_observation (SightStore                    *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (observation != NULL && observation->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_observation, observation_copy (observation),
+  return store_run_sync (self, observation->run_id, job_add_observation, observation_copy (observation),
                          (GDestroyNotify) sight_observation_record_free, error) != NULL;
 }
 
@@ -1904,7 +1956,7 @@ sight_store_add_observation_async (SightStore                   *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (observation != NULL && observation->run_id != NULL);
 
-  store_run_async (self, sight_store_add_observation_async, job_add_observation,
+  store_run_async (self, observation->run_id, sight_store_add_observation_async, job_add_observation,
                    observation_copy (observation),
                    (GDestroyNotify) sight_observation_record_free, NULL,
                    cancellable, callback, user_data);
@@ -1968,7 +2020,7 @@ sight_store_add_model_call (SightStore                  *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (call != NULL && call->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_model_call, model_call_copy (call),
+  return store_run_sync (self, call->run_id, job_add_model_call, model_call_copy (call),
                          (GDestroyNotify) sight_model_call_record_free, error) != NULL;
 }
 
@@ -1982,7 +2034,7 @@ sight_store_add_model_call_async (SightStore                 *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (call != NULL && call->run_id != NULL);
 
-  store_run_async (self, sight_store_add_model_call_async, job_add_model_call,
+  store_run_async (self, call->run_id, sight_store_add_model_call_async, job_add_model_call,
                    model_call_copy (call), (GDestroyNotify) sight_model_call_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -2025,7 +2077,7 @@ sight_store_add_log (SightStore            *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (log != NULL && log->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_log, log_copy (log),
+  return store_run_sync (self, log->run_id, job_add_log, log_copy (log),
                          (GDestroyNotify) sight_log_record_free, error) != NULL;
 }
 
@@ -2039,7 +2091,7 @@ sight_store_add_log_async (SightStore           *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (log != NULL && log->run_id != NULL);
 
-  store_run_async (self, sight_store_add_log_async, job_add_log, log_copy (log),
+  store_run_async (self, log->run_id, sight_store_add_log_async, job_add_log, log_copy (log),
                    (GDestroyNotify) sight_log_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -2087,7 +2139,7 @@ sight_store_add_artifact (SightStore                 *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (artifact != NULL && artifact->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_artifact, artifact_copy (artifact),
+  return store_run_sync (self, artifact->run_id, job_add_artifact, artifact_copy (artifact),
                          (GDestroyNotify) sight_artifact_record_free, error) != NULL;
 }
 
@@ -2101,7 +2153,7 @@ sight_store_add_artifact_async (SightStore                *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (artifact != NULL && artifact->run_id != NULL);
 
-  store_run_async (self, sight_store_add_artifact_async, job_add_artifact,
+  store_run_async (self, artifact->run_id, sight_store_add_artifact_async, job_add_artifact,
                    artifact_copy (artifact), (GDestroyNotify) sight_artifact_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -2115,11 +2167,17 @@ job_finish_run (StoreCore  *core,
   g_autoptr(sqlite3_stmt) steps = NULL;
   g_autoptr(sqlite3_stmt) stmt = NULL;
   g_autofree char *notes = notes_to_json (r->notes);
+  g_autofree char *unstored = g_strdup (g_hash_table_lookup (core->unstored, r->id));
   gint64 finished = r->finished_at ? r->finished_at : g_get_real_time ();
   gboolean ok;
 
-  if (!begin_write (core->db, error))
-    return NULL;
+  /* A write of the run failed: what is stored is not the run, so it ends
+   * as an error that says so, and the caller hears it. */
+  if (unstored != NULL)
+    run_mark_unstored (r, unstored);
+  ok = begin_write (core->db, error);
+  if (!ok)
+    goto failed;
   steps = prepare (core->db,
                    "UPDATE steps SET verdict = 'interrupted', finished_at = ?"
                    " WHERE run_id = ? AND verdict = 'running'", error);
@@ -2155,7 +2213,25 @@ job_finish_run (StoreCore  *core,
           ok = FALSE;
         }
     }
-  return commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+  ok = commit_or_rollback (core->db, ok, error);
+
+failed:
+  if (!ok)
+    {
+      note_unstored (core, r->id, *error);
+      if (g_hash_table_contains (core->unstored, r->id))
+        g_prefix_error (error, "The run could not be stored: ");
+      return NULL;
+    }
+  if (unstored != NULL)
+    {
+      /* The database says it now. */
+      g_hash_table_remove (core->unstored, r->id);
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   "The run could not be stored: %s", unstored);
+      return NULL;
+    }
+  return GINT_TO_POINTER (TRUE);
 }
 
 gboolean
@@ -2166,7 +2242,7 @@ sight_store_finish_run (SightStore            *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (run != NULL && run->id != NULL, FALSE);
 
-  return store_run_sync (self, job_finish_run, run_copy (run),
+  return store_run_sync (self, NULL, job_finish_run, run_copy (run),
                          (GDestroyNotify) sight_run_record_free, error) != NULL;
 }
 
@@ -2180,7 +2256,7 @@ sight_store_finish_run_async (SightStore           *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (run != NULL && run->id != NULL);
 
-  store_run_async (self, sight_store_finish_run_async, job_finish_run, run_copy (run),
+  store_run_async (self, NULL, sight_store_finish_run_async, job_finish_run, run_copy (run),
                    (GDestroyNotify) sight_run_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -2202,8 +2278,10 @@ sight_store_write_finish (SightStore    *self,
   " r.final_url, r.answer, r.notes, r.started_at, r.finished_at"
 
 static SightRunRecord *
-run_from_row (sqlite3_stmt *stmt)
+run_from_row (StoreCore    *core,
+              sqlite3_stmt *stmt)
 {
+  const char *unstored;
   SightRunRecord *r = g_new0 (SightRunRecord, 1);
   g_autofree char *verdict = NULL;
   g_autofree char *notes = NULL;
@@ -2224,6 +2302,9 @@ run_from_row (sqlite3_stmt *stmt)
   r->started_at = sqlite3_column_int64 (stmt, 11);
   r->finished_at = sqlite3_column_int64 (stmt, 12);
   r->cost_micros = -1;
+  unstored = r->id != NULL ? g_hash_table_lookup (core->unstored, r->id) : NULL;
+  if (unstored != NULL)
+    run_mark_unstored (r, unstored);
   return r;
 }
 
@@ -2270,7 +2351,7 @@ job_list_runs (StoreCore  *core,
     bind_text (stmt, 2, d->verdict);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      SightRunRecord *r = run_from_row (stmt);
+      SightRunRecord *r = run_from_row (core, stmt);
 
       r->n_steps = sqlite3_column_int (stmt, 13);
       r->n_steps_passed = (guint) sqlite3_column_double (stmt, 14);
@@ -2309,7 +2390,7 @@ sight_store_list_runs (SightStore  *self,
 {
   g_return_val_if_fail (SIGHT_IS_STORE (self), NULL);
 
-  return store_run_sync (self, job_list_runs, list_runs_data_new (limit, verdict_filter, FALSE),
+  return store_run_sync (self, NULL, job_list_runs, list_runs_data_new (limit, verdict_filter, FALSE),
                          (GDestroyNotify) list_runs_data_free, error);
 }
 
@@ -2318,7 +2399,7 @@ _sight_store_list_runs_unindexed (SightStore  *self,
                                   guint        limit,
                                   GError     **error)
 {
-  return store_run_sync (self, job_list_runs, list_runs_data_new (limit, NULL, TRUE),
+  return store_run_sync (self, NULL, job_list_runs, list_runs_data_new (limit, NULL, TRUE),
                          (GDestroyNotify) list_runs_data_free, error);
 }
 
@@ -2332,7 +2413,7 @@ sight_store_list_runs_async (SightStore          *self,
 {
   g_return_if_fail (SIGHT_IS_STORE (self));
 
-  store_run_async (self, sight_store_list_runs_async, job_list_runs,
+  store_run_async (self, NULL, sight_store_list_runs_async, job_list_runs,
                    list_runs_data_new (limit, verdict_filter, FALSE),
                    (GDestroyNotify) list_runs_data_free, (GDestroyNotify) g_ptr_array_unref,
                    cancellable, callback, user_data);
@@ -2374,7 +2455,7 @@ job_load_run (StoreCore  *core,
                    "No run %s in the run database", run_id);
       goto fail;
     }
-  d->run = run_from_row (stmt);
+  d->run = run_from_row (core, stmt);
   g_clear_pointer (&stmt, sqlite3_finalize);
 
   d->steps = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_step_record_free);
@@ -2575,7 +2656,7 @@ sight_store_load_run (SightStore  *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), NULL);
   g_return_val_if_fail (run_id != NULL, NULL);
 
-  return store_run_sync (self, job_load_run, g_strdup (run_id), g_free, error);
+  return store_run_sync (self, NULL, job_load_run, g_strdup (run_id), g_free, error);
 }
 
 void
@@ -2588,7 +2669,7 @@ sight_store_load_run_async (SightStore          *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (run_id != NULL);
 
-  store_run_async (self, sight_store_load_run_async, job_load_run, g_strdup (run_id), g_free,
+  store_run_async (self, NULL, sight_store_load_run_async, job_load_run, g_strdup (run_id), g_free,
                    (GDestroyNotify) sight_run_data_free, cancellable, callback, user_data);
 }
 
@@ -2643,7 +2724,7 @@ sight_store_list_sessions (SightStore  *self,
 {
   g_return_val_if_fail (SIGHT_IS_STORE (self), NULL);
 
-  return store_run_sync (self, job_list_sessions, GUINT_TO_POINTER (MIN (limit, G_MAXINT)), NULL, error);
+  return store_run_sync (self, NULL, job_list_sessions, GUINT_TO_POINTER (MIN (limit, G_MAXINT)), NULL, error);
 }
 
 static gpointer
@@ -2678,5 +2759,5 @@ sight_store_check_integrity (SightStore  *self,
 {
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
 
-  return store_run_sync (self, job_integrity, NULL, NULL, error) != NULL;
+  return store_run_sync (self, NULL, job_integrity, NULL, NULL, error) != NULL;
 }
