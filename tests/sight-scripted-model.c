@@ -570,9 +570,10 @@ render_anthropic (SightScriptedModel *self,
   set_json (msg, SOUP_STATUS_OK, builder);
 }
 
-/* Writes a response head promising more body than follows, then closes. */
-static void
-drop_connection (SoupServerMessage *msg)
+/* Takes the connection of @msg and writes a response head promising 4096
+ * bytes of body, then only the start of it; NULL when there is none. */
+static GIOStream *
+write_partial_answer (SoupServerMessage *msg)
 {
   g_autoptr(GIOStream) stream = soup_server_message_steal_connection (msg);
   const char partial[] =
@@ -583,10 +584,21 @@ drop_connection (SoupServerMessage *msg)
     "{\"id\":\"chatcmpl-cut\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assi";
 
   if (stream == NULL)
-    return;
+    return NULL;
   g_output_stream_write_all (g_io_stream_get_output_stream (stream), partial, strlen (partial),
                              NULL, NULL, NULL);
-  g_io_stream_close (stream, NULL, NULL);
+  g_output_stream_flush (g_io_stream_get_output_stream (stream), NULL, NULL);
+  return g_steal_pointer (&stream);
+}
+
+/* The start of an answer, then the connection closes. */
+static void
+drop_connection (SoupServerMessage *msg)
+{
+  g_autoptr(GIOStream) stream = write_partial_answer (msg);
+
+  if (stream != NULL)
+    g_io_stream_close (stream, NULL, NULL);
 }
 
 static gboolean
@@ -599,27 +611,18 @@ stall_over_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-/* Writes a response head and the start of its body, then sends nothing more
- * for @stall_ms and closes the connection. */
+/* The start of an answer, then nothing for @stall_ms before the connection
+ * closes. */
 static void
 stall (SightScriptedModel *self,
        SoupServerMessage  *msg,
        gint64              stall_ms)
 {
-  g_autoptr(GIOStream) stream = soup_server_message_steal_connection (msg);
-  const char partial[] =
-    "HTTP/1.1 200 OK\r\n"
-    "Content-Type: application/json\r\n"
-    "Content-Length: 4096\r\n"
-    "\r\n"
-    "{\"id\":\"chatcmpl-stall\",\"choices\":[{\"index\":0,";
+  g_autoptr(GIOStream) stream = write_partial_answer (msg);
   Stalled *stalled;
 
   if (stream == NULL)
     return;
-  g_output_stream_write_all (g_io_stream_get_output_stream (stream), partial, strlen (partial),
-                             NULL, NULL, NULL);
-  g_output_stream_flush (g_io_stream_get_output_stream (stream), NULL, NULL);
   stalled = g_new0 (Stalled, 1);
   stalled->self = self;
   stalled->stream = g_steal_pointer (&stream);
