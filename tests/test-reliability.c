@@ -342,8 +342,8 @@ test_nested_json_http (void)
   remove_tree (dir);
 }
 
-/* A test file and a project file nested 100,000 deep: INVALID_ARGUMENT,
- * exit 2, the file named. */
+/* A test file and a project file nested 100,000 deep, a step's --params
+ * 1,000 deep: INVALID_ARGUMENT, exit 2, the file or option named. */
 static void
 test_nested_json_files (void)
 {
@@ -374,6 +374,30 @@ test_nested_json_files (void)
   assert_contains (cli.err, "INVALID_ARGUMENT");
   assert_contains (cli.err, "sightline.json");
   assert_contains (cli.err, "nested more than 512 levels deep");
+
+  /* A step's params: the spec's 32 levels past the JSON bound, the JSON
+   * bound past that. */
+  {
+    GString *params = g_string_new (NULL);
+
+    for (guint i = 0; i < 40; i++)
+      g_string_append (params, "{\"a\": ");
+    g_string_append (params, "1");
+    for (guint i = 0; i < 40; i++)
+      g_string_append_c (params, '}');
+    cli_run_with_store (&cli, dir, "act", "http://127.0.0.1:9/", "click Go", "--params",
+                        params->str, NULL);
+    g_assert_cmpint (cli.status, ==, 2);
+    assert_contains (cli.err, "INVALID_ARGUMENT: params/a/a/a");
+    assert_contains (cli.err, "nested more than 32 levels deep");
+    g_string_free (params, TRUE);
+  }
+  /* (one argument holds at most 128 KiB) */
+  g_free (deep);
+  deep = nested_arrays (1000);
+  cli_run_with_store (&cli, dir, "act", "http://127.0.0.1:9/", "click Go", "--params", deep, NULL);
+  g_assert_cmpint (cli.status, ==, 2);
+  assert_contains (cli.err, "INVALID_ARGUMENT: --params: JSON nested more than 512 levels deep");
   remove_tree (dir);
 }
 
