@@ -20,6 +20,8 @@
 #include "sight-store-private.h"
 
 #define BUSY_TIMEOUT_MS 5000
+/* How the outcome of a run a write failed for begins. */
+#define UNSTORED "The run could not be stored: "
 /* How much of SQLite's account of a damaged database an error carries. */
 #define QUARANTINE_REASON_MAX_BYTES 300
 /* The write-ahead log: what it is cut back to after a checkpoint (SQLite
@@ -885,7 +887,7 @@ run_mark_unstored (SightRunRecord *r,
   g_free (r->code);
   r->code = g_strdup (sight_error_code_to_string (SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE));
   g_free (r->explanation);
-  r->explanation = g_strdup_printf ("The run could not be stored: %s", failure);
+  r->explanation = g_strconcat (UNSTORED, failure, NULL);
 }
 
 static gpointer
@@ -2220,7 +2222,7 @@ failed:
     {
       note_unstored (core, r->id, *error);
       if (g_hash_table_contains (core->unstored, r->id))
-        g_prefix_error (error, "The run could not be stored: ");
+        g_prefix_error (error, UNSTORED);
       return NULL;
     }
   if (unstored != NULL)
@@ -2228,7 +2230,7 @@ failed:
       /* The database says it now. */
       g_hash_table_remove (core->unstored, r->id);
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
-                   "The run could not be stored: %s", unstored);
+                   UNSTORED "%s", unstored);
       return NULL;
     }
   return GINT_TO_POINTER (TRUE);
