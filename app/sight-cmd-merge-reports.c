@@ -10,6 +10,7 @@
 #include "sight-cmd-run.h"
 #include "sight-commands.h"
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-suite.h"
 
 static const SightArgSpec merge_specs[] = {
@@ -23,18 +24,19 @@ static JsonNode *
 load_result (const char  *path,
              GError     **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonNode *root;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *file = g_file_test (path, G_FILE_TEST_IS_DIR)
                           ? g_build_filename (path, "results.json", NULL) : g_strdup (path);
 
-  if (!json_parser_load_from_file (parser, file, &local_error))
+  root = sight_json_parse_file (file, SIGHT_JSON_MAX_DEPTH, &local_error);
+  if (root == NULL)
     {
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "%s: %s", file,
                    local_error->message);
       return NULL;
     }
-  return json_node_copy (json_parser_get_root (parser));
+  return root;
 }
 
 int

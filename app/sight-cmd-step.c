@@ -9,6 +9,7 @@
 #include "sight-cli.h"
 #include "sight-commands.h"
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-project.h"
 #include "sight-step-request.h"
 
@@ -102,7 +103,7 @@ run_step (SightStepKind   kind,
   json_builder_begin_object (b);
   if (params != NULL)
     {
-      g_autoptr(JsonNode) node = json_from_string (params, &error);
+      g_autoptr(JsonNode) node = sight_json_parse (params, -1, SIGHT_JSON_MAX_DEPTH, &error);
 
       if (node == NULL)
         {
@@ -116,9 +117,9 @@ run_step (SightStepKind   kind,
     }
   if (schema_path != NULL)
     {
-      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(JsonNode) schema = sight_json_parse_file (schema_path, SIGHT_JSON_MAX_DEPTH, &error);
 
-      if (!json_parser_load_from_file (parser, schema_path, &error))
+      if (schema == NULL)
         {
           g_autoptr(GError) wrapped = g_error_new (SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
                                                    "--schema: %s", error->message);
@@ -126,7 +127,7 @@ run_step (SightStepKind   kind,
           return sight_cli_report_error (wrapped);
         }
       json_builder_set_member_name (b, "schema");
-      json_builder_add_value (b, json_node_copy (json_parser_get_root (parser)));
+      json_builder_add_value (b, g_steal_pointer (&schema));
     }
   if (agent_name != NULL)
     {

@@ -10,6 +10,7 @@
 #include "sight-agent.h"
 #include "sight-direct-run.h"
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-model-config.h"
 #include "sight-project.h"
 #include "sight-step-request.h"
@@ -599,7 +600,7 @@ parse_json_view (GtkTextView  *view,
   text = g_strstrip (gtk_text_buffer_get_text (buffer, &start, &end, FALSE));
   if (*text == '\0')
     return NULL;
-  node = json_from_string (text, &local_error);
+  node = sight_json_parse (text, -1, SIGHT_JSON_MAX_DEPTH, &local_error);
   if (node == NULL)
     g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
                  _("%s is not valid JSON: %s"), what, local_error->message);

@@ -40,11 +40,30 @@ struct _SightScriptedModel
   GPtrArray  *rules;          /* of Rule */
   JsonNode   *fallback;
   GPtrArray  *requests;       /* of Recorded */
+  GPtrArray  *stalled;        /* of Stalled: connections of "stall" answers */
   guint       unexpected;
   guint       answered;
 };
 
 G_DEFINE_FINAL_TYPE (SightScriptedModel, sight_scripted_model, G_TYPE_OBJECT)
+
+/* A connection a "stall" answer holds open, sending nothing, until its timer
+ * closes it or the server goes. */
+typedef struct
+{
+  SightScriptedModel *self;
+  GIOStream          *stream;
+  guint               timeout_id;
+} Stalled;
+
+static void
+stalled_free (Stalled *stalled)
+{
+  g_clear_handle_id (&stalled->timeout_id, g_source_remove);
+  g_io_stream_close (stalled->stream, NULL, NULL);
+  g_object_unref (stalled->stream);
+  g_free (stalled);
+}
 
 typedef enum { FORMAT_OPENAI, FORMAT_ANTHROPIC } Format;
 
@@ -88,6 +107,7 @@ sight_scripted_model_finalize (GObject *object)
   clear_script (self);
   g_ptr_array_unref (self->rules);
   g_ptr_array_unref (self->requests);
+  g_ptr_array_unref (self->stalled);
   g_free (self->openai_base_url);
   g_free (self->anthropic_base_url);
   g_free (self->api_key);
@@ -108,6 +128,7 @@ sight_scripted_model_init (SightScriptedModel *self)
   g_queue_init (&self->responses);
   self->rules = g_ptr_array_new_with_free_func ((GDestroyNotify) rule_free);
   self->requests = g_ptr_array_new_with_free_func ((GDestroyNotify) recorded_free);
+  self->stalled = g_ptr_array_new_with_free_func ((GDestroyNotify) stalled_free);
 }
 
 /* Reading JSON leniently */
@@ -549,9 +570,10 @@ render_anthropic (SightScriptedModel *self,
   set_json (msg, SOUP_STATUS_OK, builder);
 }
 
-/* Writes a response head promising more body than follows, then closes. */
-static void
-drop_connection (SoupServerMessage *msg)
+/* Takes the connection of @msg and writes a response head promising 4096
+ * bytes of body, then only the start of it; NULL when there is none. */
+static GIOStream *
+write_partial_answer (SoupServerMessage *msg)
 {
   g_autoptr(GIOStream) stream = soup_server_message_steal_connection (msg);
   const char partial[] =
@@ -562,10 +584,51 @@ drop_connection (SoupServerMessage *msg)
     "{\"id\":\"chatcmpl-cut\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assi";
 
   if (stream == NULL)
-    return;
+    return NULL;
   g_output_stream_write_all (g_io_stream_get_output_stream (stream), partial, strlen (partial),
                              NULL, NULL, NULL);
-  g_io_stream_close (stream, NULL, NULL);
+  g_output_stream_flush (g_io_stream_get_output_stream (stream), NULL, NULL);
+  return g_steal_pointer (&stream);
+}
+
+/* The start of an answer, then the connection closes. */
+static void
+drop_connection (SoupServerMessage *msg)
+{
+  g_autoptr(GIOStream) stream = write_partial_answer (msg);
+
+  if (stream != NULL)
+    g_io_stream_close (stream, NULL, NULL);
+}
+
+static gboolean
+stall_over_cb (gpointer user_data)
+{
+  Stalled *stalled = user_data;
+
+  stalled->timeout_id = 0;
+  g_ptr_array_remove (stalled->self->stalled, stalled);
+  return G_SOURCE_REMOVE;
+}
+
+/* The start of an answer, then nothing for @stall_ms before the connection
+ * closes. */
+static void
+stall (SightScriptedModel *self,
+       SoupServerMessage  *msg,
+       gint64              stall_ms)
+{
+  g_autoptr(GIOStream) stream = write_partial_answer (msg);
+  Stalled *stalled;
+
+  if (stream == NULL)
+    return;
+  stalled = g_new0 (Stalled, 1);
+  stalled->self = self;
+  stalled->stream = g_steal_pointer (&stream);
+  stalled->timeout_id = g_timeout_add ((guint) CLAMP (stall_ms, 1, G_MAXINT), stall_over_cb,
+                                       stalled);
+  g_ptr_array_add (self->stalled, stalled);
 }
 
 /* An answer whose text runs on for @megabytes MiB: one static MiB of
@@ -636,6 +699,11 @@ answer (SightScriptedModel *self,
   if (g_strcmp0 (fault, "drop") == 0)
     {
       drop_connection (msg);
+      return;
+    }
+  if (g_strcmp0 (fault, "stall") == 0)
+    {
+      stall (self, msg, int_member (entry, "stall_ms", 120000));
       return;
     }
   if (g_strcmp0 (fault, "flood") == 0)

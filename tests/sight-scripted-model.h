@@ -64,6 +64,9 @@
  *     "length"              finish_reason=length / stop_reason=max_tokens
  *     "error_in_200"        200 whose body is only {"error": {"code": "status"
  *                           (default 502), …}}, as some gateways answer
+ *     "stall"               200 whose head and first bytes are sent, then
+ *                           nothing for "stall_ms" (default 120000) before
+ *                           the connection closes: an answer that stopped
  *     "flood"               200 whose answer's text runs on for "flood_mb"
  *                           MiB (default 64), sent chunked, or with its
  *                           Content-Length when "encoding" is "length"

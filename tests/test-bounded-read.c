@@ -30,7 +30,7 @@ read_letters (gsize      size,
   for (gsize i = 0; i < size; i++)
     letters[i] = 'a' + i % 26;
   stream = g_memory_input_stream_new_from_data (letters, size, g_free);
-  sight_read_bounded_async (stream, max_bytes, NULL, store_result_cb, &result);
+  sight_read_bounded_async (stream, max_bytes, 0, NULL, store_result_cb, &result);
   while (result == NULL)
     g_main_context_iteration (NULL, TRUE);
   bytes = sight_read_bounded_finish (stream, result, truncated, error);
@@ -72,7 +72,7 @@ test_cancelled (void)
   GAsyncResult *result = NULL;
 
   g_cancellable_cancel (cancellable);
-  sight_read_bounded_async (stream, 10, cancellable, store_result_cb, &result);
+  sight_read_bounded_async (stream, 10, 0, cancellable, store_result_cb, &result);
   while (result == NULL)
     g_main_context_iteration (NULL, TRUE);
   bytes = sight_read_bounded_finish (stream, result, NULL, &error);

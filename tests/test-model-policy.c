@@ -192,9 +192,15 @@ test_retry_after (void)
   g_assert_cmpint (delay, ==, 60000000);
   g_assert_true (sight_model_parse_retry_after (NULL, "Tue, 14 Nov 2023 22:13:30 GMT", now, &delay));
   g_assert_cmpint (delay, ==, 10000000);
-  /* Not honoured: over 60 s, zero, negative, garbage, a past date. */
-  g_assert_false (sight_model_parse_retry_after (NULL, "61", now, &delay));
-  g_assert_false (sight_model_parse_retry_after ("60001", NULL, now, &delay));
+  /* Long waits are read as asked (the call decides whether it has the
+   * time), up to a day. */
+  g_assert_true (sight_model_parse_retry_after (NULL, "120", now, &delay));
+  g_assert_cmpint (delay, ==, 120000000);
+  g_assert_true (sight_model_parse_retry_after ("60001", NULL, now, &delay));
+  g_assert_cmpint (delay, ==, 60001000);
+  g_assert_true (sight_model_parse_retry_after (NULL, "99999999", now, &delay));
+  g_assert_cmpint (delay, ==, G_TIME_SPAN_DAY);
+  /* None: zero, negative, garbage, a past date. */
   g_assert_false (sight_model_parse_retry_after (NULL, "0", now, &delay));
   g_assert_false (sight_model_parse_retry_after ("-5", NULL, now, &delay));
   g_assert_false (sight_model_parse_retry_after (NULL, "soon", now, &delay));

@@ -9,6 +9,7 @@
 
 #include "sight-direct-step.h"
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-params.h"
 
 typedef struct {
@@ -822,11 +823,12 @@ sight_export_test_path (const char         *path,
                         SightExportFormat   format,
                         GError            **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *base = g_path_get_basename (path);
 
-  if (!json_parser_load_from_file (parser, path, &local_error))
+  root = sight_json_parse_file (path, SIGHT_JSON_MAX_DEPTH, &local_error);
+  if (root == NULL)
     {
       if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
         g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
@@ -836,5 +838,5 @@ sight_export_test_path (const char         *path,
                      local_error->message);
       return NULL;
     }
-  return sight_export_test (json_parser_get_root (parser), base, format, error);
+  return sight_export_test (root, base, format, error);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sight-direct-step.h"
+#include "sight-json.h"
 #include "sight-observation.h"
 #include "sight-recorder-resources.h"
 #include "sight-web-page.h"
@@ -229,15 +230,15 @@ script_message_cb (WebKitUserContentManager *manager,
 {
   SightRecorder *self = user_data;
   g_autofree char *json = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonNode) message = NULL;
 
   if (!self->recording || !jsc_value_is_string (value))
     return;
   json = jsc_value_to_string (value);
-  if (!json_parser_load_from_data (parser, json, -1, NULL) ||
-      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  message = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH, NULL);
+  if (message == NULL || !JSON_NODE_HOLDS_OBJECT (message))
     return;
-  handle_message (self, json_node_get_object (json_parser_get_root (parser)));
+  handle_message (self, json_node_get_object (message));
 }
 
 static void

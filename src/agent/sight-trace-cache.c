@@ -12,6 +12,7 @@
 #include "sight-direct-run.h"
 #include "sight-direct-step.h"
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-params.h"
 
 #define TRACE_VERSION 1
@@ -638,18 +639,19 @@ sight_trace_cache_lookup (SightTraceCache *cache,
                           const char      *key)
 {
   g_autofree char *path = trace_path (cache, key);
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) error = NULL;
   SightTrace *trace;
 
   if (path == NULL || !g_file_test (path, G_FILE_TEST_IS_REGULAR))
     return NULL;
-  if (!json_parser_load_from_file (parser, path, &error))
+  root = sight_json_parse_file (path, SIGHT_JSON_MAX_DEPTH, &error);
+  if (root == NULL)
     {
       g_debug ("trace %s does not read: %s", key, error->message);
       return NULL;
     }
-  trace = sight_trace_new_from_json (json_parser_get_root (parser), &error);
+  trace = sight_trace_new_from_json (root, &error);
   if (trace == NULL)
     g_debug ("trace %s: %s", key, error->message);
   else if (g_strcmp0 (sight_trace_get_key (trace), key) != 0)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-json.h"
 
 #define MAX_ERRORS 32
 #define MAX_DEPTH 512
@@ -864,18 +865,19 @@ SightJsonSchema *
 sight_json_schema_new_from_string (const char  *json,
                                    GError     **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) parse_error = NULL;
 
   g_return_val_if_fail (json != NULL, NULL);
 
-  if (!json_parser_load_from_data (parser, json, -1, &parse_error))
+  root = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH, &parse_error);
+  if (root == NULL)
     {
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
                    "schema is not valid JSON: %s", parse_error->message);
       return NULL;
     }
-  return sight_json_schema_new (json_parser_get_root (parser), error);
+  return sight_json_schema_new (root, error);
 }
 
 SightJsonSchema *

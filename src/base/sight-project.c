@@ -11,6 +11,7 @@
 
 #include "sight-error.h"
 #include "sight-json-schema.h"
+#include "sight-json.h"
 
 struct _SightProject {
   gatomicrefcount   ref_count;
@@ -604,7 +605,7 @@ parse_project (const char  *data,
                GError     **error)
 {
   g_autoptr(SightProject) self = project_new ();
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) parse_error = NULL;
   Ctx c = { NULL, error };
 
@@ -612,7 +613,8 @@ parse_project (const char  *data,
   self->base_dir = g_strdup (base_dir);
   c.self = self;
 
-  if (!json_parser_load_from_data (parser, data, length, &parse_error))
+  root = sight_json_parse (data, length, SIGHT_JSON_MAX_DEPTH, &parse_error);
+  if (root == NULL)
     {
       const char *name = path ? path : SIGHT_PROJECT_FILE_NAME;
 
@@ -625,7 +627,7 @@ parse_project (const char  *data,
                      parse_error->message);
       return NULL;
     }
-  if (!parse_root (&c, json_parser_get_root (parser)))
+  if (!parse_root (&c, root))
     return NULL;
   return g_steal_pointer (&self);
 }

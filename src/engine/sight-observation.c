@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-observation-private.h"
 #include "sight-observation-resources.h"
 
@@ -204,7 +205,7 @@ sight_observation_new_from_stored (const char            *json,
   SightObservation *self;
 
   if (json != NULL)
-    node = json_from_string (json, NULL);
+    node = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH_TREE, NULL);
   if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
     {
       g_autoptr(JsonObject) empty = json_object_new ();

@@ -12,6 +12,7 @@
 #include "sight-engine-resources.h"
 #include "sight-error.h"
 #include "sight-graphics.h"
+#include "sight-json.h"
 #include "sight-origin-policy.h"
 #include "sight-web-page-private.h"
 
@@ -514,7 +515,7 @@ static void
 handle_log_message (SightWebPage *self,
                     const char   *entry_json)
 {
-  g_autoptr(JsonNode) node = json_from_string (entry_json, NULL);
+  g_autoptr(JsonNode) node = sight_json_parse (entry_json, -1, SIGHT_JSON_MAX_DEPTH, NULL);
   JsonObject *object;
   const char *kind;
 
@@ -924,7 +925,7 @@ script_message_cb (WebKitUserContentManager *manager,
   if (!jsc_value_is_string (value))
     return;
   text = jsc_value_to_string (value);
-  node = json_from_string (text, NULL);
+  node = sight_json_parse (text, -1, SIGHT_JSON_MAX_DEPTH, NULL);
   if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
     return;
   object = json_node_get_object (node);
@@ -1132,8 +1133,7 @@ evaluate_done_cb (GObject      *source,
       else
         {
           g_autofree char *json = jsc_value_to_string (value);
-          g_autoptr(GError) parse_error = NULL;
-          JsonNode *node = json_from_string (json, &parse_error);
+          JsonNode *node = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH_TREE, NULL);
 
           if (node == NULL)
             node = json_node_new (JSON_NODE_NULL);

@@ -465,9 +465,8 @@ handle_post (SightMcpHttp      *self,
   const char *accept = soup_message_headers_get_one (headers, "Accept");
   const char *content_type = soup_message_headers_get_content_type (headers, NULL);
   g_autoptr(GBytes) bytes = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
-  JsonNode *message;
+  g_autoptr(JsonNode) message = NULL;
   Post *post;
 
   if (!accepts (accept, "application/json") && !accepts (accept, "text/event-stream"))
@@ -491,15 +490,13 @@ handle_post (SightMcpHttp      *self,
     }
 
   bytes = soup_message_body_flatten (body);
-  if (!json_parser_load_from_data (parser, g_bytes_get_data (bytes, NULL),
-                                   g_bytes_get_size (bytes), &error) ||
-      json_parser_get_root (parser) == NULL)
+  message = sight_mcp_message_parse (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes),
+                                     &error);
+  if (message == NULL)
     {
-      refuse (msg, SOUP_STATUS_BAD_REQUEST, SIGHT_MCP_PARSE_ERROR,
-              "Parse error: the body is not JSON");
+      refuse (msg, SOUP_STATUS_BAD_REQUEST, SIGHT_MCP_PARSE_ERROR, error->message);
       return;
     }
-  message = json_parser_get_root (parser);
 
   post = g_new0 (Post, 1);
   post->self = g_object_ref (self);

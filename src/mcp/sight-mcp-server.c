@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-mcp-schema.h"
 #include "sight-mcp-tool-private.h"
 
@@ -907,6 +908,24 @@ sight_mcp_session_handle_async (SightMcpSession    *self,
   handling_maybe_finish (handling);
 }
 
+JsonNode *
+sight_mcp_message_parse (const char *text,
+                         gssize      length,
+                         GError    **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  JsonNode *message = sight_json_parse (text, length, SIGHT_JSON_MAX_DEPTH, &local_error);
+
+  if (message != NULL)
+    return message;
+  g_debug ("parse error: %s", local_error->message);
+  g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT, "Parse error: %s",
+               g_error_matches (local_error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT)
+                 ? local_error->message
+                 : "the message is not JSON");
+  return NULL;
+}
+
 void
 sight_mcp_session_handle_text_async (SightMcpSession    *self,
                                      const char         *text,
@@ -916,27 +935,24 @@ sight_mcp_session_handle_text_async (SightMcpSession    *self,
                                      GAsyncReadyCallback callback,
                                      gpointer            user_data)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(JsonNode) message = NULL;
   g_autoptr(GError) error = NULL;
 
   g_return_if_fail (SIGHT_IS_MCP_SESSION (self));
 
-  if (!json_parser_load_from_data (parser, text, length, &error) ||
-      json_parser_get_root (parser) == NULL)
+  message = sight_mcp_message_parse (text, length, &error);
+  if (message == NULL)
     {
       g_autoptr(GTask) task = g_task_new (self, NULL, callback, user_data);
 
       g_task_set_source_tag (task, sight_mcp_session_handle_async);
-      g_debug ("parse error: %s", error != NULL ? error->message : "empty message");
       g_task_return_pointer (task,
                              sight_mcp_error_response_new (NULL, SIGHT_MCP_PARSE_ERROR,
-                                                           "Parse error: the message is not "
-                                                           "JSON"),
+                                                           error->message),
                              (GDestroyNotify) json_node_unref);
       return;
     }
-  sight_mcp_session_handle_async (self, json_parser_get_root (parser), notify, notify_data,
-                                  callback, user_data);
+  sight_mcp_session_handle_async (self, message, notify, notify_data, callback, user_data);
 }
 
 JsonNode *

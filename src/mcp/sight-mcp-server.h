@@ -80,6 +80,12 @@ guint             sight_mcp_session_get_n_running (SightMcpSession  *self);
 void              sight_mcp_session_close         (SightMcpSession  *self);
 gboolean          sight_mcp_session_is_closed     (SightMcpSession  *self);
 
+/* A JSON-RPC message as it arrived, nested at most SIGHT_JSON_MAX_DEPTH
+ * levels deep; otherwise NULL and @error's message is the -32700 answer's. */
+JsonNode         *sight_mcp_message_parse         (const char *text,
+                                                   gssize      length,
+                                                   GError    **error);
+
 /* A JSON-RPC error response. @id may be NULL (for null). */
 JsonNode         *sight_mcp_error_response_new    (JsonNode   *id,
                                                    int         code,

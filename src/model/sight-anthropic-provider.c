@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-model-private.h"
 
 struct _SightAnthropicProvider
@@ -274,7 +275,8 @@ sight_anthropic_provider_parse (SightModelProvider *provider,
                                 gsize               request_bytes,
                                 GError            **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonNode) document = NULL;
+  g_autoptr(GError) parse_error = NULL;
   g_autoptr(SightModelResponse) response = sight_model_response_new ();
   g_autoptr(GString) text = g_string_new (NULL);
   gsize length = 0;
@@ -286,14 +288,13 @@ sight_anthropic_provider_parse (SightModelProvider *provider,
   gsize output_bytes = 0;
   gint64 input, cache_read, cache_write;
 
-  if (length == 0 || !json_parser_load_from_data (parser, data, length, NULL))
+  document = sight_json_parse (data, length, SIGHT_JSON_MAX_DEPTH, &parse_error);
+  if (document == NULL)
     {
-      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
-                   "the answer is not JSON (%" G_GSIZE_FORMAT " bytes%s)", length,
-                   length > 0 && memchr (data, '<', MIN (length, 64)) ? ", looks like HTML" : "");
+      _sight_model_set_not_json_error (error, data, length, parse_error);
       return NULL;
     }
-  root = _sight_json_object (json_parser_get_root (parser));
+  root = _sight_json_object (document);
   content = _sight_json_array_member (root, "content");
   if (content == NULL)
     {

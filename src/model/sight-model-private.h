@@ -92,4 +92,10 @@ _sight_image_data_url (GBytes     *bytes,
   return g_strdup_printf ("data:%s;base64,%s", media_type, base64);
 }
 
+/* MODEL_OUTPUT_INVALID for an answer sight_json_parse() refused. */
+void _sight_model_set_not_json_error (GError      **error,
+                                      const char   *data,
+                                      gsize         length,
+                                      const GError *parse_error);
+
 G_END_DECLS

@@ -10,6 +10,8 @@
 
 #include "sight-bounded-read.h"
 #include "sight-error.h"
+#include "sight-json.h"
+#include "sight-model-private.h"
 #include "sight-model-retry.h"
 
 /* The most of a model's answer that is read. Answers are text and tool
@@ -29,6 +31,7 @@ typedef struct
   GTimeSpan        backoff_base;
   GTimeSpan        backoff_max;
   GTimeSpan        connect_timeout;
+  GTimeSpan        read_idle_timeout;
   guint            max_retries;
   guint            default_max_tokens;
   gboolean         has_price;
@@ -110,6 +113,7 @@ sight_model_provider_init (SightModelProvider *self)
   priv->backoff_base = SIGHT_MODEL_BACKOFF_BASE_US;
   priv->backoff_max = SIGHT_MODEL_BACKOFF_MAX_US;
   priv->connect_timeout = SIGHT_MODEL_CONNECT_TIMEOUT_US;
+  priv->read_idle_timeout = SIGHT_MODEL_READ_IDLE_TIMEOUT_US;
   priv->max_retries = SIGHT_MODEL_MAX_RETRIES;
   /* No I/O timeout of its own: the caller's deadline bounds each attempt
    * and the connect phase has its own timer. */
@@ -218,6 +222,16 @@ sight_model_provider_set_connect_timeout (SightModelProvider *self,
 
   g_return_if_fail (SIGHT_IS_MODEL_PROVIDER (self));
   priv->connect_timeout = MAX (timeout_us, G_TIME_SPAN_MILLISECOND);
+}
+
+void
+sight_model_provider_set_read_idle_timeout (SightModelProvider *self,
+                                            GTimeSpan           timeout_us)
+{
+  SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (self);
+
+  g_return_if_fail (SIGHT_IS_MODEL_PROVIDER (self));
+  priv->read_idle_timeout = MAX (timeout_us, G_TIME_SPAN_MILLISECOND);
 }
 
 void
@@ -509,6 +523,15 @@ wait_cancelled_cb (GCancellable *cancellable,
   return G_SOURCE_REMOVE;
 }
 
+/* "120 s", "2.5 s", "0.4 s" */
+static char *
+format_seconds (GTimeSpan span)
+{
+  double seconds = (double) span / G_TIME_SPAN_SECOND;
+
+  return seconds >= 10 ? g_strdup_printf ("%.0f s", seconds) : g_strdup_printf ("%.1f s", seconds);
+}
+
 /* Retries after @error when the policy allows, or returns it. */
 static void
 retry_or_fail (GTask      *task,
@@ -530,6 +553,27 @@ retry_or_fail (GTask      *task,
       return;
     }
 
+  /* The endpoint said how long to wait: sooner meets another refusal, so a
+   * wait the call has no time for ends it now, saying so. */
+  if (retry_after > 0 &&
+      (call->deadline_us != 0 ? now + retry_after >= call->deadline_us
+                              : retry_after > SIGHT_MODEL_RETRY_AFTER_MAX_US))
+    {
+      g_autofree char *wait = format_seconds (retry_after);
+      g_autofree char *left = call->deadline_us != 0
+                              ? format_seconds (MAX (0, call->deadline_us - now))
+                              : format_seconds (SIGHT_MODEL_RETRY_AFTER_MAX_US);
+      GError *waited = g_error_new (error->domain, error->code,
+                                    "%s; it asks to wait %s before another attempt, more than "
+                                    "the %s %s",
+                                    error->message, wait, left,
+                                    call->deadline_us != 0 ? "left before the step's deadline"
+                                                           : "a call without a deadline waits");
+
+      g_error_free (error);
+      g_task_return_error (task, waited);
+      return;
+    }
   delay = retry_after > 0 ? retry_after
                           : sight_model_backoff_delay (call->attempts - 1, priv->backoff_base,
                                                        priv->backoff_max, g_random_double ());
@@ -569,16 +613,16 @@ static void
 parse_error_body (GBytes    *body,
                   ErrorBody *out)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
   gsize len = 0;
   const char *data = body != NULL ? g_bytes_get_data (body, &len) : NULL;
-  JsonNode *root, *error_node;
+  g_autoptr(JsonNode) root = NULL;
+  JsonNode *error_node;
   JsonObject *error;
 
   *out = (ErrorBody) { 0 };
-  if (data == NULL || len == 0 || !json_parser_load_from_data (parser, data, len, NULL))
+  if (data == NULL || len == 0)
     return;
-  root = json_parser_get_root (parser);
+  root = sight_json_parse (data, len, SIGHT_JSON_MAX_DEPTH, NULL);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return;
   error_node = json_object_get_member (json_node_get_object (root), "error");
@@ -603,6 +647,21 @@ parse_error_body (GBytes    *body,
       else if (JSON_NODE_HOLDS_VALUE (code) && json_node_get_value_type (code) == G_TYPE_INT64)
         out->code = g_strdup_printf ("%" G_GINT64_FORMAT, json_node_get_int (code));
     }
+}
+
+void
+_sight_model_set_not_json_error (GError      **error,
+                                 const char   *data,
+                                 gsize         length,
+                                 const GError *parse_error)
+{
+  if (g_error_matches (parse_error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT))
+    g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
+                 "the answer is not usable JSON: %s", parse_error->message);
+  else
+    g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
+                 "the answer is not JSON (%" G_GSIZE_FORMAT " bytes%s)", length,
+                 length > 0 && memchr (data, '<', MIN (length, 64)) ? ", looks like HTML" : "");
 }
 
 static void
@@ -632,16 +691,13 @@ looks_like_html (GBytes *body)
 static guint
 error_status_in_success (GBytes *body)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
   gsize len = 0;
   const char *data = g_bytes_get_data (body, &len);
+  g_autoptr(JsonNode) answer = sight_json_parse (data, len, SIGHT_JSON_MAX_DEPTH, NULL);
   JsonObject *root, *error;
   JsonNode *code;
 
-  if (len == 0 || !json_parser_load_from_data (parser, data, len, NULL))
-    return 0;
-  root = json_parser_get_root (parser) && JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser))
-         ? json_node_get_object (json_parser_get_root (parser)) : NULL;
+  root = answer != NULL && JSON_NODE_HOLDS_OBJECT (answer) ? json_node_get_object (answer) : NULL;
   if (root == NULL || json_object_has_member (root, "choices") || json_object_has_member (root, "content")
       || !json_object_has_member (root, "error")
       || !JSON_NODE_HOLDS_OBJECT (json_object_get_member (root, "error")))
@@ -745,8 +801,12 @@ attempt_failed (GTask  *task,
     reason = _sight_model_provider_redact (call->self, error->message, 200);
   g_debug ("%s: attempt %u to %s failed: %s", name, call->attempts, call->host, reason);
   retry_or_fail (task,
-                 g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
-                              "%s: could not reach %s: %s", name, call->host, reason),
+                 g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT)
+                   ? g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
+                                  "%s: the answer from %s stopped arriving: %s", name,
+                                  call->host, reason)
+                   : g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
+                                  "%s: could not reach %s: %s", name, call->host, reason),
                  TRUE, 0);
 }
 
@@ -850,6 +910,7 @@ send_cb (GObject      *source,
 {
   g_autoptr(GTask) task = user_data;
   Call *call = g_task_get_task_data (task);
+  SightModelProviderPrivate *priv = sight_model_provider_get_instance_private (call->self);
   g_autoptr(GError) error = NULL;
   g_autoptr(GInputStream) stream = NULL;
   SoupMessageHeaders *headers;
@@ -869,8 +930,8 @@ send_cb (GObject      *source,
       answer_too_large (task, soup_message_headers_get_content_length (headers));
       return;
     }
-  sight_read_bounded_async (stream, ANSWER_MAX_BYTES, call->attempt_cancellable,
-                            answer_read_cb, g_steal_pointer (&task));
+  sight_read_bounded_async (stream, ANSWER_MAX_BYTES, MAX (1, priv->read_idle_timeout / 1000),
+                            call->attempt_cancellable, answer_read_cb, g_steal_pointer (&task));
 }
 
 static void

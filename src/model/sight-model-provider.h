@@ -76,6 +76,10 @@ void                sight_model_provider_set_max_retries   (SightModelProvider *
                                                             guint               max_retries);
 void                sight_model_provider_set_connect_timeout (SightModelProvider *self,
                                                               GTimeSpan           timeout_us);
+/* The longest pause between bytes of an answer (SIGHT_MODEL_READ_IDLE_TIMEOUT_US
+ * unless changed); past it the attempt fails and is retried. */
+void                sight_model_provider_set_read_idle_timeout (SightModelProvider *self,
+                                                                GTimeSpan           timeout_us);
 /* The price of this provider's model; without one, calls carry no cost
  * unless the provider reports it. */
 void                sight_model_provider_set_price         (SightModelProvider    *self,

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "sight-model-request.h"
+#include "sight-json.h"
 
 static void
 image_free (SightModelImage *image)
@@ -280,7 +281,7 @@ sight_model_response_parse_json (SightModelResponse *self)
 
   if (self->text == NULL)
     return NULL;
-  return json_from_string (self->text, NULL);
+  return sight_json_parse (self->text, -1, SIGHT_JSON_MAX_DEPTH, NULL);
 }
 
 const char *

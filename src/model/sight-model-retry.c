@@ -71,9 +71,9 @@ sight_model_parse_retry_after (const char *retry_after_ms,
         }
     }
 
-  if (!have || !(value > 0) || value > (double) SIGHT_MODEL_RETRY_AFTER_MAX_US)
+  if (!have || !(value > 0))
     return FALSE;
-  *out_delay_us = (GTimeSpan) llround (value);
+  *out_delay_us = (GTimeSpan) llround (MIN (value, (double) G_TIME_SPAN_DAY));
   return TRUE;
 }
 

@@ -10,13 +10,21 @@ G_BEGIN_DECLS
  *
  * At most SIGHT_MODEL_MAX_RETRIES retries. The n-th retry (0-based) waits
  * min(base * 2^n, max) scaled by a jitter factor in (0.75, 1], unless the
- * response's retry-after-ms or retry-after asks for a wait in (0, 60 s]. */
+ * response's retry-after-ms or retry-after asks for a wait. Unlike the SDKs,
+ * which fall back to their own short schedule past 60 s, an asked wait is
+ * honoured when the call has the time for it and ends the call at once when
+ * it has not (SIGHT_MODEL_RETRY_AFTER_MAX_US for a call without a deadline):
+ * retrying sooner than asked only meets another 429. */
 
 #define SIGHT_MODEL_MAX_RETRIES            2
 #define SIGHT_MODEL_BACKOFF_BASE_US        (500 * G_TIME_SPAN_MILLISECOND)
 #define SIGHT_MODEL_BACKOFF_MAX_US         (8 * G_TIME_SPAN_SECOND)
 #define SIGHT_MODEL_RETRY_AFTER_MAX_US     (60 * G_TIME_SPAN_SECOND)
 #define SIGHT_MODEL_CONNECT_TIMEOUT_US     (5 * G_TIME_SPAN_SECOND)
+/* An answer whose bytes stop coming for this long is a dead connection
+ * (retried), not a slow model: a model that thinks does so before its
+ * answer's headers, which only the step's deadline bounds. */
+#define SIGHT_MODEL_READ_IDLE_TIMEOUT_US   (20 * G_TIME_SPAN_SECOND)
 
 /* @jitter is a uniform random number in [0, 1): the wait is scaled by
  * (1 - 0.25 * jitter). */
@@ -27,7 +35,8 @@ GTimeSpan   sight_model_backoff_delay      (guint       retry_index,
 
 /* Parses retry-after-ms (milliseconds, may be fractional) and then
  * retry-after (seconds, or an HTTP date relative to @now_unix_us). Returns
- * TRUE with the wait in @out_delay_us when one is given and is in (0, 60 s]. */
+ * TRUE with the wait in @out_delay_us when one is given and is over 0 (at
+ * most a day: anything longer is a day). */
 gboolean    sight_model_parse_retry_after  (const char *retry_after_ms,
                                             const char *retry_after,
                                             gint64      now_unix_us,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-model-private.h"
 
 struct _SightOpenaiProvider
@@ -323,7 +324,8 @@ sight_openai_provider_parse (SightModelProvider *provider,
                              gsize               request_bytes,
                              GError            **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonNode) document = NULL;
+  g_autoptr(GError) parse_error = NULL;
   g_autoptr(SightModelResponse) response = sight_model_response_new ();
   gsize length = 0;
   const char *data = g_bytes_get_data (body, &length);
@@ -332,14 +334,13 @@ sight_openai_provider_parse (SightModelProvider *provider,
   const char *finish;
   gsize output_bytes = 0;
 
-  if (length == 0 || !json_parser_load_from_data (parser, data, length, NULL))
+  document = sight_json_parse (data, length, SIGHT_JSON_MAX_DEPTH, &parse_error);
+  if (document == NULL)
     {
-      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
-                   "the answer is not JSON (%" G_GSIZE_FORMAT " bytes%s)", length,
-                   length > 0 && memchr (data, '<', MIN (length, 64)) ? ", looks like HTML" : "");
+      _sight_model_set_not_json_error (error, data, length, parse_error);
       return NULL;
     }
-  root = _sight_json_object (json_parser_get_root (parser));
+  root = _sight_json_object (document);
   choices = _sight_json_array_member (root, "choices");
   if (choices == NULL || json_array_get_length (choices) == 0)
     {
@@ -415,7 +416,7 @@ sight_openai_provider_parse (SightModelProvider *provider,
           if (*text == '\0')
             arguments = json_from_string ("{}", NULL);
           else
-            arguments = json_from_string (text, NULL);
+            arguments = sight_json_parse (text, -1, SIGHT_JSON_MAX_DEPTH, NULL);
         }
       if (arguments == NULL || !JSON_NODE_HOLDS_OBJECT (arguments))
         {

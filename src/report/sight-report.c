@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-secrets.h"
 
 /* Screenshots in the report: a long side of at most this many pixels, and
@@ -412,7 +413,7 @@ add_json_text (JsonBuilder *b,
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(JsonNode) redacted = NULL;
 
-  if (json == NULL || (node = json_from_string (json, NULL)) == NULL)
+  if (json == NULL || (node = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH, NULL)) == NULL)
     return;
   redacted = sight_secrets_redact_json (node);
   json_builder_set_member_name (b, member);
@@ -1153,7 +1154,8 @@ html_step (HtmlContext           *ctx,
   const SightObservationRecord *before = before_observation (data, st->index);
   const SightObservationRecord *after = after_observation (data, st->index);
   const SightObservationRecord *seen = find_observation (data, st->index, "before");
-  g_autoptr(JsonNode) budget_node = st->budget_json ? json_from_string (st->budget_json, NULL) : NULL;
+  g_autoptr(JsonNode) budget_node =
+    st->budget_json ? sight_json_parse (st->budget_json, -1, SIGHT_JSON_MAX_DEPTH, NULL) : NULL;
   JsonObject *budget = budget_node && JSON_NODE_HOLDS_OBJECT (budget_node)
                        ? json_node_get_object (budget_node) : NULL;
   g_autofree char *secs = format_seconds (seconds_between (st->started_at, st->finished_at));

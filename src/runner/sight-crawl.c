@@ -10,6 +10,7 @@
 
 #include "sight-bounded-read.h"
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-page-scripts.h"
 #include "sight-robots.h"
 #include "sight-scrape.h"
@@ -293,17 +294,17 @@ decode_cursor (Crawl       *crawl,
                const char  *cursor,
                GError     **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonNode) state = NULL;
   g_autofree guchar *text = NULL;
   gsize length = 0;
   JsonObject *object;
   JsonArray *queue, *seen;
 
   text = g_base64_decode (cursor, &length);
-  if (length == 0 || !json_parser_load_from_data (parser, (const char *) text, length, NULL) ||
-      !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  state = sight_json_parse ((const char *) text, length, SIGHT_JSON_MAX_DEPTH, NULL);
+  if (state == NULL || !JSON_NODE_HOLDS_OBJECT (state))
     goto invalid;
-  object = json_node_get_object (json_parser_get_root (parser));
+  object = json_node_get_object (state);
   if (json_object_get_int_member_with_default (object, "v", 0) != 1 ||
       g_strcmp0 (json_object_get_string_member_with_default (object, "start", ""),
                  crawl->start) != 0 ||
@@ -428,7 +429,7 @@ fetch_sent_cb (GObject      *source,
       fetch_done (fetch, NULL, FALSE, error);
       return;
     }
-  sight_read_bounded_async (stream, fetch->max_bytes, g_task_get_cancellable (fetch->task),
+  sight_read_bounded_async (stream, fetch->max_bytes, 0, g_task_get_cancellable (fetch->task),
                             fetch_read_cb, fetch);
 }
 

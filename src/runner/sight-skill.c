@@ -9,6 +9,7 @@
 
 #include "sight-error.h"
 #include "sight-flow-step.h"
+#include "sight-json.h"
 #include "sight-project.h"
 #include "sight-report.h"
 #include "sight-run-record.h"
@@ -260,7 +261,7 @@ sight_skill_new_from_data (const char  *data,
                            const char  *path,
                            GError     **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(JsonNode) document = NULL;
   g_autoptr(SightSkill) self = g_object_new (SIGHT_TYPE_SKILL, NULL);
   g_autoptr(GError) local_error = NULL;
   g_autofree char *base = path ? g_path_get_basename (path) : g_strdup ("skill");
@@ -268,17 +269,18 @@ sight_skill_new_from_data (const char  *data,
   JsonObjectIter iter;
   const char *member;
 
-  if (!json_parser_load_from_data (parser, data, -1, &local_error))
+  document = sight_json_parse (data, -1, SIGHT_JSON_MAX_DEPTH, &local_error);
+  if (document == NULL)
     {
       fail (error, base, "%s", local_error->message);
       return NULL;
     }
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  if (!JSON_NODE_HOLDS_OBJECT (document))
     {
       fail (error, base, "a skill file holds one JSON object");
       return NULL;
     }
-  root = json_node_get_object (json_parser_get_root (parser));
+  root = json_node_get_object (document);
   json_object_iter_init (&iter, root);
   while (json_object_iter_next (&iter, &member, NULL))
     if (!g_strv_contains (skill_members, member))

@@ -492,11 +492,17 @@ run_finished_cb (GObject      *source,
   Attempt *attempt = user_data;
   g_autoptr(GError) error = NULL;
 
+  /* A run the store could not keep is an error whatever its steps said;
+   * what it kept still goes into the report. */
   if (!sight_store_write_finish (SIGHT_STORE (source), result, &error))
     {
-      g_warning ("Could not store run %s: %s", attempt->run_id, error->message);
-      attempt_done (attempt, NULL);
-      return;
+      attempt->stopped = TRUE;
+      attempt->verdict = SIGHT_RUN_VERDICT_ERROR;
+      attempt->code = error->domain == SIGHT_ERROR ? (SightErrorCode) error->code
+                                                   : SIGHT_ERROR_INTERNAL;
+      g_free (attempt->explanation);
+      attempt->explanation = g_strdup (error->message);
+      g_clear_pointer (&attempt->failed_step, g_free);
     }
   sight_store_load_run_async (attempt->suite->store, attempt->run_id, NULL, run_loaded_cb,
                               attempt);
@@ -603,8 +609,9 @@ attempt_start (Suite *suite,
   attempt->run_id = sight_store_open_run (suite->store, &run, &error);
   if (attempt->run_id == NULL)
     {
-      /* Without the store there is nothing to report into. */
-      g_critical ("Could not open a run: %s", error->message);
+      /* Without the store there is nothing to report into: the result
+       * says why. */
+      g_debug ("Could not open a run: %s", error->message);
       attempt->stopped = TRUE;
       attempt->verdict = SIGHT_RUN_VERDICT_ERROR;
       attempt->code = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;

@@ -10,6 +10,7 @@
 
 #include "sight-direct-step.h"
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-tool-args.h"
 
 static const char * const file_members[] = {
@@ -146,7 +147,6 @@ sight_test_file_parse (const char  *path,
                        GError     **error)
 {
   g_autoptr(SightTestFile) file = g_new0 (SightTestFile, 1);
-  g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) local_error = NULL;
   JsonObject *root;
   JsonNode *steps;
@@ -158,7 +158,8 @@ sight_test_file_parse (const char  *path,
 
   /* json-glib's message carries "<data>:line:column: what": say it in
    * words after the file's name. */
-  if (!json_parser_load_from_data (parser, text, length, &local_error))
+  file->root = sight_json_parse (text, length, SIGHT_JSON_MAX_DEPTH, &local_error);
+  if (file->root == NULL)
     {
       const char *message = local_error->message;
       guint line = 0, column = 0;
@@ -172,8 +173,7 @@ sight_test_file_parse (const char  *path,
         fail (error, path, "%s", message);
       return NULL;
     }
-  file->root = json_node_copy (json_parser_get_root (parser));
-  if (file->root == NULL || !JSON_NODE_HOLDS_OBJECT (file->root))
+  if (!JSON_NODE_HOLDS_OBJECT (file->root))
     {
       fail (error, path, "a test file is a JSON object with name, url and steps");
       return NULL;

@@ -15,10 +15,22 @@
 #include <unistd.h>
 
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-secrets.h"
 #include "sight-store-private.h"
 
 #define BUSY_TIMEOUT_MS 5000
+/* How the outcome of a run a write failed for begins. */
+#define UNSTORED "The run could not be stored: "
+/* How much of SQLite's account of a damaged database an error carries. */
+#define QUARANTINE_REASON_MAX_BYTES 300
+/* The write-ahead log: what it is cut back to after a checkpoint (SQLite
+ * otherwise keeps the file at its largest, reusing it from the start), and
+ * how long the store is idle after a write before it folds the log into the
+ * database and truncates it. A reader holding an old snapshot stops that;
+ * it is tried again each idle interval until it works. */
+#define WAL_SIZE_LIMIT_BYTES 1048576
+#define WAL_IDLE_CHECKPOINT_MS 1000
 #define SECRET_MIN_BYTES 4
 #define SECRET_MARK "[secret]"
 
@@ -33,6 +45,11 @@ typedef struct {
   GPtrArray   *raw_secrets;   /* char*: the values as given */
   gint64       own_pid;
   guint64      own_start;
+  gboolean     wal_dirty;     /* written since the last truncating checkpoint */
+  /* Runs of this process a write failed for (a full disk, an I/O error):
+   * run id → the first failure. Such a run ends as an error, and until
+   * the database says so every read of it does. */
+  GHashTable  *unstored;
 } StoreCore;
 
 struct _SightStore
@@ -55,6 +72,7 @@ typedef struct {
   GDestroyNotify  data_free;
   GDestroyNotify  result_free;
   gboolean        quit;
+  char           *run_id;       /* the run a write is part of, or NULL */
 
   /* async */
   GTask          *task;
@@ -400,15 +418,82 @@ owner_alive (StoreCore *core,
   return kill ((pid_t) pid, 0) == 0 || errno == EPERM;
 }
 
+/* Who holds the write lock of a database in WAL mode: SQLite's unix VFS
+ * takes it as a POSIX lock on byte 120 of the -shm file, and /proc/locks
+ * lists every such lock with its process. (Opening the file to ask with
+ * F_GETLK would not do: closing it drops this process's own locks on it.)
+ * NULL when it cannot be told. */
+static char *
+describe_lock_holder (const char *db_path)
+{
+  g_autofree char *shm = g_strconcat (db_path, "-shm", NULL);
+  g_autofree char *locks = NULL;
+  g_autofree char *needle = NULL;
+  g_auto(GStrv) lines = NULL;
+  GStatBuf st;
+
+  if (g_stat (shm, &st) != 0 || !g_file_get_contents ("/proc/locks", &locks, NULL, NULL))
+    return NULL;
+  /* "1: POSIX  ADVISORY  WRITE 27560 fe:00:10970039 120 120" */
+  needle = g_strdup_printf (":%" G_GUINT64_FORMAT " ", (guint64) st.st_ino);
+  lines = g_strsplit (locks, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_auto(GStrv) fields = NULL;
+      g_autoptr(GPtrArray) words = g_ptr_array_new ();
+      g_autofree char *comm_path = NULL;
+      g_autofree char *comm = NULL;
+      const char *end;
+      gint64 pid;
+
+      if (strstr (lines[i], needle) == NULL || strstr (lines[i], " WRITE ") == NULL)
+        continue;
+      /* N: POSIX ADVISORY WRITE PID DEV:INODE START END, spaces repeated */
+      fields = g_strsplit (lines[i], " ", -1);
+      for (guint j = 0; fields[j] != NULL; j++)
+        if (*fields[j] != '\0')
+          g_ptr_array_add (words, fields[j]);
+      if (words->len < 8)
+        continue;
+      pid = g_ascii_strtoll (g_ptr_array_index (words, 4), NULL, 10);
+      end = g_ptr_array_index (words, 7);
+      if (pid <= 0 || g_ascii_strtoll (g_ptr_array_index (words, 6), NULL, 10) > 120 ||
+          (g_strcmp0 (end, "EOF") != 0 && g_ascii_strtoll (end, NULL, 10) < 120))
+        continue;
+      comm_path = g_strdup_printf ("/proc/%" G_GINT64_FORMAT "/comm", pid);
+      if (g_file_get_contents (comm_path, &comm, NULL, NULL))
+        {
+          g_autofree char *clean = sight_text_sanitize (g_strstrip (comm), 64);
+
+          return g_strdup_printf ("%s (process %" G_GINT64_FORMAT ")", clean, pid);
+        }
+      return g_strdup_printf ("process %" G_GINT64_FORMAT, pid);
+    }
+  return NULL;
+}
+
 static GError *
 db_error (sqlite3    *db,
           const char *what)
 {
-  int code = sqlite3_errcode (db);
+  int code = sqlite3_errcode (db) & 0xff;
   SightErrorCode sc = SIGHT_ERROR_INTERNAL;
 
-  if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_FULL ||
-      code == SQLITE_IOERR || code == SQLITE_READONLY || code == SQLITE_CANTOPEN)
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    {
+      const char *path = sqlite3_db_filename (db, "main");
+      g_autofree char *holder = path != NULL ? describe_lock_holder (path) : NULL;
+
+      /* In words: what waits on what, and what to do. */
+      g_debug ("%s: busy: %s", what, sqlite3_errmsg (db));
+      return g_error_new (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                          "The run database %s is busy: %s has been writing to it for more "
+                          "than %d s; try again when it is done, or end it",
+                          path != NULL ? path : "", holder != NULL ? holder : "another program",
+                          BUSY_TIMEOUT_MS / 1000);
+    }
+  if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY ||
+      code == SQLITE_CANTOPEN)
     sc = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;
   return g_error_new (SIGHT_ERROR, sc, "Run database: %s: %s", what, sqlite3_errmsg (db));
 }
@@ -736,20 +821,73 @@ store_job_free (StoreJob *job)
   if (job->data_free && job->data)
     job->data_free (job->data);
   g_clear_object (&job->task);
+  g_free (job->run_id);
   g_free (job);
+}
+
+/* Folds the write-ahead log into the database and truncates it, without
+ * waiting for readers when @wait is FALSE. TRUE when the log is empty now. */
+static gboolean
+checkpoint_truncate (StoreCore *core,
+                     gboolean   wait)
+{
+  int rc;
+
+  if (core->db == NULL)
+    return TRUE;
+  if (!wait)
+    sqlite3_busy_timeout (core->db, 0);
+  rc = sqlite3_wal_checkpoint_v2 (core->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+  if (!wait)
+    sqlite3_busy_timeout (core->db, BUSY_TIMEOUT_MS);
+  if (rc != SQLITE_OK)
+    g_debug ("checkpoint of %s: %s", core->path, sqlite3_errstr (rc));
+  return rc == SQLITE_OK;
 }
 
 static void
 core_free (StoreCore *core)
 {
+  if (core->db && core->wal_dirty)
+    checkpoint_truncate (core, TRUE);
   if (core->db)
     sqlite3_close_v2 (core->db);
   g_free (core->path);
   g_async_queue_unref (core->queue);
   g_ptr_array_unref (core->secrets);
   g_ptr_array_unref (core->raw_secrets);
+  g_hash_table_unref (core->unstored);
   g_mutex_clear (&core->secrets_lock);
   g_free (core);
+}
+
+/* A write of run @run_id failed. A refusal (a secret in a blob, an unknown
+ * run) is the caller's to handle; anything else means the run as stored is
+ * not the run that happened. */
+static void
+note_unstored (StoreCore    *core,
+               const char   *run_id,
+               const GError *error)
+{
+  if (g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT) ||
+      g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      g_hash_table_contains (core->unstored, run_id))
+    return;
+  g_warning ("Run %s could not be stored: %s", run_id, error->message);
+  g_hash_table_insert (core->unstored, g_strdup (run_id), g_strdup (error->message));
+}
+
+/* What a run that could not be stored says instead of its own outcome. */
+static void
+run_mark_unstored (SightRunRecord *r,
+                   const char     *failure)
+{
+  r->verdict = SIGHT_RUN_VERDICT_ERROR;
+  g_free (r->code);
+  r->code = g_strdup (sight_error_code_to_string (SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE));
+  g_free (r->explanation);
+  r->explanation = g_strconcat (UNSTORED, failure, NULL);
 }
 
 static gpointer
@@ -759,9 +897,22 @@ store_thread (gpointer user_data)
 
   for (;;)
     {
-      StoreJob *job = g_async_queue_pop (core->queue);
+      StoreJob *job;
       GError *error = NULL;
       gpointer result;
+      sqlite3_int64 changes;
+
+      if (core->wal_dirty)
+        {
+          job = g_async_queue_timeout_pop (core->queue, WAL_IDLE_CHECKPOINT_MS * 1000);
+          if (job == NULL)
+            {
+              core->wal_dirty = !checkpoint_truncate (core, FALSE);
+              continue;
+            }
+        }
+      else
+        job = g_async_queue_pop (core->queue);
 
       if (job->quit)
         {
@@ -775,7 +926,12 @@ store_thread (gpointer user_data)
           continue;
         }
 
+      changes = core->db != NULL ? sqlite3_total_changes64 (core->db) : 0;
       result = job->func (core, job->data, &error);
+      if (core->db != NULL && sqlite3_total_changes64 (core->db) != changes)
+        core->wal_dirty = TRUE;
+      if (error != NULL && job->run_id != NULL)
+        note_unstored (core, job->run_id, error);
 
       if (job->task)
         {
@@ -808,6 +964,7 @@ store_thread (gpointer user_data)
 
 static gpointer
 store_run_sync (SightStore     *self,
+                const char     *run_id,
                 StoreJobFunc    func,
                 gpointer        data,
                 GDestroyNotify  data_free,
@@ -821,6 +978,7 @@ store_run_sync (SightStore     *self,
   job->func = func;
   job->data = data;
   job->data_free = data_free;
+  job->run_id = g_strdup (run_id);
   g_mutex_init (&job->mutex);
   g_cond_init (&job->cond);
   g_mutex_lock (&job->mutex);
@@ -834,12 +992,14 @@ store_run_sync (SightStore     *self,
   result = job->result;
   if (job->error)
     g_propagate_error (error, job->error);
+  g_free (job->run_id);
   g_free (job);
   return result;
 }
 
 static void
 store_run_async (SightStore          *self,
+                 const char          *run_id,
                  gpointer             source_tag,
                  StoreJobFunc         func,
                  gpointer             data,
@@ -855,6 +1015,7 @@ store_run_async (SightStore          *self,
   job->data = data;
   job->data_free = data_free;
   job->result_free = result_free;
+  job->run_id = g_strdup (run_id);
   job->task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (job->task, source_tag);
   g_async_queue_push (self->core->queue, job);
@@ -991,6 +1152,11 @@ _sight_store_migrate (sqlite3  *db,
 {
   g_return_val_if_fail (target_version <= SIGHT_STORE_SCHEMA_VERSION, FALSE);
 
+  /* Already current (the usual case): no write lock, so a database another
+   * program is writing to still opens. */
+  if (user_version (db) == target_version)
+    return TRUE;
+
   for (;;)
     {
       g_autofree char *bump = NULL;
@@ -1044,6 +1210,7 @@ quarantine (StoreCore  *core,
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   g_autofree char *stamp = g_date_time_format (now, "%Y%m%dT%H%M%SZ");
   g_autofree char *moved = g_strdup_printf ("%s.corrupt-%s", core->path, stamp);
+  g_autofree char *short_reason = NULL;
   static const char * const suffixes[] = { "-wal", "-shm" };
 
   g_clear_pointer (&core->db, sqlite3_close_v2);
@@ -1051,9 +1218,11 @@ quarantine (StoreCore  *core,
   if (g_rename (core->path, moved) != 0)
     {
       int errsv = errno;
+
+      short_reason = sight_text_sanitize (reason, QUARANTINE_REASON_MAX_BYTES);
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
-                   "The run database %s is damaged (%s) and could not be moved "
-                   "aside: %s", core->path, reason, g_strerror (errsv));
+                   "The run database %s is damaged and could not be moved aside (%s). "
+                   "The damage: %s", core->path, g_strerror (errsv), short_reason);
       return;
     }
   for (guint i = 0; i < G_N_ELEMENTS (suffixes); i++)
@@ -1063,10 +1232,27 @@ quarantine (StoreCore  *core,
       if (g_file_test (from, G_FILE_TEST_EXISTS))
         g_rename (from, to);
     }
+  /* Where it went comes first; SQLite's account of the damage can run to
+   * kilobytes, so only its start follows. */
+  short_reason = sight_text_sanitize (reason, QUARANTINE_REASON_MAX_BYTES);
   g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
-               "The run database %s is damaged (%s). It was moved to %s; a new, "
-               "empty database will be created the next time Sightline opens it",
-               core->path, reason, moved);
+               "The run database was damaged and has been moved to %s; a new, empty one "
+               "will be created at %s the next time Sightline opens it. The damage: %s",
+               moved, core->path, short_reason);
+}
+
+/* Marking the runs of ended processes failed: only a damaged file stops
+ * the open. */
+static gboolean
+cannot_mark (StoreCore  *core,
+             GError    **error)
+{
+  if (is_corruption (sqlite3_errcode (core->db)))
+    return FALSE;
+  g_debug ("%s: the runs of ended processes are marked another time: %s", core->path,
+           error != NULL && *error != NULL ? (*error)->message : "");
+  g_clear_error (error);
+  return TRUE;
 }
 
 static gboolean
@@ -1120,8 +1306,10 @@ mark_interrupted (StoreCore  *core,
       };
       gboolean ok;
 
+      /* Another program writing, a full disk: the runs are marked at a
+       * later open, and this one goes on to read what is there. */
       if (!begin_write (db, error))
-        return FALSE;
+        return cannot_mark (core, error);
       ok = TRUE;
       for (guint j = 0; j < G_N_ELEMENTS (sql) && ok; j++)
         {
@@ -1136,7 +1324,7 @@ mark_interrupted (StoreCore  *core,
             }
         }
       if (!commit_or_rollback (db, ok, error))
-        return FALSE;
+        return cannot_mark (core, error);
     }
   return TRUE;
 }
@@ -1182,7 +1370,9 @@ job_open (StoreCore  *core,
       return NULL;
     }
   if (rc != SQLITE_OK ||
-      !exec_sql (core->db, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON", error))
+      !exec_sql (core->db,
+                 "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"
+                 "PRAGMA journal_size_limit = " G_STRINGIFY (WAL_SIZE_LIMIT_BYTES), error))
     {
       if (error && *error == NULL)
         g_propagate_error (error, db_error (core->db, "setting up"));
@@ -1284,6 +1474,7 @@ store_create (const char *path)
   core->queue = g_async_queue_new ();
   core->secrets = g_ptr_array_new_with_free_func (g_free);
   core->raw_secrets = g_ptr_array_new_with_free_func (g_free);
+  core->unstored = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_mutex_init (&core->secrets_lock);
   core->own_pid = getpid ();
   core->own_start = process_start_time (core->own_pid);
@@ -1298,7 +1489,7 @@ sight_store_new (const char  *path,
 {
   g_autoptr(SightStore) self = store_create (path);
 
-  if (!store_run_sync (self, job_open, NULL, NULL, error))
+  if (!store_run_sync (self, NULL, job_open, NULL, NULL, error))
     return NULL;
   return g_steal_pointer (&self);
 }
@@ -1311,7 +1502,7 @@ sight_store_new_async (const char          *path,
 {
   g_autoptr(SightStore) self = store_create (path);
 
-  store_run_async (self, sight_store_new_async, job_open, NULL, NULL, NULL,
+  store_run_async (self, NULL, sight_store_new_async, job_open, NULL, NULL, NULL,
                    cancellable, callback, user_data);
 }
 
@@ -1376,7 +1567,7 @@ notes_from_json (const char *text)
   g_autoptr(GStrvBuilder) b = NULL;
   JsonArray *array;
 
-  if (text == NULL || (node = json_from_string (text, NULL)) == NULL ||
+  if (text == NULL || (node = sight_json_parse (text, -1, SIGHT_JSON_MAX_DEPTH, NULL)) == NULL ||
       !JSON_NODE_HOLDS_ARRAY (node))
     return NULL;
   array = json_node_get_array (node);
@@ -1431,7 +1622,7 @@ sight_store_open_session (SightStore                *self,
   if (copy->id == NULL)
     copy->id = new_id ("sess_");
   id = g_strdup (copy->id);
-  if (!store_run_sync (self, job_open_session, copy,
+  if (!store_run_sync (self, NULL, job_open_session, copy,
                        (GDestroyNotify) sight_session_record_free, error))
     g_clear_pointer (&id, g_free);
   return id;
@@ -1467,7 +1658,7 @@ sight_store_end_session (SightStore  *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (session_id != NULL, FALSE);
 
-  return store_run_sync (self, job_end_session, g_strdup (session_id), g_free, error) != NULL;
+  return store_run_sync (self, NULL, job_end_session, g_strdup (session_id), g_free, error) != NULL;
 }
 
 static gpointer
@@ -1524,7 +1715,7 @@ sight_store_open_run (SightStore            *self,
 
   copy = prepare_run (run);
   id = g_strdup (copy->id);
-  if (!store_run_sync (self, job_open_run, copy, (GDestroyNotify) sight_run_record_free, error))
+  if (!store_run_sync (self, NULL, job_open_run, copy, (GDestroyNotify) sight_run_record_free, error))
     g_clear_pointer (&id, g_free);
   return id;
 }
@@ -1542,7 +1733,7 @@ sight_store_open_run_async (SightStore           *self,
   g_return_val_if_fail (run != NULL, NULL);
 
   copy = prepare_run (run);
-  store_run_async (self, sight_store_open_run_async, job_open_run, copy,
+  store_run_async (self, NULL, sight_store_open_run_async, job_open_run, copy,
                    (GDestroyNotify) sight_run_record_free, NULL,
                    cancellable, callback, user_data);
   return g_strdup (copy->id);
@@ -1595,7 +1786,7 @@ sight_store_add_step (SightStore             *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (step != NULL && step->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_step, step_copy (step),
+  return store_run_sync (self, step->run_id, job_add_step, step_copy (step),
                          (GDestroyNotify) sight_step_record_free, error) != NULL;
 }
 
@@ -1609,7 +1800,7 @@ sight_store_add_step_async (SightStore            *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (step != NULL && step->run_id != NULL);
 
-  store_run_async (self, sight_store_add_step_async, job_add_step, step_copy (step),
+  store_run_async (self, step->run_id, sight_store_add_step_async, job_add_step, step_copy (step),
                    (GDestroyNotify) sight_step_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -1674,7 +1865,7 @@ sight_store_finish_step (SightStore             *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (step != NULL && step->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_finish_step, step_copy (step),
+  return store_run_sync (self, step->run_id, job_finish_step, step_copy (step),
                          (GDestroyNotify) sight_step_record_free, error) != NULL;
 }
 
@@ -1688,7 +1879,7 @@ sight_store_finish_step_async (SightStore            *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (step != NULL && step->run_id != NULL);
 
-  store_run_async (self, sight_store_finish_step_async, job_finish_step, step_copy (step),
+  store_run_async (self, step->run_id, sight_store_finish_step_async, job_finish_step, step_copy (step),
                    (GDestroyNotify) sight_step_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -1753,7 +1944,7 @@ sight_store_add_observation (SightStore                    *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (observation != NULL && observation->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_observation, observation_copy (observation),
+  return store_run_sync (self, observation->run_id, job_add_observation, observation_copy (observation),
                          (GDestroyNotify) sight_observation_record_free, error) != NULL;
 }
 
@@ -1767,7 +1958,7 @@ sight_store_add_observation_async (SightStore                   *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (observation != NULL && observation->run_id != NULL);
 
-  store_run_async (self, sight_store_add_observation_async, job_add_observation,
+  store_run_async (self, observation->run_id, sight_store_add_observation_async, job_add_observation,
                    observation_copy (observation),
                    (GDestroyNotify) sight_observation_record_free, NULL,
                    cancellable, callback, user_data);
@@ -1831,7 +2022,7 @@ sight_store_add_model_call (SightStore                  *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (call != NULL && call->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_model_call, model_call_copy (call),
+  return store_run_sync (self, call->run_id, job_add_model_call, model_call_copy (call),
                          (GDestroyNotify) sight_model_call_record_free, error) != NULL;
 }
 
@@ -1845,7 +2036,7 @@ sight_store_add_model_call_async (SightStore                 *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (call != NULL && call->run_id != NULL);
 
-  store_run_async (self, sight_store_add_model_call_async, job_add_model_call,
+  store_run_async (self, call->run_id, sight_store_add_model_call_async, job_add_model_call,
                    model_call_copy (call), (GDestroyNotify) sight_model_call_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -1888,7 +2079,7 @@ sight_store_add_log (SightStore            *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (log != NULL && log->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_log, log_copy (log),
+  return store_run_sync (self, log->run_id, job_add_log, log_copy (log),
                          (GDestroyNotify) sight_log_record_free, error) != NULL;
 }
 
@@ -1902,7 +2093,7 @@ sight_store_add_log_async (SightStore           *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (log != NULL && log->run_id != NULL);
 
-  store_run_async (self, sight_store_add_log_async, job_add_log, log_copy (log),
+  store_run_async (self, log->run_id, sight_store_add_log_async, job_add_log, log_copy (log),
                    (GDestroyNotify) sight_log_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -1950,7 +2141,7 @@ sight_store_add_artifact (SightStore                 *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (artifact != NULL && artifact->run_id != NULL, FALSE);
 
-  return store_run_sync (self, job_add_artifact, artifact_copy (artifact),
+  return store_run_sync (self, artifact->run_id, job_add_artifact, artifact_copy (artifact),
                          (GDestroyNotify) sight_artifact_record_free, error) != NULL;
 }
 
@@ -1964,7 +2155,7 @@ sight_store_add_artifact_async (SightStore                *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (artifact != NULL && artifact->run_id != NULL);
 
-  store_run_async (self, sight_store_add_artifact_async, job_add_artifact,
+  store_run_async (self, artifact->run_id, sight_store_add_artifact_async, job_add_artifact,
                    artifact_copy (artifact), (GDestroyNotify) sight_artifact_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -1978,11 +2169,17 @@ job_finish_run (StoreCore  *core,
   g_autoptr(sqlite3_stmt) steps = NULL;
   g_autoptr(sqlite3_stmt) stmt = NULL;
   g_autofree char *notes = notes_to_json (r->notes);
+  g_autofree char *unstored = g_strdup (g_hash_table_lookup (core->unstored, r->id));
   gint64 finished = r->finished_at ? r->finished_at : g_get_real_time ();
   gboolean ok;
 
-  if (!begin_write (core->db, error))
-    return NULL;
+  /* A write of the run failed: what is stored is not the run, so it ends
+   * as an error that says so, and the caller hears it. */
+  if (unstored != NULL)
+    run_mark_unstored (r, unstored);
+  ok = begin_write (core->db, error);
+  if (!ok)
+    goto failed;
   steps = prepare (core->db,
                    "UPDATE steps SET verdict = 'interrupted', finished_at = ?"
                    " WHERE run_id = ? AND verdict = 'running'", error);
@@ -2018,7 +2215,25 @@ job_finish_run (StoreCore  *core,
           ok = FALSE;
         }
     }
-  return commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+  ok = commit_or_rollback (core->db, ok, error);
+
+failed:
+  if (!ok)
+    {
+      note_unstored (core, r->id, *error);
+      if (g_hash_table_contains (core->unstored, r->id))
+        g_prefix_error (error, UNSTORED);
+      return NULL;
+    }
+  if (unstored != NULL)
+    {
+      /* The database says it now. */
+      g_hash_table_remove (core->unstored, r->id);
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   UNSTORED "%s", unstored);
+      return NULL;
+    }
+  return GINT_TO_POINTER (TRUE);
 }
 
 gboolean
@@ -2029,7 +2244,7 @@ sight_store_finish_run (SightStore            *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (run != NULL && run->id != NULL, FALSE);
 
-  return store_run_sync (self, job_finish_run, run_copy (run),
+  return store_run_sync (self, NULL, job_finish_run, run_copy (run),
                          (GDestroyNotify) sight_run_record_free, error) != NULL;
 }
 
@@ -2043,7 +2258,7 @@ sight_store_finish_run_async (SightStore           *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (run != NULL && run->id != NULL);
 
-  store_run_async (self, sight_store_finish_run_async, job_finish_run, run_copy (run),
+  store_run_async (self, NULL, sight_store_finish_run_async, job_finish_run, run_copy (run),
                    (GDestroyNotify) sight_run_record_free, NULL,
                    cancellable, callback, user_data);
 }
@@ -2065,8 +2280,10 @@ sight_store_write_finish (SightStore    *self,
   " r.final_url, r.answer, r.notes, r.started_at, r.finished_at"
 
 static SightRunRecord *
-run_from_row (sqlite3_stmt *stmt)
+run_from_row (StoreCore    *core,
+              sqlite3_stmt *stmt)
 {
+  const char *unstored;
   SightRunRecord *r = g_new0 (SightRunRecord, 1);
   g_autofree char *verdict = NULL;
   g_autofree char *notes = NULL;
@@ -2087,6 +2304,9 @@ run_from_row (sqlite3_stmt *stmt)
   r->started_at = sqlite3_column_int64 (stmt, 11);
   r->finished_at = sqlite3_column_int64 (stmt, 12);
   r->cost_micros = -1;
+  unstored = r->id != NULL ? g_hash_table_lookup (core->unstored, r->id) : NULL;
+  if (unstored != NULL)
+    run_mark_unstored (r, unstored);
   return r;
 }
 
@@ -2133,7 +2353,7 @@ job_list_runs (StoreCore  *core,
     bind_text (stmt, 2, d->verdict);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      SightRunRecord *r = run_from_row (stmt);
+      SightRunRecord *r = run_from_row (core, stmt);
 
       r->n_steps = sqlite3_column_int (stmt, 13);
       r->n_steps_passed = (guint) sqlite3_column_double (stmt, 14);
@@ -2172,7 +2392,7 @@ sight_store_list_runs (SightStore  *self,
 {
   g_return_val_if_fail (SIGHT_IS_STORE (self), NULL);
 
-  return store_run_sync (self, job_list_runs, list_runs_data_new (limit, verdict_filter, FALSE),
+  return store_run_sync (self, NULL, job_list_runs, list_runs_data_new (limit, verdict_filter, FALSE),
                          (GDestroyNotify) list_runs_data_free, error);
 }
 
@@ -2181,7 +2401,7 @@ _sight_store_list_runs_unindexed (SightStore  *self,
                                   guint        limit,
                                   GError     **error)
 {
-  return store_run_sync (self, job_list_runs, list_runs_data_new (limit, NULL, TRUE),
+  return store_run_sync (self, NULL, job_list_runs, list_runs_data_new (limit, NULL, TRUE),
                          (GDestroyNotify) list_runs_data_free, error);
 }
 
@@ -2195,7 +2415,7 @@ sight_store_list_runs_async (SightStore          *self,
 {
   g_return_if_fail (SIGHT_IS_STORE (self));
 
-  store_run_async (self, sight_store_list_runs_async, job_list_runs,
+  store_run_async (self, NULL, sight_store_list_runs_async, job_list_runs,
                    list_runs_data_new (limit, verdict_filter, FALSE),
                    (GDestroyNotify) list_runs_data_free, (GDestroyNotify) g_ptr_array_unref,
                    cancellable, callback, user_data);
@@ -2237,7 +2457,7 @@ job_load_run (StoreCore  *core,
                    "No run %s in the run database", run_id);
       goto fail;
     }
-  d->run = run_from_row (stmt);
+  d->run = run_from_row (core, stmt);
   g_clear_pointer (&stmt, sqlite3_finalize);
 
   d->steps = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_step_record_free);
@@ -2438,7 +2658,7 @@ sight_store_load_run (SightStore  *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), NULL);
   g_return_val_if_fail (run_id != NULL, NULL);
 
-  return store_run_sync (self, job_load_run, g_strdup (run_id), g_free, error);
+  return store_run_sync (self, NULL, job_load_run, g_strdup (run_id), g_free, error);
 }
 
 void
@@ -2451,7 +2671,7 @@ sight_store_load_run_async (SightStore          *self,
   g_return_if_fail (SIGHT_IS_STORE (self));
   g_return_if_fail (run_id != NULL);
 
-  store_run_async (self, sight_store_load_run_async, job_load_run, g_strdup (run_id), g_free,
+  store_run_async (self, NULL, sight_store_load_run_async, job_load_run, g_strdup (run_id), g_free,
                    (GDestroyNotify) sight_run_data_free, cancellable, callback, user_data);
 }
 
@@ -2506,7 +2726,7 @@ sight_store_list_sessions (SightStore  *self,
 {
   g_return_val_if_fail (SIGHT_IS_STORE (self), NULL);
 
-  return store_run_sync (self, job_list_sessions, GUINT_TO_POINTER (MIN (limit, G_MAXINT)), NULL, error);
+  return store_run_sync (self, NULL, job_list_sessions, GUINT_TO_POINTER (MIN (limit, G_MAXINT)), NULL, error);
 }
 
 static gpointer
@@ -2541,5 +2761,5 @@ sight_store_check_integrity (SightStore  *self,
 {
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
 
-  return store_run_sync (self, job_integrity, NULL, NULL, error) != NULL;
+  return store_run_sync (self, NULL, job_integrity, NULL, NULL, error) != NULL;
 }

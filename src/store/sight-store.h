@@ -282,7 +282,13 @@ void        sight_store_add_artifact_async (SightStore                *self,
                                             gpointer                   user_data);
 /* Sets the run's outcome: verdict, code, explanation, final_url, answer,
  * notes and finished_at (now when 0) from @run (id required). Steps still
- * running are marked interrupted. */
+ * running are marked interrupted.
+ *
+ * When any write of the run failed (a full disk, an I/O error), the run is
+ * not what happened: it is stored as verdict error, ENVIRONMENT_UNAVAILABLE,
+ * "The run could not be stored: …", this call fails with that error, and
+ * every read of the run in this process says so even if the database could
+ * not be written. */
 gboolean    sight_store_finish_run    (SightStore           *self,
                                        const SightRunRecord *run,
                                        GError              **error);
