@@ -716,9 +716,14 @@ test_trace_cache (void)
   g_assert_cmpuint (sight_scripted_model_get_request_count (f.model), ==, before);
 
   /* 6. A bare-point tap replays at the same point on a viewport of the recorded size;
-   * on another size the step goes to the model.  (A new attempt: no secret filled,
-   * so pixels are allowed.) */
+   * on another size the step goes to the model.  (A new attempt on a new page, as
+   * a suite opens one per attempt: no secret filled, so pixels are allowed.) */
   g_clear_object (&f.agent);
+  g_clear_object (&f.page);
+  g_clear_object (&shared_page);
+  shared_page = sight_web_page_new ();
+  sight_web_page_set_viewport (shared_page, 1280, 720, 1.0);
+  f.page = g_object_ref (shared_page);
   f.agent = sight_agent_new (f.project, f.page);
   fixture_load (&f, "/canvas");
   push_tool_calls (&f, "[{\"name\": \"tap_at\", \"arguments\": {\"x\": 384, \"y\": 216}},"
