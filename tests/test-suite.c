@@ -11,6 +11,7 @@
 #include "sight-demo-site.h"
 #include "sight-error.h"
 #include "sight-report.h"
+#include "sight-secrets.h"
 #include "sight-store.h"
 #include "sight-suite.h"
 
@@ -624,6 +625,51 @@ test_secret_masked_when_shown (void)
   g_assert_cmpuint (dark_share (shot, last->scale, 40, 300, 200, 20), <, 500);
 }
 
+/* A plain param typed into a password field is a secret from then on: the
+ * stored options and every report have it masked, as a literal password. */
+static void
+test_plain_param_into_secure_field (void)
+{
+  g_autofree char *path = g_build_filename (dir, "plain-pin.sightline.json", NULL);
+  const char *text =
+    "{ \"name\": \"A plain param into Password\", \"url\": \"/login\", \"steps\": ["
+    "  { \"do\": \"type {pin} into Password\", \"params\": { \"pin\": \"plain-pin-4821\" } },"
+    "  { \"do\": \"type {who} into Email\", \"params\": { \"who\": \"member@example.test\" } } ] }";
+  const char *paths[] = { path, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  g_autoptr(GBytes) html = NULL;
+  g_autoptr(GBytes) json = NULL;
+  g_autofree char *got = NULL;
+  SightStepRecord *pin, *who;
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  result = run_suite (paths, "{}", &error);
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "A plain param into Password=pass();");
+  data = sight_store_load_run (store, first_run_id (test_at (result, 0)), &error);
+  g_assert_no_error (error);
+  pin = data->steps->pdata[1];
+  who = data->steps->pdata[2];
+  g_assert_cmpstr (pin->instruction, ==, "type {pin} into Password");
+  g_assert_nonnull (pin->options_json);
+  g_assert_null (strstr (pin->options_json, "plain-pin-4821"));
+  assert_contains (pin->options_json, "[secret:pin]");
+  /* a plain field's param stays as it was */
+  assert_contains (who->options_json, "member@example.test");
+  html = sight_report_render (data, SIGHT_REPORT_HTML, &error);
+  g_assert_no_error (error);
+  json = sight_report_render (data, SIGHT_REPORT_JSON, &error);
+  g_assert_no_error (error);
+  g_assert_null (g_strstr_len (g_bytes_get_data (html, NULL), g_bytes_get_size (html),
+                               "plain-pin-4821"));
+  g_assert_null (g_strstr_len (g_bytes_get_data (json, NULL), g_bytes_get_size (json),
+                               "plain-pin-4821"));
+  sight_secrets_forget_all ();
+}
+
 static void
 cancel_cb (JsonObject *test,
            gpointer    user_data)
@@ -742,6 +788,7 @@ main (int    argc,
   g_test_add_func ("/suite/grep-and-bad-arguments", test_grep_and_bad_arguments);
   g_test_add_func ("/suite/secret-param-stays-out", test_secret_param_stays_out);
   g_test_add_func ("/suite/secret-masked-when-shown", test_secret_masked_when_shown);
+  g_test_add_func ("/suite/plain-param-into-secure-field", test_plain_param_into_secure_field);
   g_test_add_func ("/suite/interrupted", test_interrupted);
   status = g_test_run ();
 

@@ -408,10 +408,17 @@ perform_step (GTask      *task,
   const char *value = run->value;
 
   /* A value typed into a password field is a secret even when the test
-   * wrote it out: from here on the step's text is not kept with it. */
-  if (secure && run->step->verb == SIGHT_DIRECT_FILL && run->step->param == NULL &&
+   * wrote it out, literally or as a plain param: from here on it is redacted
+   * wherever it is written (the step's options too) and the step's text is
+   * not kept with it. */
+  if (secure && run->step->verb == SIGHT_DIRECT_FILL && !run->value_secret &&
       run->value != NULL && run->value[0] != '\0' && run->masked_text == NULL)
-    run->masked_text = mask_literal (run->step->source, run->value);
+    {
+      sight_secrets_register_value (run->step->param != NULL ? run->step->param : "typed",
+                                    run->value);
+      run->masked_text = run->step->param != NULL ? g_strdup (run->step->source)
+                                                  : mask_literal (run->step->source, run->value);
+    }
   call->task = task;
   call->seen = seen;
   call->ref = g_strdup (ref);
