@@ -801,6 +801,9 @@
         await waitActionable (el, spec.checks, deadline, a.position);
       const t2 = performance.now ();
       const desc = descriptor (el);
+      /* a field refilled with a secret may hold it already */
+      if (a.type === 'fillSecret')
+        desc.text = '';
       const t3 = performance.now ();
       unloading = false;
       const detail = await spec.run (el, a, deadline);

@@ -145,7 +145,7 @@
 
     function visitRoot (root, offset) {
       const start = root.body || root.documentElement || root;
-      if (start)
+      if (start && values.length > 0)
         visitText (start, offset);
       const walker = (root.ownerDocument || root).createTreeWalker (root, NodeFilter.SHOW_ELEMENT);
       for (let el = walker.currentNode; el; el = walker.nextNode ()) {
@@ -155,8 +155,9 @@
                       el.localName === 'select';
         if (isSecure (el) && secure)
           addElement (el, offset, 'secure');
-        else if ((field && holds (el.value)) ||
-                 Array.prototype.some.call (el.attributes, a => holds (a.value)))
+        else if (values.length > 0 &&
+                 ((field && holds (el.value)) ||
+                  Array.prototype.some.call (el.attributes, a => holds (a.value))))
           /* A field holding a secret, whatever its type now, and text an
            * attribute renders (placeholder, value, CSS attr()). */
           addElement (el, offset, 'secret');
