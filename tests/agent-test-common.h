@@ -12,6 +12,7 @@
 #include "sight-error.h"
 #include "sight-observation.h"
 #include "sight-scripted-model.h"
+#include "sight-secret-fields.h"
 #include "sight-secrets.h"
 #include "sight-step-request.h"
 
@@ -170,6 +171,9 @@ fixture_tear_down (Fixture *f)
   g_file_delete (dir, NULL, NULL);
   g_free (f->evidence_dir);
   g_clear_object (&f->agent);
+  /* A page a secret was typed into stays tainted: the next test gets another. */
+  if (f->page != NULL && f->page == shared_page && sight_web_page_get_secret_fills (f->page) > 0)
+    g_clear_object (&shared_page);
   g_clear_object (&f->page);
   g_clear_pointer (&f->project, sight_project_unref);
   g_clear_object (&f->model);

@@ -5,6 +5,7 @@
 
 #include <glib/gstdio.h>
 
+#include "sight-direct-run.h"
 #include "sight-trace-cache.h"
 
 static const char login_html[] =
@@ -68,8 +69,10 @@ static char *
 project_extra (const char *origin)
 {
   return g_strdup_printf ("\"credentials\": {\"member.password\": {\"purpose\": \"password\","
-                          " \"allowedOrigins\": [\"%s\"], \"source\": {\"env\": \"SIGHT_TEST_CANARY\"}}}",
-                          origin);
+                          " \"allowedOrigins\": [\"%s\"], \"source\": {\"env\": \"SIGHT_TEST_CANARY\"}},"
+                          " \"member.username\": {\"purpose\": \"username\","
+                          " \"allowedOrigins\": [\"%s\"], \"source\": {\"env\": \"SIGHT_TEST_USERNAME\"}}}",
+                          origin, origin);
 }
 
 static void
@@ -249,6 +252,117 @@ test_secret_denied (void)
   value = page_eval_string (&g, "document.querySelector('input[type=password]').value");
   g_assert_cmpstr (value, ==, "");
   fixture_tear_down (&g);
+}
+
+/* One act fill of @param (a Secret of @secret) into the field @ref; the step's
+ * result, its code checked against @code (0: it passes). */
+static void
+act_fill_secret (Fixture        *f,
+                 const char     *ref,
+                 const char     *secret,
+                 SightErrorCode  code)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) r = NULL;
+  g_autofree char *calls = g_strdup_printf ("[{\"name\": \"fill\", \"arguments\": {\"ref\": \"%s\","
+                                            " \"param\": \"p\"}}]", ref);
+  g_autofree char *options = g_strdup_printf ("{\"params\": {\"p\": {\"secret\": \"%s\"}}}", secret);
+
+  push_tool_calls (f, calls);
+  if (code == 0)
+    push_tool_calls (f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"filled\"}}]");
+  r = run_step (f, SIGHT_STEP_ACT, "Fill it", options, &error);
+  if (code == 0)
+    {
+      g_assert_no_error (error);
+      g_assert_true (r->secret_filled);
+    }
+  else
+    {
+      assert_code (r, error, code);
+      g_assert_false (r->secret_filled);
+      /* the refusal names the field and both purposes */
+      g_assert_nonnull (strstr (error->message, "field"));
+    }
+}
+
+/* The purpose table, through act's fill: a password only into a secure input, a
+ * username only into a field that says it takes one; nothing typed otherwise. */
+static void
+test_secret_purpose (void)
+{
+  Fixture f = { 0 };
+  g_autofree char *search = NULL, *email = NULL, *pw = NULL;
+  g_autofree char *value = NULL;
+
+  g_setenv ("SIGHT_TEST_USERNAME", "ada.member", TRUE);
+  act_fixture_set_up (&f, NULL);
+  fixture_load (&f, "/tools");
+  search = find_ref (&f, "textbox", "Search");
+  act_fill_secret (&f, search, "member.password", SIGHT_ERROR_POLICY_DENIED);
+  value = page_eval_string (&f, "document.getElementById('q').value");
+  g_assert_cmpstr (value, ==, "");
+  act_fill_secret (&f, search, "member.username", SIGHT_ERROR_POLICY_DENIED);
+  g_free (value);
+  value = page_eval_string (&f, "document.getElementById('q').value");
+  g_assert_cmpstr (value, ==, "");
+  g_assert_cmpuint (sight_web_page_get_secret_fills (f.page), ==, 0);
+
+  fixture_load (&f, "/login");
+  email = find_ref (&f, "textbox", "Email");
+  pw = find_ref (&f, "textbox", "Password");
+  act_fill_secret (&f, pw, "member.username", SIGHT_ERROR_POLICY_DENIED);
+  g_free (value);
+  value = page_eval_string (&f, "document.querySelector('input[type=password]').value");
+  g_assert_cmpstr (value, ==, "");
+  act_fill_secret (&f, email, "member.username", 0);
+  g_free (value);
+  value = page_eval_string (&f, "document.querySelector('input[type=email]').value");
+  g_assert_cmpstr (value, ==, "ada.member");
+  assert_no_canary (&f);
+  fixture_tear_down (&f);
+}
+
+/* A secret a direct step typed taints the attempt: the next act offers no pixel
+ * tools and sends no image. */
+static void
+test_direct_fill_taints (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) r = NULL;
+  g_autoptr(JsonNode) params = json_from_string ("{\"password\": {\"secret\": \"member.password\"}}", NULL);
+  g_autoptr(GAsyncResult) done = NULL;
+  g_autofree char *summary = NULL;
+  guint n;
+
+  act_fixture_set_up (&f, NULL);
+  fixture_load (&f, "/login");
+  sight_direct_step_run_async (f.page, "type {password} into Password", params,
+                               sight_project_get_secrets (f.project), 10000, NULL, store_cb, &done);
+  while (done == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  summary = sight_direct_step_run_finish (f.page, done, &error);
+  g_assert_no_error (error);
+  g_assert_true (sight_agent_get_secret_filled (f.agent));
+
+  push_tool_calls (&f, "[{\"name\": \"screenshot\", \"arguments\": {}}]");
+  push_tool_calls (&f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"looked\"}}]");
+  r = run_step (&f, SIGHT_STEP_ACT, "Look at the form", NULL, &error);
+  g_assert_no_error (error);
+  n = sight_scripted_model_get_request_count (f.model);
+  g_assert_cmpuint (n, ==, 2);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpuint (request_n_images (&f, i), ==, 0);
+      g_assert_null (strstr (sight_scripted_model_get_request_body_text (f.model, i), "\"tap_at\""));
+    }
+  /* opened tainted, the step offers no pixel tools at all */
+  g_assert_nonnull (strstr (sight_scripted_model_get_request_body_text (f.model, 1),
+                            "There is no tool \\\"screenshot\\\""));
+  g_assert_false (r->vision_input);
+  assert_no_canary (&f);
+  fixture_tear_down (&f);
 }
 
 static void
@@ -716,9 +830,14 @@ test_trace_cache (void)
   g_assert_cmpuint (sight_scripted_model_get_request_count (f.model), ==, before);
 
   /* 6. A bare-point tap replays at the same point on a viewport of the recorded size;
-   * on another size the step goes to the model.  (A new attempt: no secret filled,
-   * so pixels are allowed.) */
+   * on another size the step goes to the model.  (A new attempt on a new page, as
+   * a suite opens one per attempt: no secret filled, so pixels are allowed.) */
   g_clear_object (&f.agent);
+  g_clear_object (&f.page);
+  g_clear_object (&shared_page);
+  shared_page = sight_web_page_new ();
+  sight_web_page_set_viewport (shared_page, 1280, 720, 1.0);
+  f.page = g_object_ref (shared_page);
   f.agent = sight_agent_new (f.project, f.page);
   fixture_load (&f, "/canvas");
   push_tool_calls (&f, "[{\"name\": \"tap_at\", \"arguments\": {\"x\": 384, \"y\": 216}},"
@@ -849,6 +968,8 @@ main (int    argc,
 
   g_test_add_func ("/agent/act/sign-in", test_sign_in);
   g_test_add_func ("/agent/act/secret-denied", test_secret_denied);
+  g_test_add_func ("/agent/act/secret-purpose", test_secret_purpose);
+  g_test_add_func ("/agent/act/direct-fill-taints", test_direct_fill_taints);
   g_test_add_func ("/agent/act/budgets", test_budgets);
   g_test_add_func ("/agent/act/verdicts", test_verdicts);
   g_test_add_func ("/agent/act/pixels", test_pixels);

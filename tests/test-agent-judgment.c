@@ -3,6 +3,8 @@
 
 #include "agent-test-common.h"
 
+#include "sight-direct-run.h"
+
 
 static const char form_html[] =
   "<!doctype html><title>Dashboard</title><main><h1>Dashboard</h1>"
@@ -669,6 +671,47 @@ test_extract_bounded (void)
   fixture_tear_down (&f);
 }
 
+/* A secret a direct step typed taints the judgments that follow: vision true
+ * sends the tree alone (PIXEL_TAINTED) and assert writes no failure evidence. */
+static void
+test_direct_fill_taints_judgments (void)
+{
+  Fixture f = { 0 };
+  g_autofree char *extra = g_strdup_printf ("\"credentials\": {\"member.password\": {\"purpose\": \"password\","
+                                            " \"allowedOrigins\": [\"%s\"],"
+                                            " \"source\": {\"env\": \"SIGHT_TEST_JUDGED_PW\"}}}",
+                                            site_url);
+  g_autoptr(JsonNode) params = json_from_string ("{\"pw\": {\"secret\": \"member.password\"}}", NULL);
+  g_autoptr(GAsyncResult) done = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) seen = NULL;
+  g_autoptr(SightStepResult) failed = NULL;
+  g_autofree char *summary = NULL;
+
+  g_setenv ("SIGHT_TEST_JUDGED_PW", "judged-pw-5512", TRUE);
+  fixture_set_up (&f, extra);
+  fixture_load (&f, "/form");
+  sight_direct_step_run_async (f.page, "type {pw} into Password", params,
+                               sight_project_get_secrets (f.project), 10000, NULL, store_cb, &done);
+  while (done == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  summary = sight_direct_step_run_finish (f.page, done, &error);
+  g_assert_no_error (error);
+
+  push_judgment (&f, TRUE, "Seen in the tree.");
+  seen = run_step (&f, SIGHT_STEP_ASSERT, "the form is visible", "{\"vision\": true}", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (seen->vision_degraded, ==, "PIXEL_TAINTED");
+  g_assert_false (seen->vision_input);
+  g_assert_cmpuint (request_n_images (&f, 0), ==, 0);
+
+  push_judgment (&f, FALSE, "No.");
+  failed = run_step (&f, SIGHT_STEP_ASSERT, "a red badge", NULL, &error);
+  assert_code (failed, error, SIGHT_ERROR_ASSERTION_FAILED);
+  g_assert_null (failed->screenshot_path);
+  fixture_tear_down (&f);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -694,6 +737,7 @@ main (int    argc,
   g_test_add_func ("/agent/instruction-limits", test_instruction_limits);
   g_test_add_func ("/agent/model-unavailable", test_model_unavailable);
   g_test_add_func ("/agent/vision", test_vision);
+  g_test_add_func ("/agent/vision/direct-fill-taints", test_direct_fill_taints_judgments);
   g_test_add_func ("/agent/injection-reported", test_injection_reported);
   g_test_add_func ("/agent/progress-signals", test_progress_signals);
   g_test_add_func ("/agent/usage-accounting", test_usage_accounting);

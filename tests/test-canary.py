@@ -179,6 +179,9 @@ try:
             "credentials": {"member.password": {"purpose": "password", "allowedOrigins": [site],
                                                  "source": {"env": "CANARY_PASSWORD"}}},
             "defaults": {"actionTimeout": 10000},
+            # act's passing sign-in leaves a trace; MCP's act replays it, typing the
+            # secret through the same fill with no model call.
+            "traceCache": True,
         }, f)
     env["SCRIPTED_KEY"] = "not-a-secret"
     with open(os.path.join(work, "sign-in.sightline.json"), "w") as f:
@@ -192,6 +195,15 @@ try:
     p = run("run", ["run", "sign-in.sightline.json", "--base-url", site, "--report", os.path.join(work, "report"),
                     "--junit", os.path.join(work, "junit.xml"), "--json"])
     check("sightline run signed in with the canary (exit 0)", p.returncode == 0, outputs["run"][-400:])
+
+    # 1b. The password aimed at the plain Email field: refused, nothing typed.
+    with open(os.path.join(work, "into-email.sightline.json"), "w") as f:
+        json.dump({"name": "The password into Email", "url": "/login", "steps": [
+            {"do": "type {password} into Email", "params": {"password": {"secret": "member.password"}}}]}, f)
+    p = run("run-into-email", ["run", "into-email.sightline.json", "--base-url", site,
+                               "--report", os.path.join(work, "report-into-email")])
+    check("the password into Email is refused (exit 2, POLICY_DENIED)",
+          p.returncode == 2 and b"POLICY_DENIED" in outputs["run-into-email"], outputs["run-into-email"][-400:])
 
     # 2. act with a Secret param.
     p = run("act", ["act", site + "/login", "sign in as the member", "--params",
@@ -232,6 +244,8 @@ try:
     check("MCP act signed in", acted.get("result", {}).get("isError") is not True and
           (acted.get("result", {}).get("structuredContent") or {}).get("verdict") == "pass",
           json.dumps(acted)[:400])
+    check("MCP act replayed act's trace, the secret filled again with no model call",
+          "self-finalized" in json.dumps(acted), json.dumps(acted)[:600])
     call(4, "tools/call", {"name": "stop_session", "arguments": {"sessionId": sid}})
     mcp.stdin.close()
     mcp.wait(timeout=30)
@@ -279,7 +293,7 @@ try:
     check(f"the canary is in none of {searched} outputs and files, in any encoding", not leaked, leaked)
     with open(record, "rb") as f:
         bodies = f.read()
-    check("the model server received requests", bodies.count(b"\n") >= 6, bodies.count(b"\n"))
+    check("the model server received requests", bodies.count(b"\n") >= 3, bodies.count(b"\n"))
     check("the model saw the secret's name, not its value",
           b"member.password" in bodies or b"{password}" in bodies, "")
 except Exception as error:  # noqa: BLE001 - any failure is a failed check

@@ -10,6 +10,7 @@
 #include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-observation.h"
+#include "sight-secret-fields.h"
 #include "sight-trace-cache.h"
 #include "sight-web-page.h"
 
@@ -31,6 +32,16 @@ static const char keys_html[] =
   " f.text ().then (t => { out.textContent = 'Got ' + f.name + ' ' + f.size + ' bytes: ' + t; }); });"
   "</script>";
 
+/* One field of each purpose, a plain one, and a disabled password field. */
+static const char fields_html[] =
+  "<!doctype html><title>Fields</title><main><form>"
+  "<label>Nickname <input id=nick></label>"
+  "<label>Email <input id=email type=email autocomplete=username></label>"
+  "<label>Password <input id=pw type=password autocomplete=current-password></label>"
+  "<label>Code <input id=code autocomplete=one-time-code inputmode=numeric></label>"
+  "<label>Locked <input id=locked type=password disabled></label>"
+  "</form></main>";
+
 static void
 serve_cb (SoupServer        *srv,
           SoupServerMessage *msg,
@@ -41,6 +52,13 @@ serve_cb (SoupServer        *srv,
   char *body = NULL;
   gsize len = 0;
 
+  if (g_str_equal (path, "/fields"))
+    {
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_STATIC,
+                                        fields_html, strlen (fields_html));
+      return;
+    }
   if (g_str_equal (path, "/keys"))
     {
       soup_server_message_set_status (msg, 200, NULL);
@@ -440,6 +458,129 @@ test_trace_replay (void)
   }
 }
 
+static char *
+field_value (SightWebPage *page,
+             const char   *id)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *body = g_strdup_printf ("return document.getElementById ('%s').value;", id);
+  g_autoptr(JsonNode) value = NULL;
+
+  sight_web_page_evaluate_async (page, body, NULL, 5000, NULL, done_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  value = sight_web_page_evaluate_finish (page, result, &error);
+  g_assert_no_error (error);
+  return g_strdup (json_node_get_string (value));
+}
+
+/* A direct step fills a Secret only into an enabled field of its purpose on an
+ * allowed origin; anything else is refused with its code and nothing typed. */
+static void
+secret_refused (SightWebPage   *page,
+                const char     *text,
+                JsonNode       *params,
+                SightSecrets   *secrets,
+                SightErrorCode  code,
+                const char     *field)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *summary = run (page, text, params, secrets, 1500, &error);
+  g_autofree char *value = field_value (page, field);
+
+  g_assert_null (summary);
+  g_assert_error (error, SIGHT_ERROR, (int) code);
+  g_assert_cmpstr (value, ==, "");
+}
+
+static void
+test_secret_fields (void)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(SightSecrets) secrets = sight_secrets_new ();
+  g_autoptr(SightSecrets) elsewhere = sight_secrets_new ();
+  g_autoptr(JsonNode) password = json_from_string ("{ \"p\": { \"secret\": \"member.password\" } }", NULL);
+  g_autoptr(JsonNode) username = json_from_string ("{ \"p\": { \"secret\": \"member.username\" } }", NULL);
+  g_autoptr(JsonNode) code = json_from_string ("{ \"p\": { \"secret\": \"member.code\" } }", NULL);
+  g_autoptr(JsonNode) nobody = json_from_string ("{ \"p\": { \"secret\": \"nobody\" } }", NULL);
+  g_autofree char *origin = g_strdup_printf ("http://127.0.0.1:%u", port);
+  g_autofree char *fields = g_strdup_printf ("go to %s/fields", origin);
+  g_autofree char *value = NULL;
+  char *origins[] = { origin, NULL };
+  char *other[] = { (char *) "http://other.example", NULL };
+  SightCredential pw = {
+    .name = (char *) "member.password", .purpose = (char *) "password",
+    .allowed_origins = origins, .source = SIGHT_CREDENTIAL_SOURCE_VALUE,
+    .source_arg = (char *) "correct horse",
+  };
+  SightCredential user = pw, otp = pw, away = pw;
+  g_autoptr(SightTrace) trace = NULL;
+
+  user.name = (char *) "member.username";
+  user.purpose = (char *) "username";
+  user.source_arg = (char *) "ada.member";
+  otp.name = (char *) "member.code";
+  otp.purpose = (char *) "one-time-code";
+  otp.source_arg = (char *) "493817";
+  away.allowed_origins = other;
+  sight_secrets_add (secrets, &pw);
+  sight_secrets_add (secrets, &user);
+  sight_secrets_add (secrets, &otp);
+  sight_secrets_add (elsewhere, &away);
+  sight_web_page_set_viewport (page, 1024, 768, 1.0);
+  must_pass (page, fields, NULL, NULL);
+
+  /* A password goes only into a secure input. */
+  secret_refused (page, "type {p} into Nickname", password, secrets, SIGHT_ERROR_POLICY_DENIED, "nick");
+  secret_refused (page, "type {p} into Email", password, secrets, SIGHT_ERROR_POLICY_DENIED, "email");
+  secret_refused (page, "type {p} into Locked", password, secrets, SIGHT_ERROR_POLICY_DENIED, "locked");
+  secret_refused (page, "type {p} into Password", password, elsewhere, SIGHT_ERROR_POLICY_DENIED, "pw");
+  secret_refused (page, "type {p} into Password", nobody, secrets,
+                  SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE, "pw");
+  /* A username only into a field that takes one. */
+  secret_refused (page, "type {p} into Nickname", username, secrets, SIGHT_ERROR_POLICY_DENIED, "nick");
+  secret_refused (page, "type {p} into Password", username, secrets, SIGHT_ERROR_POLICY_DENIED, "pw");
+  /* A one-time code not into a plain field. */
+  secret_refused (page, "type {p} into Nickname", code, secrets, SIGHT_ERROR_POLICY_DENIED, "nick");
+  g_assert_cmpuint (sight_web_page_get_secret_fills (page), ==, 0);
+
+  must_pass (page, "type {p} into Password", password, secrets);
+  value = field_value (page, "pw");
+  g_assert_cmpstr (value, ==, "correct horse");
+  must_pass (page, "type {p} into Email", username, secrets);
+  g_free (value);
+  value = field_value (page, "email");
+  g_assert_cmpstr (value, ==, "ada.member");
+  must_pass (page, "type {p} into Code", code, secrets);
+  g_free (value);
+  value = field_value (page, "code");
+  g_assert_cmpstr (value, ==, "493817");
+  g_assert_cmpuint (sight_web_page_get_secret_fills (page), ==, 3);
+
+  /* A trace's fill of the password, re-found on the plain field, is refused too:
+   * the step ends with the code, nothing is typed. */
+  trace = sight_trace_new ("default", "Fill it", password, origin, 1024, 768);
+  add (trace, "fill", "{ \"ref\": \"e2\", \"param\": \"p\" }",
+       "{ \"role\": \"textbox\", \"name\": \"Nickname\", \"nth\": 0 }");
+  {
+    g_autoptr(GAsyncResult) result = NULL;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(JsonNode) info = NULL;
+
+    sight_trace_replay_async (trace, page, password, secrets, 5000, NULL, done_cb, &result);
+    while (result == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    info = sight_trace_replay_finish (trace, result, &error);
+    g_assert_null (info);
+    g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED);
+    g_free (value);
+    value = field_value (page, "nick");
+    g_assert_cmpstr (value, ==, "");
+  }
+  g_assert_cmpuint (sight_web_page_get_secret_fills (page), ==, 3);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -459,5 +600,6 @@ main (int    argc,
   g_test_add_func ("/direct-run/flow", test_flow);
   g_test_add_func ("/direct-run/trace-replay", test_trace_replay);
   g_test_add_func ("/direct-run/keys-and-upload", test_keys_and_upload);
+  g_test_add_func ("/direct-run/secret-fields", test_secret_fields);
   return g_test_run ();
 }

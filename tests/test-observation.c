@@ -8,8 +8,10 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "sight-actions.h"
 #include "sight-error.h"
 #include "sight-observation.h"
+#include "sight-secret-fields.h"
 #include "sight-web-page.h"
 
 /* ----------------------------------------------------------------------- */
@@ -577,14 +579,28 @@ test_masking (void)
   g_assert_cmpint (MAX (shot->width, shot->height), <=, SIGHT_OBSERVATION_MAX_SIDE);
   masked = decode (shot->bytes);
 
-  /* Without masks the password field is red like the other field... */
+  /* A screenshot asked for with no masks covers the secure field too... */
   options.max_side = SIGHT_OBSERVATION_MAX_SIDE;
   sight_web_page_screenshot_async (page, &options, NULL, waiter_done_cb, &w);
   unmasked = sight_web_page_screenshot_finish (page, waiter_run (&w), &error);
   g_assert_no_error (error);
   waiter_clear (&w);
   plain = decode (unmasked->bytes);
+  g_assert_cmpuint (unmasked->n_masked, ==, 1);
   g_assert_true (is_red_at (plain, unmasked->scale, 190, 70));
+  g_assert_false (is_red_at (plain, unmasked->scale, 190, 190));
+  g_clear_object (&plain);
+  g_clear_pointer (&unmasked, sight_screenshot_free);
+
+  /* ...and once it is a plain field, it is red like the other one. */
+  json_node_unref (run_script (page, "document.getElementById ('pass').type = 'text'; return 1;"));
+  w.loop = g_main_loop_new (NULL, FALSE);
+  sight_web_page_screenshot_async (page, &options, NULL, waiter_done_cb, &w);
+  unmasked = sight_web_page_screenshot_finish (page, waiter_run (&w), &error);
+  g_assert_no_error (error);
+  waiter_clear (&w);
+  plain = decode (unmasked->bytes);
+  g_assert_cmpuint (unmasked->n_masked, ==, 0);
   g_assert_true (is_red_at (plain, unmasked->scale, 190, 190));
   g_assert_true (is_red_at (plain, unmasked->scale, 50, 170));
 
@@ -593,6 +609,149 @@ test_masking (void)
   for (double x = 42; x < 340; x += 12)
     for (double y = 162; y < 220; y += 6)
       g_assert_false (is_red_at (masked, shot->scale, x, y));
+}
+
+/* Red pixels of @pixbuf inside @rect (CSS pixels). */
+static guint
+count_red (GdkPixbuf       *pixbuf,
+           double           scale,
+           const SightRect *rect)
+{
+  guint n = 0;
+
+  for (double y = rect->y + 1; y < rect->y + rect->height - 1; y += 2)
+    for (double x = rect->x + 1; x < rect->x + rect->width - 1; x += 2)
+      if (x * scale < gdk_pixbuf_get_width (pixbuf) && y * scale < gdk_pixbuf_get_height (pixbuf) &&
+          is_red_at (pixbuf, scale, x, y))
+        n++;
+  return n;
+}
+
+/* The box of what @expression (JS, an element or a Range) gives. */
+static SightRect
+box_of (SightWebPage *page,
+        const char   *expression)
+{
+  g_autofree char *body = g_strdup_printf ("const r = (%s).getBoundingClientRect ();\n"
+                                           "return [r.left, r.top, r.width, r.height];",
+                                           expression);
+  g_autoptr(JsonNode) node = run_script (page, body);
+  JsonArray *a = json_node_get_array (node);
+  SightRect rect = { json_array_get_double_element (a, 0), json_array_get_double_element (a, 1),
+                     json_array_get_double_element (a, 2), json_array_get_double_element (a, 3) };
+
+  g_assert_cmpfloat (rect.width, >, 10);
+  return rect;
+}
+
+#define SECRET_VALUE "Zq7hunter2"
+/* The secret's own run in the echo line, and the text before it. */
+#define ECHO_RUN "(() => { const t = document.getElementById ('echo').firstChild;" \
+  " const r = document.createRange (); r.setStart (t, 7); r.setEnd (t, t.data.length); return r; }) ()"
+#define ECHO_PREFIX "(() => { const t = document.getElementById ('echo').firstChild;" \
+  " const r = document.createRange (); r.setStart (t, 0); r.setEnd (t, 5); return r; }) ()"
+
+/* Types SECRET_VALUE into the password field, as a secret (the one secret
+ * fill) or as a plain fill, then "shows" the password: the field turns into
+ * a text field and moves.  Returns the observation's decoded screenshot. */
+static GdkPixbuf *
+echo_page_shot (SightWebPage      *page,
+                gboolean           secret,
+                SightObservation **out_obs)
+{
+  g_autoptr(SightObservation) before = capture (page, SIGHT_OBSERVE_DEFAULT);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(JsonObject) action = json_object_new ();
+  Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
+  const char *ref = NULL;
+  JsonArray *nodes = NULL;
+  g_autoptr(JsonNode) tree = json_from_string (sight_observation_to_json (before, FALSE), NULL);
+
+  g_assert_nonnull (tree);
+  nodes = json_object_get_array_member (json_node_get_object (tree), "secure");
+  g_assert_cmpuint (json_array_get_length (nodes), ==, 1);
+  ref = json_object_get_string_member (json_array_get_object_element (nodes, 0), "ref");
+  if (secret)
+    sight_web_page_fill_secret_async (page, ref, SECRET_VALUE, "password", 10000, NULL,
+                                      waiter_done_cb, &w);
+  else
+    {
+      json_object_set_string_member (action, "type", "fill");
+      json_object_set_string_member (action, "value", SECRET_VALUE);
+      sight_web_page_perform_async (page, ref, action, 10000, NULL, waiter_done_cb, &w);
+    }
+  reply = secret ? sight_web_page_fill_secret_finish (page, waiter_run (&w), &error)
+                 : sight_web_page_perform_finish (page, waiter_run (&w), &error);
+  g_assert_no_error (error);
+  waiter_clear (&w);
+  /* The result holds no value. */
+  if (secret)
+    {
+      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), reply);
+      g_autofree char *text = json_to_string (node, FALSE);
+
+      g_assert_null (strstr (text, SECRET_VALUE));
+    }
+  json_node_unref (run_script (page, "const p = document.getElementById ('pass');\n"
+                                     "p.type = 'text'; p.autocomplete = 'off'; p.style.top = '520px';\n"
+                                     "return p.value.length;"));
+  *out_obs = capture (page, SIGHT_OBSERVE_SCREENSHOT);
+  return decode (sight_observation_get_screenshot (*out_obs)->bytes);
+}
+
+/* A secret typed into a field is painted over wherever it shows when the
+ * screenshot is taken: the field itself after it stopped being a password
+ * field and moved, the page's echo of it, the same text split over two
+ * elements, and a placeholder it was copied into.  The same page filled
+ * with a plain value shows every one of them. */
+static void
+test_secret_masking (void)
+{
+  g_autoptr(SightWebPage) plain_page = load_page ("secret-echo.html");
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(SightObservation) plain_obs = NULL;
+  g_autoptr(SightObservation) obs = NULL;
+  g_autoptr(GdkPixbuf) plain = NULL;
+  g_autoptr(GdkPixbuf) masked = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *url = g_strconcat (base_url, "secret-echo.html", NULL);
+  Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
+  SightRect pass, echo_run, echo_prefix, split, hint;
+  const SightScreenshot *shot;
+
+  plain = echo_page_shot (plain_page, FALSE, &plain_obs);
+  pass = box_of (plain_page, "document.getElementById ('pass')");
+  echo_run = box_of (plain_page, ECHO_RUN);
+  echo_prefix = box_of (plain_page, ECHO_PREFIX);
+  split = box_of (plain_page, "document.getElementById ('split')");
+  hint = box_of (plain_page, "document.getElementById ('hint')");
+  shot = sight_observation_get_screenshot (plain_obs);
+  g_assert_cmpuint (shot->n_secret_regions, ==, 0);
+  g_assert_cmpuint (count_red (plain, shot->scale, &pass), >, 100);
+  g_assert_cmpuint (count_red (plain, shot->scale, &echo_run), >, 5);
+  g_assert_cmpuint (count_red (plain, shot->scale, &echo_prefix), >, 5);
+  g_assert_cmpuint (count_red (plain, shot->scale, &split), >, 5);
+  g_assert_cmpuint (count_red (plain, shot->scale, &hint), >, 100);
+
+  /* Another page: what holds a secret is that page's, not the shared one's. */
+  sight_web_page_set_viewport (page, 1024, 768, 1.0);
+  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, 30000, NULL, waiter_done_cb, &w);
+  g_assert_true (sight_web_page_load_finish (page, waiter_run (&w), &error));
+  g_assert_no_error (error);
+  waiter_clear (&w);
+  masked = echo_page_shot (page, TRUE, &obs);
+  g_assert_cmpuint (sight_web_page_get_secret_fills (page), ==, 1);
+  shot = sight_observation_get_screenshot (obs);
+  /* the field, the echo's run, the split line, the placeholder */
+  g_assert_cmpuint (shot->n_secret_regions, >=, 4);
+  g_assert_true (sight_observation_masking_proven (obs));
+  g_assert_cmpuint (count_red (masked, shot->scale, &pass), ==, 0);
+  g_assert_cmpuint (count_red (masked, shot->scale, &echo_run), ==, 0);
+  g_assert_cmpuint (count_red (masked, shot->scale, &split), ==, 0);
+  g_assert_cmpuint (count_red (masked, shot->scale, &hint), ==, 0);
+  /* Only where the secret is: the echo's own words still show. */
+  g_assert_cmpuint (count_red (masked, shot->scale, &echo_prefix), >, 5);
 }
 
 /* 12,500 cards, 100,000 elements: past the walk's limits (20,000 nodes,
@@ -725,6 +884,7 @@ main (int    argc,
   g_test_add_func ("/observation/webkit/refs-stable", test_refs_stable);
   g_test_add_func ("/observation/webkit/diff", test_diff_live);
   g_test_add_func ("/observation/webkit/masking", test_masking);
+  g_test_add_func ("/observation/webkit/secret-masking", test_secret_masking);
   g_test_add_func ("/observation/webkit/large-page", test_large_page);
   g_test_add_func ("/observation/webkit/page-text", test_page_text);
 

@@ -4,12 +4,14 @@
 #include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <libsoup/soup.h>
+#include <math.h>
 #include <string.h>
 
 #include "cli-test-common.h"
 #include "sight-demo-site.h"
 #include "sight-error.h"
 #include "sight-report.h"
+#include "sight-secrets.h"
 #include "sight-store.h"
 #include "sight-suite.h"
 
@@ -38,6 +40,27 @@ fixture_cb (SoupServer        *server,
 {
   const char *body;
 
+  if (g_str_equal (path, "/show-password"))
+    {
+      /* A password field with a "show password" toggle, and an echo of what was typed:
+       * both put the value on screen outside any secure field. */
+      body = "<!doctype html><html lang=en><title>Show password</title>"
+             "<style>body{margin:0} input#pw{position:absolute;left:40px;top:40px;width:400px;"
+             "height:60px;font-size:40px;border:0;padding:0;background:#fff;color:#000}"
+             "#echo{position:absolute;left:40px;top:160px;margin:0;font-size:40px}"
+             "label.t{position:absolute;left:40px;top:300px}</style>"
+             "<label>Password <input id=pw type=password autocomplete=current-password></label>"
+             "<p id=echo></p>"
+             "<label class=t><input type=checkbox id=show> Show password</label><script>"
+             "const pw = document.getElementById ('pw');"
+             "pw.addEventListener ('input', () => {"
+             " document.getElementById ('echo').textContent = 'You typed: ' + pw.value; });"
+             "document.getElementById ('show').addEventListener ('change', e => {"
+             " pw.type = e.target.checked ? 'text' : 'password'; });</script></html>";
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, body, strlen (body));
+      return;
+    }
   if (!g_str_equal (path, "/flaky"))
     {
       soup_server_message_set_status (msg, 404, NULL);
@@ -493,6 +516,160 @@ test_secret_param_stays_out (void)
   g_assert_null (strstr (suite_json, SIGHT_DEMO_SITE_PASSWORD));
 }
 
+/* Dark (near black) pixels of @pixbuf in the CSS box, in thousandths. */
+static guint
+dark_share (GdkPixbuf *pixbuf,
+            double     scale,
+            double     x,
+            double     y,
+            double     width,
+            double     height)
+{
+  guint dark = 0, all = 0;
+  int channels = gdk_pixbuf_get_n_channels (pixbuf);
+  int stride = gdk_pixbuf_get_rowstride (pixbuf);
+  const guint8 *pixels = gdk_pixbuf_read_pixels (pixbuf);
+
+  for (int py = (int) ceil (y * scale); py < (int) ((y + height) * scale); py++)
+    for (int px = (int) ceil (x * scale); px < (int) ((x + width) * scale); px++)
+      {
+        const guint8 *p = pixels + py * stride + px * channels;
+
+        all++;
+        if (p[0] < 40 && p[1] < 40 && p[2] < 40)
+          dark++;
+      }
+  return all > 0 ? dark * 1000 / all : 0;
+}
+
+/* The issue's example: a password credential aimed at the plain Email field is
+ * refused (POLICY_DENIED, exit status 2) with nothing typed; and a password typed
+ * into its own field is painted over in the stored screenshot after the page showed
+ * it in clear: the field turned into a text field, and an echo of it. */
+static void
+test_secret_masked_when_shown (void)
+{
+  g_autofree char *folder = g_build_filename (dir, "shown", NULL);
+  g_autofree char *project = g_build_filename (folder, "sightline.json", NULL);
+  g_autofree char *denied = g_build_filename (folder, "email.sightline.json", NULL);
+  g_autofree char *shown = g_build_filename (folder, "shown.sightline.json", NULL);
+  g_autofree char *origin = g_strndup (sight_demo_site_get_url (site),
+                                       strlen (sight_demo_site_get_url (site)) - 1);
+  g_autofree char *fixture_origin = g_strndup (fixture_url, strlen (fixture_url) - 1);
+  g_autofree char *project_text = g_strdup_printf (
+    "{ \"credentials\": { \"member.password\": { \"purpose\": \"password\","
+    "    \"allowedOrigins\": [\"%s\", \"%s\"], \"source\": { \"env\": \"SIGHT_SUITE_TEST_PASSWORD\" } } },"
+    "  \"defaults\": { \"actionTimeout\": 3000 } }", origin, fixture_origin);
+  const char *denied_text =
+    "{ \"name\": \"A password into Email\", \"url\": \"/login\", \"steps\": ["
+    "  { \"do\": \"type {password} into Email\","
+    "    \"params\": { \"password\": { \"secret\": \"member.password\" } } } ] }";
+  g_autofree char *shown_text = g_strdup_printf (
+    "{ \"name\": \"The password shown\", \"url\": \"%sshow-password\", \"steps\": ["
+    "  { \"do\": \"type {password} into Password\","
+    "    \"params\": { \"password\": { \"secret\": \"member.password\" } } },"
+    "  { \"do\": \"check Show password\" } ] }", fixture_url);
+  const char *paths_denied[] = { denied, NULL };
+  const char *paths_shown[] = { shown, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  g_autofree char *got = NULL;
+  SightObservationRecord *last = NULL;
+  g_autoptr(GdkPixbufLoader) loader = gdk_pixbuf_loader_new ();
+  GdkPixbuf *shot;
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (project, project_text, -1, NULL));
+  g_assert_true (g_file_set_contents (denied, denied_text, -1, NULL));
+  g_assert_true (g_file_set_contents (shown, shown_text, -1, NULL));
+  g_setenv ("SIGHT_SUITE_TEST_PASSWORD", SIGHT_DEMO_SITE_PASSWORD, TRUE);
+
+  result = run_suite (paths_denied, "{}", &error);
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "A password into Email=error(POLICY_DENIED);");
+  g_assert_cmpint (sight_suite_exit_status (json_node_get_object (result)), ==, 2);
+  data = sight_store_load_run (store, first_run_id (test_at (result, 0)), &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < data->observations->len; i++)
+    {
+      SightObservationRecord *obs = data->observations->pdata[i];
+
+      /* nothing was typed: the stored tree of the page after the step has no value */
+      g_assert_null (strstr (obs->tree_json ? obs->tree_json : "", "secret:"));
+      g_assert_null (strstr (obs->tree_json ? obs->tree_json : "", SIGHT_DEMO_SITE_PASSWORD));
+    }
+  g_clear_pointer (&data, sight_run_data_free);
+  g_clear_pointer (&result, json_node_unref);
+  g_clear_pointer (&got, g_free);
+
+  result = run_suite (paths_shown, "{}", &error);
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "The password shown=pass();");
+  data = sight_store_load_run (store, first_run_id (test_at (result, 0)), &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < data->observations->len; i++)
+    if (((SightObservationRecord *) data->observations->pdata[i])->screenshot != NULL)
+      last = data->observations->pdata[i];
+  g_assert_nonnull (last);
+  g_assert_true (gdk_pixbuf_loader_write_bytes (loader, last->screenshot, &error));
+  g_assert_true (gdk_pixbuf_loader_close (loader, &error));
+  g_assert_no_error (error);
+  shot = gdk_pixbuf_loader_get_pixbuf (loader);
+  /* The field (a text field now, white with black text unmasked) and the echo's
+   * run are painted over whole; the checkbox's label is not. */
+  g_assert_cmpuint (dark_share (shot, last->scale, 40, 40, 400, 60), >, 990);
+  g_assert_cmpuint (dark_share (shot, last->scale, 320, 170, 200, 30), >, 990);
+  g_assert_cmpuint (dark_share (shot, last->scale, 40, 300, 200, 20), <, 500);
+}
+
+/* A plain param typed into a password field is a secret from then on: the
+ * stored options and every report have it masked, as a literal password. */
+static void
+test_plain_param_into_secure_field (void)
+{
+  g_autofree char *path = g_build_filename (dir, "plain-pin.sightline.json", NULL);
+  const char *text =
+    "{ \"name\": \"A plain param into Password\", \"url\": \"/login\", \"steps\": ["
+    "  { \"do\": \"type {pin} into Password\", \"params\": { \"pin\": \"plain-pin-4821\" } },"
+    "  { \"do\": \"type {who} into Email\", \"params\": { \"who\": \"member@example.test\" } } ] }";
+  const char *paths[] = { path, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  g_autoptr(GBytes) html = NULL;
+  g_autoptr(GBytes) json = NULL;
+  g_autofree char *got = NULL;
+  SightStepRecord *pin, *who;
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  result = run_suite (paths, "{}", &error);
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "A plain param into Password=pass();");
+  data = sight_store_load_run (store, first_run_id (test_at (result, 0)), &error);
+  g_assert_no_error (error);
+  pin = data->steps->pdata[1];
+  who = data->steps->pdata[2];
+  g_assert_cmpstr (pin->instruction, ==, "type {pin} into Password");
+  g_assert_nonnull (pin->options_json);
+  g_assert_null (strstr (pin->options_json, "plain-pin-4821"));
+  assert_contains (pin->options_json, "[secret:pin]");
+  /* a plain field's param stays as it was */
+  assert_contains (who->options_json, "member@example.test");
+  html = sight_report_render (data, SIGHT_REPORT_HTML, &error);
+  g_assert_no_error (error);
+  json = sight_report_render (data, SIGHT_REPORT_JSON, &error);
+  g_assert_no_error (error);
+  g_assert_null (g_strstr_len (g_bytes_get_data (html, NULL), g_bytes_get_size (html),
+                               "plain-pin-4821"));
+  g_assert_null (g_strstr_len (g_bytes_get_data (json, NULL), g_bytes_get_size (json),
+                               "plain-pin-4821"));
+  sight_secrets_forget_all ();
+}
+
 static void
 cancel_cb (JsonObject *test,
            gpointer    user_data)
@@ -610,6 +787,8 @@ main (int    argc,
   g_test_add_func ("/suite/junit-well-formed", test_junit_well_formed);
   g_test_add_func ("/suite/grep-and-bad-arguments", test_grep_and_bad_arguments);
   g_test_add_func ("/suite/secret-param-stays-out", test_secret_param_stays_out);
+  g_test_add_func ("/suite/secret-masked-when-shown", test_secret_masked_when_shown);
+  g_test_add_func ("/suite/plain-param-into-secure-field", test_plain_param_into_secure_field);
   g_test_add_func ("/suite/interrupted", test_interrupted);
   status = g_test_run ();
 

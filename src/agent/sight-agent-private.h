@@ -68,7 +68,6 @@ void               _sight_step_start_action    (SightStep         *step,
                                                 const char        *ref);
 void               _sight_agent_emit_action    (SightAgent        *self,
                                                 const char        *line);
-void               _sight_agent_set_secret_filled (SightAgent     *self);
 const char        *_sight_agent_get_evidence_dir (SightAgent      *self);
 
 /* sight-step-act.c */
@@ -89,10 +88,13 @@ JsonObject        *_sight_step_perform         (SightStep         *step,
                                                 double             x,
                                                 double             y,
                                                 GError           **error);
-/* Whether the field @ref is an enabled input, whether it is secure and which
- * credential purposes it takes: {input, enabled, secure, purposes[]}. */
-JsonObject        *_sight_step_field_purpose   (SightStep         *step,
+/* Fills the Secret @name (param @param) into @ref through the one secret fill
+ * (sight-secret-fill.h), from the step's target origin, timed as
+ * _sight_step_perform(). */
+JsonObject        *_sight_step_fill_secret     (SightStep         *step,
                                                 const char        *ref,
+                                                const char        *name,
+                                                const char        *param,
                                                 GError           **error);
 
 G_END_DECLS

@@ -8,6 +8,7 @@
 #include "sight-agent-private.h"
 #include "sight-json-schema.h"
 #include "sight-model-config.h"
+#include "sight-secret-fields.h"
 #include "sight-secrets.h"
 
 /* How long one observation may take, before the step's deadline caps it. */
@@ -221,16 +222,11 @@ sight_agent_mark_secret_filled (SightAgent *self)
   self->secret_filled = TRUE;
 }
 
-void
-_sight_agent_set_secret_filled (SightAgent *self)
-{
-  self->secret_filled = TRUE;
-}
-
 gboolean
 sight_agent_get_secret_filled (SightAgent *self)
 {
-  return self->secret_filled;
+  /* A secret typed into the attempt's page by any path taints its pixels. */
+  return self->secret_filled || sight_web_page_get_secret_fills (self->page) > 0;
 }
 
 void
@@ -542,7 +538,7 @@ observe_for_judgment (SightStep  *step,
   if (vision == SIGHT_VISION_OFF || vision == SIGHT_VISION_UNSET)
     return _sight_step_observe (step, FALSE, NULL, error);
 
-  if (step->agent->secret_filled)
+  if (sight_agent_get_secret_filled (step->agent))
     {
       degraded = "PIXEL_TAINTED";
       observation = _sight_step_observe (step, FALSE, NULL, error);
@@ -761,7 +757,8 @@ write_evidence (SightStep *step)
   const SightScreenshot *shot;
 
   /* Skipped with screenshot: false and once any secret was filled in the attempt. */
-  if (dir == NULL || !step->request->limits.screenshot || step->agent->secret_filled)
+  if (dir == NULL || !step->request->limits.screenshot ||
+      sight_agent_get_secret_filled (step->agent))
     return;
   if (sight_budget_remaining_ms (step->budget) <= 0)
     return;
@@ -965,6 +962,7 @@ run_step_idle_cb (gpointer user_data)
   SightAgent *self = step->agent;
   g_autoptr(GError) error = NULL;
   gint64 started = g_get_monotonic_time ();
+  guint fills_before = sight_web_page_get_secret_fills (self->page);
 
   self->n_steps++;
   self->step_cancellable = step->cancellable;
@@ -1011,6 +1009,9 @@ run_step_idle_cb (gpointer user_data)
   step->result->model_calls = sight_budget_get_model_calls (step->budget);
   step->result->actions = sight_budget_get_actions (step->budget);
   step->result->duration_ms = (g_get_monotonic_time () - started) / 1000;
+  /* by act's fill or a replayed trace's: one fill for both (sight-secret-fill.h) */
+  if (sight_web_page_get_secret_fills (self->page) != fills_before)
+    step->result->secret_filled = TRUE;
 
   self->step_cancellable = NULL;
   if (g_cancellable_is_cancelled (step->cancellable))

@@ -63,8 +63,9 @@ void             sight_agent_set_action_delay   (SightAgent       *self,
  * client's step): it ends with G_IO_ERROR_CANCELLED saying @reason. */
 void             sight_agent_stop               (SightAgent       *self,
                                                  const char       *reason);
-/* A secret was filled in this attempt (a direct step filled one): later pixels are
- * withheld. */
+/* Whether a secret was filled in this attempt: marked here, or typed into the
+ * agent's page by any path (sight_web_page_get_secret_fills()).  Later pixels
+ * are then withheld (PIXEL_TAINTED) and assert's evidence is skipped. */
 void             sight_agent_mark_secret_filled (SightAgent       *self);
 gboolean         sight_agent_get_secret_filled  (SightAgent       *self);
 

@@ -13,6 +13,7 @@
 #include "sight-error.h"
 #include "sight-observation.h"
 #include "sight-params.h"
+#include "sight-secret-fill.h"
 
 #define RETRY_MS 100
 #define MAX_CALL_MS 10000
@@ -28,6 +29,8 @@ typedef struct {
   gint64           deadline;      /* monotonic µs */
   char            *value;         /* the value to type, select or expect */
   gboolean         value_secret;
+  char            *secret_name;   /* a Secret to fill: typed by sight-secret-fill.h */
+  char            *origin;        /* the page's when the step started */
   char            *last_miss;     /* why the last attempt did not pass */
   JsonObject      *record;        /* the action as a trace records it, or NULL */
   char            *masked_text;   /* the step's text without a secret typed literally, or NULL */
@@ -43,6 +46,8 @@ run_free (Run *run)
   if (run->value != NULL)
     memset (run->value, 0, strlen (run->value));
   g_free (run->value);
+  g_free (run->secret_name);
+  g_free (run->origin);
   g_free (run->last_miss);
   g_clear_pointer (&run->record, json_object_unref);
   g_free (run->masked_text);
@@ -310,7 +315,10 @@ action_cb (GObject      *source,
   GTask *task = call->task;
   Run *run = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonObject) reply = _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
+  g_autoptr(JsonObject) reply =
+    g_task_get_source_tag (G_TASK (result)) == sight_secret_fill_async
+      ? sight_secret_fill_finish (SIGHT_WEB_PAGE (source), result, &error)
+      : _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
   g_autofree char *seen = g_steal_pointer (&call->seen);
   g_autofree char *ref = g_steal_pointer (&call->ref);
   g_autofree char *summary = NULL;
@@ -400,10 +408,17 @@ perform_step (GTask      *task,
   const char *value = run->value;
 
   /* A value typed into a password field is a secret even when the test
-   * wrote it out: from here on the step's text is not kept with it. */
-  if (secure && run->step->verb == SIGHT_DIRECT_FILL && run->step->param == NULL &&
+   * wrote it out, literally or as a plain param: from here on it is redacted
+   * wherever it is written (the step's options too) and the step's text is
+   * not kept with it. */
+  if (secure && run->step->verb == SIGHT_DIRECT_FILL && !run->value_secret &&
       run->value != NULL && run->value[0] != '\0' && run->masked_text == NULL)
-    run->masked_text = mask_literal (run->step->source, run->value);
+    {
+      sight_secrets_register_value (run->step->param != NULL ? run->step->param : "typed",
+                                    run->value);
+      run->masked_text = run->step->param != NULL ? g_strdup (run->step->source)
+                                                  : mask_literal (run->step->source, run->value);
+    }
   call->task = task;
   call->seen = seen;
   call->ref = g_strdup (ref);
@@ -420,6 +435,13 @@ perform_step (GTask      *task,
       _sight_direct_perform_async (run->page, NULL, FALSE, 0, 0, "scroll",
                                    by != NULL ? by : kinds[run->step->scroll], remaining_ms (run),
                                    g_task_get_cancellable (task), action_cb, call);
+      return;
+    }
+  if (run->secret_name != NULL)
+    {
+      sight_secret_fill_async (run->page, run->secrets, run->secret_name, run->step->param,
+                               run->origin, ref, remaining_ms (run),
+                               g_task_get_cancellable (task), action_cb, call);
       return;
     }
   _sight_direct_perform_async (run->page, ref, FALSE, 0, 0, action_of (run->step->verb), value,
@@ -619,8 +641,10 @@ attempt (GTask *task)
                                    g_task_get_cancellable (task), observed_cb, task);
 }
 
-/* The value of a {param}: a string or a number as text; a Secret resolved
- * for the page's origin. */
+/* The value of a {param}: a string or a number as text.  A Secret is typed
+ * by the one secret fill, which reads it when every check passed; an
+ * expectation compares with it, read for the page's origin; no other verb
+ * takes one. */
 static gboolean
 resolve_param (Run     *run,
                GError **error)
@@ -645,6 +669,19 @@ resolve_param (Run     *run,
     {
       const char *resolved;
 
+      run->value_secret = TRUE;
+      if (run->step->verb == SIGHT_DIRECT_FILL)
+        {
+          run->secret_name = g_strdup (secret);
+          return TRUE;
+        }
+      if (run->step->verb != SIGHT_DIRECT_EXPECT)
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "{%s} is a secret, which only a fill types: type {%s} into a field",
+                       run->step->param, run->step->param);
+          return FALSE;
+        }
       if (run->secrets == NULL)
         {
           g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
@@ -656,7 +693,6 @@ resolve_param (Run     *run,
       if (resolved == NULL)
         return FALSE;
       run->value = g_strdup (resolved);
-      run->value_secret = TRUE;
       return TRUE;
     }
   if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING)
@@ -695,6 +731,7 @@ sight_direct_step_run_async (SightWebPage        *page,
   run->page = g_object_ref (page);
   run->params = params != NULL ? json_node_ref (params) : NULL;
   run->secrets = secrets != NULL ? sight_secrets_ref (secrets) : NULL;
+  run->origin = g_strdup (sight_web_page_get_uri (page));
   run->deadline = g_get_monotonic_time () + (gint64) MAX (timeout_ms, 1u) * 1000;
   g_task_set_task_data (task, run, (GDestroyNotify) run_free);
 

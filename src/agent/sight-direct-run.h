@@ -40,9 +40,11 @@ JsonObject *sight_direct_step_run_get_record (GAsyncResult      *result);
 
 /* The step's text as it may be stored and reported once its target turned
  * out to be a password or one-time-code field and the test typed the value
- * out: the value replaced by SIGHT_DIRECT_SECRET_MASK. NULL when the text can
- * stand as written (or the step never reached its target). Valid whether the
- * step passed or failed; borrowed from @result. */
+ * out: the value replaced by SIGHT_DIRECT_SECRET_MASK (a plain {param}: the
+ * text as written, its value now known to the redactor, so the step's options
+ * are to be written again). NULL when the text can stand as written (or the
+ * step never reached its target). Valid whether the step passed or failed;
+ * borrowed from @result. */
 const char *sight_direct_step_run_get_masked_text (GAsyncResult   *result);
 
 /* One page action through the engine (sight_web_page_perform_async, or

@@ -10,6 +10,7 @@
 #include "sight-error.h"
 #include "sight-json-schema.h"
 #include "sight-params.h"
+#include "sight-secret-fill.h"
 #include "sight-secrets.h"
 #include "sight-trace-cache.h"
 
@@ -420,6 +421,32 @@ describe_outcome (const char *log_line,
   return g_string_free (did, FALSE);
 }
 
+/* Takes an action step from the budget and announces the action. */
+static gboolean
+begin_action (Act         *act,
+              const char  *ref,
+              GError     **error)
+{
+  SightStep *step = act->step;
+
+  if (!sight_budget_take_action (step->budget, error))
+    return FALSE;
+  step->result->actions = sight_budget_get_actions (step->budget);
+  _sight_step_start_action (step, ref);
+  return TRUE;
+}
+
+static gboolean committed (Act         *act,
+                           const char  *tool,
+                           JsonNode    *record_args,
+                           const char  *ref,
+                           gboolean     at_point,
+                           JsonObject  *reply,
+                           GError      *local_error,
+                           const char  *log_line,
+                           ToolResult  *out,
+                           GError     **error);
+
 /* Commits one action through the engine (actionability, the action, settling):
  * takes an action step from the budget, records the action with its descriptor
  * for the trace cache (@record_args name params, never a secret value), and
@@ -438,18 +465,35 @@ commit (Act         *act,
         ToolResult  *out,
         GError     **error)
 {
+  JsonObject *reply;
+  GError *local_error = NULL;
+
+  if (!begin_action (act, at_point ? NULL : ref, error))
+    return FALSE;
+  reply = _sight_step_perform (act->step, ref, verb, value, at_point, x, y, &local_error);
+  return committed (act, tool, record_args, ref, at_point, reply, local_error, log_line, out,
+                    error);
+}
+
+/* What follows an action: @reply (taken) or @local_error (taken). */
+static gboolean
+committed (Act         *act,
+           const char  *tool,
+           JsonNode    *record_args,
+           const char  *ref,
+           gboolean     at_point,
+           JsonObject  *reply_in,
+           GError      *error_in,
+           const char  *log_line,
+           ToolResult  *out,
+           GError     **error)
+{
   SightStep *step = act->step;
-  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(JsonObject) reply = reply_in;
+  g_autoptr(GError) local_error = error_in;
   g_autoptr(JsonNode) descriptor = NULL;
-  g_autoptr(GError) local_error = NULL;
   g_autofree char *did = NULL;
 
-  if (!sight_budget_take_action (step->budget, error))
-    return FALSE;
-  step->result->actions = sight_budget_get_actions (step->budget);
-
-  _sight_step_start_action (step, at_point ? NULL : ref);
-  reply = _sight_step_perform (step, ref, verb, value, at_point, x, y, &local_error);
   if (reply == NULL)
     {
       /* The step ends when its deadline passed, it was cancelled or the page is
@@ -519,10 +563,9 @@ fill_record (const char *ref,
   return node;
 }
 
-/* Secrets: filled host-side only under the spec's authorization (registered
- * credential, origin allowed by the target and the credential, an enabled secure
- * input of the matching purpose); otherwise AUTH_CREDENTIAL_UNAVAILABLE or
- * POLICY_DENIED with nothing typed. */
+/* Secrets: typed by the one host-side secret fill (sight-secret-fill.h),
+ * which checks the credential, the origins and the field as the page has it;
+ * a refusal ends the step with its code and nothing typed. */
 static gboolean
 fill_secret (Act         *act,
              const char  *ref,
@@ -531,75 +574,24 @@ fill_secret (Act         *act,
              ToolResult  *out,
              GError     **error)
 {
-  SightStep *step = act->step;
-  SightSecrets *secrets = sight_project_get_secrets (sight_agent_get_project (step->agent));
-  const SightCredential *cred = sight_secrets_lookup (secrets, name);
-  const char *url = sight_web_page_get_uri (sight_agent_get_page (step->agent));
-  g_autofree char *origin = sight_origin_normalize (url);
-  g_autoptr(JsonObject) field = NULL;
-  g_autoptr(JsonNode) record = NULL;
-  g_autofree char *line = NULL;
-  JsonArray *purposes;
-  gboolean purpose_ok = FALSE;
-  const char *value;
+  g_autoptr(JsonNode) record = fill_record (ref, param, NULL);
+  g_autofree char *line = g_strdup_printf ("fill %s with the secret %s", ref, name);
+  GError *local_error = NULL;
+  JsonObject *reply;
 
-  if (cred == NULL)
-    {
-      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
-                   "the credential \"%s\" (param %s) is not registered", name, param);
-      return FALSE;
-    }
-  if (origin == NULL || g_strcmp0 (origin, step->target_origin) != 0)
-    {
-      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED,
-                   "the secret \"%s\" may not be filled on %s: not the target's origin",
-                   name, origin ? origin : "this page");
-      return FALSE;
-    }
-  if (!sight_credential_origin_allowed (cred, url))
-    {
-      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED,
-                   "the credential \"%s\" is not allowed on %s", name, origin);
-      return FALSE;
-    }
-
-  field = _sight_step_field_purpose (step, ref, error);
-  if (field == NULL)
+  /* A credential or origin refused is no committed action. */
+  if (!sight_secret_fill_authorize (sight_agent_get_page (act->step->agent),
+                                    sight_project_get_secrets (sight_agent_get_project (act->step->agent)),
+                                    name, param, act->step->target_origin, error) ||
+      !begin_action (act, ref, error))
     return FALSE;
-  if (!json_object_get_boolean_member_with_default (field, "input", FALSE) ||
-      !json_object_get_boolean_member_with_default (field, "enabled", FALSE))
+  reply = _sight_step_fill_secret (act->step, ref, name, param, &local_error);
+  if (reply == NULL && sight_secret_fill_error_is_refusal (local_error))
     {
-      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED,
-                   "the secret \"%s\" may only be filled into an enabled input; %s is not one",
-                   name, ref);
+      g_propagate_error (error, local_error);
       return FALSE;
     }
-  purposes = json_object_get_array_member (field, "purposes");
-  for (guint i = 0; purposes != NULL && i < json_array_get_length (purposes); i++)
-    if (g_strcmp0 (json_array_get_string_element (purposes, i), cred->purpose) == 0)
-      purpose_ok = TRUE;
-  if (!purpose_ok ||
-      ((g_str_equal (cred->purpose, "password") || g_str_equal (cred->purpose, "new-password") ||
-        g_str_equal (cred->purpose, "one-time-code")) &&
-       !json_object_get_boolean_member_with_default (field, "secure", FALSE)))
-    {
-      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED,
-                   "the field %s is not a %s field; the secret \"%s\" is not typed into it",
-                   ref, cred->purpose, name);
-      return FALSE;
-    }
-
-  value = sight_secrets_resolve_for_origin (secrets, name, url, error);
-  if (value == NULL)
-    return FALSE;
-
-  record = fill_record (ref, param, NULL);
-
-  /* From here on, pixels are tainted: the field may show what was typed. */
-  _sight_agent_set_secret_filled (step->agent);
-  step->result->secret_filled = TRUE;
-  line = g_strdup_printf ("fill %s with the secret %s", ref, name);
-  return commit (act, "fill", record, ref, "fill", value, FALSE, 0, 0, line, out, error);
+  return committed (act, "fill", record, ref, FALSE, reply, local_error, line, out, error);
 }
 
 static gboolean

@@ -14,6 +14,7 @@
 #include "sight-error.h"
 #include "sight-json.h"
 #include "sight-params.h"
+#include "sight-secret-fill.h"
 
 #define TRACE_VERSION 1
 #define MAX_LANDMARKS 20
@@ -762,6 +763,7 @@ typedef struct {
   SightWebPage *page;
   JsonNode     *params;
   SightSecrets *secrets;
+  char         *origin;        /* the page's when the replay started */
   gint64        deadline;
   guint         index;
   gint64        end_deadline;
@@ -774,6 +776,7 @@ replay_free (Replay *replay)
   g_object_unref (replay->page);
   g_clear_pointer (&replay->params, json_node_unref);
   g_clear_pointer (&replay->secrets, sight_secrets_unref);
+  g_free (replay->origin);
   g_free (replay);
 }
 
@@ -835,12 +838,16 @@ performed_cb (GObject      *source,
   GTask *task = data;
   Replay *replay = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonObject) reply = _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result,
-                                                              &error);
+  g_autoptr(JsonObject) reply =
+    g_task_get_source_tag (G_TASK (result)) == sight_secret_fill_async
+      ? sight_secret_fill_finish (SIGHT_WEB_PAGE (source), result, &error)
+      : _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
 
   if (reply == NULL)
     {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      /* A secret refused stays refused: the step ends with its code. */
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+          sight_secret_fill_error_is_refusal (error))
         {
           g_task_return_error (task, g_steal_pointer (&error));
           g_object_unref (task);
@@ -857,17 +864,18 @@ performed_cb (GObject      *source,
   replay_advance (task);
 }
 
-/* The value a recorded fill types: its value, or its param's. */
+/* The value a recorded fill types: its value, or its param's; for a Secret,
+ * its name in *@out_secret (the one secret fill reads and types it). */
 static gboolean
 replay_value (Replay      *replay,
               JsonObject  *args,
               char       **out,
+              const char **out_secret,
               char       **why)
 {
   const char *param = json_object_get_string_member_with_default (args, "param", NULL);
   JsonNode *value;
   const char *secret = NULL;
-  g_autoptr(GError) error = NULL;
 
   if (param == NULL)
     {
@@ -884,17 +892,7 @@ replay_value (Replay      *replay,
     }
   if (sight_params_is_secret (value, &secret))
     {
-      const char *resolved = replay->secrets != NULL
-        ? sight_secrets_resolve_for_origin (replay->secrets, secret,
-                                            sight_web_page_get_uri (replay->page), &error)
-        : NULL;
-
-      if (resolved == NULL)
-        {
-          *why = g_strdup_printf ("the secret {%s} is not available here", param);
-          return FALSE;
-        }
-      *out = g_strdup (resolved);
+      *out_secret = secret;
       return TRUE;
     }
   *out = JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING
@@ -917,6 +915,7 @@ replay_observed_cb (GObject      *source,
   g_autofree char *ref = NULL;
   g_autofree char *why = NULL;
   g_autofree char *value = NULL;
+  const char *secret = NULL;
   const char *verb = tool;
   double x = 0, y = 0;
 
@@ -938,9 +937,23 @@ replay_observed_cb (GObject      *source,
              ? "uncheck" : "check";
   if (g_str_equal (verb, "fill") || g_str_equal (verb, "select"))
     {
-      if (!replay_value (replay, args, &value, &why))
+      if (!replay_value (replay, args, &value, &secret, &why))
         {
           replay_outcome (task, "missed", why, replay->index);
+          return;
+        }
+      if (secret != NULL && g_str_equal (verb, "fill") && ref != NULL)
+        {
+          sight_secret_fill_async (replay->page, replay->secrets, secret,
+                                   json_object_get_string_member_with_default (args, "param", NULL),
+                                   replay->origin, ref, replay_remaining (replay),
+                                   g_task_get_cancellable (task), performed_cb, task);
+          return;
+        }
+      if (secret != NULL)
+        {
+          replay_outcome (task, "missed", "the trace selects a secret, which only a fill types",
+                          replay->index);
           return;
         }
     }
@@ -1111,6 +1124,7 @@ sight_trace_replay_async (SightTrace          *trace,
   replay->page = g_object_ref (page);
   replay->params = params != NULL ? json_node_ref (params) : NULL;
   replay->secrets = secrets != NULL ? sight_secrets_ref (secrets) : NULL;
+  replay->origin = g_strdup (sight_web_page_get_uri (page));
   replay->deadline = g_get_monotonic_time () + (gint64) MAX (timeout_ms, 1u) * 1000;
   g_task_set_task_data (task, replay, (GDestroyNotify) replay_free);
   replay_next (task);

@@ -8,6 +8,7 @@
 #include "sight-engine-resources.h"
 #include "sight-error.h"
 #include "sight-observation.h"
+#include "sight-secret-fields.h"
 #include "sight-web-page-private.h"
 
 #define GRACE_MS 40        /* for a navigation the action started to show up */
@@ -34,12 +35,13 @@ actions_script (void)
   return script;
 }
 
-/* snapshot.js (for refs), actions.js, then the call. */
+/* snapshot.js (for refs), secret-fields.js, actions.js, then the call. */
 static char *
 build_call (const char *call,
             gboolean    with_snapshot)
 {
   return g_strconcat (with_snapshot ? sight_observation_get_script () : "", "\n",
+                      _sight_secret_fields_script (), "\n",
                       actions_script (), "\nreturn __sight.actions.", call, ";", NULL);
 }
 

@@ -313,6 +313,7 @@ sight_observation_to_json (SightObservation *self,
       json_object_set_double_member (shot, "scale", self->shot->scale);
       json_object_set_int_member (shot, "bytes", g_bytes_get_size (self->shot->bytes));
       json_object_set_int_member (shot, "masked", self->shot->n_masked);
+      json_object_set_int_member (shot, "secretRegions", self->shot->n_secret_regions);
       json_object_set_object_member (object, "screenshot", shot);
     }
   json_object_set_boolean_member (object, "maskingProven",
@@ -387,7 +388,9 @@ gboolean
 sight_observation_masking_proven (SightObservation *self)
 {
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), FALSE);
-  return self->shot != NULL && self->shot->n_masked >= self->n_secure;
+  /* the secure fields in view and every region holding a filled secret */
+  return self->shot != NULL &&
+         self->shot->n_masked >= self->n_secure + self->shot->n_secret_regions;
 }
 
 const SightScreenshot *

@@ -91,7 +91,9 @@ guint             sight_observation_get_n_secure_total (SightObservation  *self)
 /* Mask rectangles painted on the screenshot; 0 without a screenshot. */
 guint             sight_observation_get_n_masked     (SightObservation    *self);
 /* TRUE when a screenshot exists and masked at least every secure field in
- * the viewport; FALSE means pixels must be refused (MASKING_UNPROVEN). */
+ * the viewport and every region holding a secret filled into the page
+ * (SightScreenshot.n_secret_regions); FALSE means pixels must be refused
+ * (MASKING_UNPROVEN). */
 gboolean          sight_observation_masking_proven   (SightObservation    *self);
 /* The masked screenshot (borrowed), or NULL. */
 const SightScreenshot *sight_observation_get_screenshot (SightObservation *self);

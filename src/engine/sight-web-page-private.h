@@ -25,4 +25,14 @@ void     _sight_web_page_wait_for_navigation_async (SightWebPage       *self,
                                                     GAsyncReadyCallback callback,
                                                     gpointer            user_data);
 
+/* Secrets filled into the page (sight_web_page_fill_secret_async()): the
+ * value is kept, wiped when the page goes, so every later screenshot can
+ * paint over wherever it shows; a fill that typed counts towards
+ * sight_web_page_get_secret_fills(). */
+void       _sight_web_page_add_filled_secret      (SightWebPage       *self,
+                                                   const char         *value);
+void       _sight_web_page_count_secret_fill      (SightWebPage       *self);
+/* The values of the page and its openers (borrowed strings). */
+GPtrArray *_sight_web_page_collect_filled_secrets (SightWebPage       *self);
+
 G_END_DECLS

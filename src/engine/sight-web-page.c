@@ -7,6 +7,7 @@
 
 #include <gdk-pixbuf/gdk-pixbuf.h>
 #include <math.h>
+#include <string.h>
 #include <webp/encode.h>
 
 #include "sight-engine-resources.h"
@@ -14,6 +15,7 @@
 #include "sight-graphics.h"
 #include "sight-json.h"
 #include "sight-origin-policy.h"
+#include "sight-secret-fields.h"
 #include "sight-web-page-private.h"
 
 #define DEFAULT_WIDTH 1280
@@ -59,6 +61,11 @@ struct _SightWebPage
   gboolean      file_chooser_answered;
   SightWebPage *opener;                   /* weak */
   GPtrArray    *popups;                   /* SightWebPage this page opened */
+
+  /* Secrets a step filled into this page (values, wiped when freed): every
+   * screenshot paints over wherever they show. */
+  GPtrArray    *filled_secrets;
+  guint         secret_fills;             /* fills that typed (or began to) */
 };
 
 G_DEFINE_FINAL_TYPE (SightWebPage, sight_web_page, G_TYPE_OBJECT)
@@ -1330,6 +1337,8 @@ typedef struct {
    * stall the window). */
   cairo_surface_t       *source;
   double                 scale;          /* image pixels per CSS pixel */
+  /* of @masks, the regions holding a filled secret (sight-secret-fields.h) */
+  guint                  n_secret;
 } ShotData;
 
 static void
@@ -1495,6 +1504,7 @@ encode_shot_thread (GTask        *task,
   shot->height = gdk_pixbuf_get_height (pixbuf);
   shot->scale = data->scale * shot->width / source_width;
   shot->n_masked = n_masked;
+  shot->n_secret_regions = data->n_secret;
   shot->format = data->options.format;
   shot->bytes = sight_encode_image (pixbuf, data->options.format, data->options.quality, &error);
   if (shot->bytes == NULL)
@@ -1561,6 +1571,53 @@ snapshot_cb (GObject      *source,
   g_task_run_in_thread (encode, encode_shot_thread);
 }
 
+static void
+take_snapshot (GTask *task)
+{
+  SightWebPage *self = g_task_get_source_object (task);
+  ShotData *data = g_task_get_task_data (task);
+
+  webkit_web_view_get_snapshot (self->view,
+                                data->options.full_page ? WEBKIT_SNAPSHOT_REGION_FULL_DOCUMENT
+                                                        : WEBKIT_SNAPSHOT_REGION_VISIBLE,
+                                WEBKIT_SNAPSHOT_OPTIONS_NONE, g_task_get_cancellable (task),
+                                snapshot_cb, task);
+}
+
+static void
+regions_cb (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  GTask *task = user_data;
+  ShotData *data = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) boxes = NULL;
+  g_autoptr(GPtrArray) secrets = _sight_web_page_collect_filled_secrets (SIGHT_WEB_PAGE (source));
+
+  boxes = _sight_secret_regions_finish (SIGHT_WEB_PAGE (source), result, &data->n_secret, &error);
+  if (boxes == NULL && secrets->len > 0)
+    {
+      /* Unmeasured, a secret could show anywhere: no pixels at all. */
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_task_return_error (task, g_steal_pointer (&error));
+      else
+        g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                 "Where the filled secrets show could not be measured, so "
+                                 "nothing was captured: %s", error->message);
+      g_object_unref (task);
+      return;
+    }
+  if (boxes != NULL && boxes->len > 0)
+    {
+      data->masks = g_renew (SightRect, data->masks, data->options.n_masks + boxes->len);
+      memcpy (data->masks + data->options.n_masks, boxes->data, sizeof (SightRect) * boxes->len);
+      data->options.n_masks += boxes->len;
+      data->options.masks = data->masks;
+    }
+  take_snapshot (task);
+}
+
 void
 sight_web_page_screenshot_async (SightWebPage                 *self,
                                  const SightScreenshotOptions *options,
@@ -1569,6 +1626,7 @@ sight_web_page_screenshot_async (SightWebPage                 *self,
                                  gpointer                      user_data)
 {
   g_autoptr(GTask) task = NULL;
+  g_autoptr(GPtrArray) secrets = NULL;
   ShotData *data;
   int view_width;
 
@@ -1587,11 +1645,19 @@ sight_web_page_screenshot_async (SightWebPage                 *self,
   data->css_width = view_width;
   g_task_set_task_data (task, data, (GDestroyNotify) shot_data_free);
 
-  webkit_web_view_get_snapshot (self->view,
-                                options->full_page ? WEBKIT_SNAPSHOT_REGION_FULL_DOCUMENT
-                                                   : WEBKIT_SNAPSHOT_REGION_VISIBLE,
-                                WEBKIT_SNAPSHOT_OPTIONS_NONE, cancellable,
-                                snapshot_cb, g_steal_pointer (&task));
+  /* Every screenshot paints over wherever a filled secret shows, measured
+   * now (a field that moved or stopped being secure is still covered); one
+   * that comes with no masks (not an observation's) covers the secure
+   * fields too. */
+  secrets = _sight_web_page_collect_filled_secrets (self);
+  if (secrets->len > 0 || options->n_masks == 0)
+    {
+      _sight_secret_regions_async (self, (const char * const *) secrets->pdata, secrets->len,
+                                   options->full_page, options->n_masks == 0, cancellable,
+                                   regions_cb, g_steal_pointer (&task));
+      return;
+    }
+  take_snapshot (g_steal_pointer (&task));
 }
 
 SightScreenshot *
@@ -1601,6 +1667,58 @@ sight_web_page_screenshot_finish (SightWebPage  *self,
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ----------------------------------------------------------------------- */
+/* Filled secrets                                                           */
+
+static void
+wipe_free (gpointer data)
+{
+  char *value = data;
+
+  if (value != NULL)
+    memset (value, 0, strlen (value));
+  g_free (value);
+}
+
+void
+_sight_web_page_add_filled_secret (SightWebPage *self,
+                                   const char   *value)
+{
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  g_return_if_fail (value != NULL);
+
+  for (guint i = 0; i < self->filled_secrets->len; i++)
+    if (g_str_equal (g_ptr_array_index (self->filled_secrets, i), value))
+      return;
+  g_ptr_array_add (self->filled_secrets, g_strdup (value));
+}
+
+void
+_sight_web_page_count_secret_fill (SightWebPage *self)
+{
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  self->secret_fills++;
+}
+
+guint
+sight_web_page_get_secret_fills (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), 0);
+  return self->secret_fills;
+}
+
+GPtrArray *
+_sight_web_page_collect_filled_secrets (SightWebPage *self)
+{
+  GPtrArray *values = g_ptr_array_new ();
+
+  /* A popup shows what its opener's session holds too. */
+  for (SightWebPage *page = self; page != NULL; page = page->opener)
+    for (guint i = 0; i < page->filled_secrets->len; i++)
+      g_ptr_array_add (values, g_ptr_array_index (page->filled_secrets, i));
+  return values;
 }
 
 /* ----------------------------------------------------------------------- */
@@ -1768,6 +1886,7 @@ sight_web_page_finalize (GObject *object)
   g_clear_pointer (&self->lost_reason, g_free);
   g_clear_pointer (&self->pending_files, g_strfreev);
   g_clear_pointer (&self->popups, g_ptr_array_unref);
+  g_clear_pointer (&self->filled_secrets, g_ptr_array_unref);
 
   G_OBJECT_CLASS (sight_web_page_parent_class)->finalize (object);
 }
@@ -1933,6 +2052,7 @@ sight_web_page_init (SightWebPage *self)
   self->log = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_log_entry_free);
   self->in_flight = g_hash_table_new_full (NULL, NULL, g_object_unref, NULL);
   self->popups = g_ptr_array_new_with_free_func (g_object_unref);
+  self->filled_secrets = g_ptr_array_new_with_free_func (wipe_free);
   self->width = DEFAULT_WIDTH;
   self->height = DEFAULT_HEIGHT;
   self->device_scale = 1.0;

@@ -52,6 +52,10 @@ typedef struct {
   int     height;
   double  scale;       /* encoded pixels per CSS pixel */
   guint   n_masked;    /* mask rectangles actually painted */
+  /* of the masks, regions holding a secret a step filled into the page (a
+   * field, a text run, an element rendering an attribute), in the captured
+   * area: each must be among those painted */
+  guint   n_secret_regions;
   SightImageFormat format; /* how @bytes are encoded */
 } SightScreenshot;
 

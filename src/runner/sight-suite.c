@@ -55,6 +55,7 @@ typedef struct {
   gint64            started;      /* monotonic */
   gint64            deadline;     /* monotonic */
   gint64            step_started; /* real time */
+  JsonObject       *step_options; /* of the open step (borrowed from its test file) */
   gboolean          loaded;
   gboolean          stopped;      /* a step failed: the rest are skipped */
   SightRunVerdict   verdict;
@@ -166,6 +167,7 @@ step_open (Attempt    *attempt,
   step.verdict = SIGHT_RUN_VERDICT_RUNNING;
   step.started_at = g_get_real_time ();
   attempt->step_started = step.started_at;
+  attempt->step_options = options;
   sight_store_add_step_async (attempt->suite->store, &step, NULL, write_done_cb, NULL);
 }
 
@@ -186,7 +188,9 @@ verdict_for_code (SightErrorCode code)
 }
 
 /* @instruction: the step's text as it is to be kept from now on (a secret
- * typed literally, masked), or NULL for the text it opened with. */
+ * typed literally, masked), or NULL for the text it opened with.  With it, the
+ * step's options are written again: a param typed into a secure field is a
+ * secret from then on, and the store masks it there. */
 static void
 step_close_as (Attempt         *attempt,
                SightRunVerdict  verdict,
@@ -199,7 +203,17 @@ step_close_as (Attempt         *attempt,
   SightStepRecord step = { 0 };
   g_autofree char *usage_json = NULL;
   g_autofree char *cache_json = NULL;
+  g_autofree char *options_json = NULL;
 
+  if (instruction != NULL && attempt->step_options != NULL &&
+      json_object_get_size (attempt->step_options) > 0)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+      json_node_set_object (node, attempt->step_options);
+      options_json = json_to_string (node, FALSE);
+    }
+  step.options_json = options_json;
   step.run_id = attempt->run_id;
   step.index = attempt->index;
   step.instruction = (char *) instruction;

@@ -1821,7 +1821,7 @@ job_finish_step (StoreCore  *core,
                   "  cache = ?, budget = COALESCE (?, budget), model_calls = ?, actions = ?,"
                   "  target_x = ?, target_y = ?, target_width = ?, target_height = ?,"
                   "  finished_at = ?, instruction = COALESCE (?, instruction),"
-                  "  label = COALESCE (?, label) "
+                  "  label = COALESCE (?, label), options = COALESCE (?, options) "
                   "WHERE run_id = ? AND idx = ?", error);
   ok = stmt != NULL;
   if (ok)
@@ -1844,8 +1844,9 @@ job_finish_step (StoreCore  *core,
       sqlite3_bind_int64 (stmt, 13, s->finished_at ? s->finished_at : g_get_real_time ());
       bind_text_take (stmt, 14, redact (core, s->instruction));
       bind_text_take (stmt, 15, redact (core, s->label));
-      bind_text (stmt, 16, s->run_id);
-      sqlite3_bind_int (stmt, 17, s->index);
+      bind_text_take (stmt, 16, redact (core, s->options_json));
+      bind_text (stmt, 17, s->run_id);
+      sqlite3_bind_int (stmt, 18, s->index);
       ok = step_done (core->db, stmt, error);
       if (ok && sqlite3_changes (core->db) == 0)
         {

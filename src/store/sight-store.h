@@ -239,7 +239,8 @@ void        sight_store_add_step_async (SightStore            *self,
                                         gpointer               user_data);
 /* Updates the step (run_id, index) with the outcome fields of @step:
  * verdict, code, explanation, usage, cache, budget, model_calls, actions,
- * target and finished_at (now when 0). */
+ * target and finished_at (now when 0), and instruction, label and options when
+ * given (written again once the step found a value to be a secret). */
 gboolean    sight_store_finish_step   (SightStore            *self,
                                        const SightStepRecord *step,
                                        GError               **error);

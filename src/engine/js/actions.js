@@ -617,6 +617,28 @@
         el.dispatchEvent (new Event ('change', { bubbles: true }));
         return { value: el.type === 'password' ? null : (el.value ?? el.textContent) };
       } },
+    /* A secret: only into an enabled, editable field of its purpose, as the
+     * page has it now (secret-fields.js); refused with nothing typed. */
+    fillSecret: { checks: {},
+      async run (el, a, deadline) {
+        const fields = G.__sight.secretFields;
+        const refuse = (why) => new ActionError ('POLICY_DENIED', 'The secret is not typed into ' +
+                                                 describeBriefly (el) + ': ' + why);
+        if (!fields)
+          throw refuse ('the field check is not loaded');
+        if (el.localName !== 'input')
+          throw refuse (fields.refusal (el, a.purpose));
+        try {
+          await waitActionable (el, { visible: true, enabled: true, editable: true }, deadline);
+        } catch (e) {
+          throw refuse (String (e.message).replace (/^.* cannot be acted on: /, ''));
+        }
+        const why = fields.refusal (el, a.purpose);
+        if (why)
+          throw refuse (why);
+        ACTIONS.fill.run (el, a);
+        return {};
+      } },
     type: { checks: { visible: true, enabled: true, editable: true },
       async run (el, a) {
         const text = String (a.text ?? a.value ?? '');
@@ -779,6 +801,9 @@
         await waitActionable (el, spec.checks, deadline, a.position);
       const t2 = performance.now ();
       const desc = descriptor (el);
+      /* a field refilled with a secret may hold it already */
+      if (a.type === 'fillSecret')
+        desc.text = '';
       const t3 = performance.now ();
       unloading = false;
       const detail = await spec.run (el, a, deadline);

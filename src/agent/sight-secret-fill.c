@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-secret-fill"
+
+#include "config.h"
+
+#include "sight-secret-fill.h"
+
+#include "sight-error.h"
+#include "sight-secret-fields.h"
+
+static void
+filled_cb (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  GError *error = NULL;
+  JsonObject *reply = sight_web_page_fill_secret_finish (SIGHT_WEB_PAGE (source), result, &error);
+
+  if (reply == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, reply, (GDestroyNotify) json_object_unref);
+}
+
+gboolean
+sight_secret_fill_authorize (SightWebPage  *page,
+                             SightSecrets  *secrets,
+                             const char    *name,
+                             const char    *param,
+                             const char    *step_origin,
+                             GError       **error)
+{
+  const char *url = sight_web_page_get_uri (page);
+  g_autofree char *origin = sight_origin_normalize (url);
+  g_autofree char *wanted = step_origin != NULL ? sight_origin_normalize (step_origin) : NULL;
+  const SightCredential *cred = secrets != NULL ? sight_secrets_lookup (secrets, name) : NULL;
+
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (page), FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
+
+  if (cred == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
+                   "the credential \"%s\" (param {%s}) is not registered", name,
+                   param != NULL ? param : name);
+      return FALSE;
+    }
+  if (origin == NULL || (step_origin != NULL && g_strcmp0 (origin, wanted) != 0))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED,
+                   "the secret \"%s\" may not be filled on %s: the step opened on %s",
+                   name, origin != NULL ? origin : "this page",
+                   wanted != NULL ? wanted : "another origin");
+      return FALSE;
+    }
+  if (!sight_credential_origin_allowed (cred, url))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED,
+                   "the credential \"%s\" is not allowed on %s", name, origin);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+sight_secret_fill_async (SightWebPage        *page,
+                         SightSecrets        *secrets,
+                         const char          *name,
+                         const char          *param,
+                         const char          *step_origin,
+                         const char          *ref,
+                         guint                timeout_ms,
+                         GCancellable        *cancellable,
+                         GAsyncReadyCallback  callback,
+                         gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  const char *value;
+  GError *error = NULL;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
+  g_return_if_fail (name != NULL);
+  g_return_if_fail (ref != NULL);
+
+  task = g_task_new (page, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_secret_fill_async);
+  if (!sight_secret_fill_authorize (page, secrets, name, param, step_origin, &error) ||
+      (value = sight_secrets_resolve_for_origin (secrets, name, sight_web_page_get_uri (page),
+                                                 &error)) == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  sight_web_page_fill_secret_async (page, ref, value, sight_secrets_lookup (secrets, name)->purpose,
+                                    timeout_ms, cancellable, filled_cb, g_steal_pointer (&task));
+}
+
+JsonObject *
+sight_secret_fill_finish (SightWebPage  *page,
+                          GAsyncResult  *result,
+                          GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, page), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+gboolean
+sight_secret_fill_error_is_refusal (const GError *error)
+{
+  return g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED) ||
+         g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE);
+}
