@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gio/gio.h>
 #include <glib-unix.h>
+#include <glib/gstdio.h>
 #include <gtk/gtk.h>
 #include <stdio.h>
 #include <string.h>
@@ -211,13 +212,52 @@ sight_headless_session_bus_exists (void)
 static gboolean
 start_private_bus (GError **error)
 {
-  const char *argv[] = { NULL, "--session", "--nofork", "--nopidfile", "--print-address", "%d",
-                         NULL };
+  /* The session bus's configuration without its service directories: the
+   * bus starts no service, so what asks for one (the accessibility bus that
+   * WebKit looks up, a portal, a keyring) learns at once that none is there,
+   * and nothing outlives the bus. */
+  static const char config_format[] =
+    "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+    " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+    "<busconfig>\n"
+    "  <type>session</type>\n"
+    "  <listen>unix:tmpdir=%s</listen>\n"
+    "  <auth>EXTERNAL</auth>\n"
+    "  <policy context=\"default\">\n"
+    "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
+    "    <allow eavesdrop=\"true\"/>\n"
+    "    <allow own=\"*\"/>\n"
+    "  </policy>\n"
+    "</busconfig>\n";
+  g_autofree char *escaped_tmp = NULL;
+  g_autofree char *config = NULL;
+  g_autofree char *config_path = NULL;
+  g_autofree char *config_arg = NULL;
   g_autofree char *address = NULL;
+  int config_fd;
 
   if (sight_headless_session_bus_exists ())
     return TRUE;
-  address = start_helper (&bus, "dbus-daemon", argv, error);
+  escaped_tmp = g_markup_escape_text (g_get_tmp_dir (), -1);
+  config = g_strdup_printf (config_format, escaped_tmp);
+  config_fd = g_file_open_tmp ("sightline-bus-XXXXXX.conf", &config_path, error);
+  if (config_fd < 0)
+    return FALSE;
+  close (config_fd);
+  if (!g_file_set_contents (config_path, config, -1, error))
+    {
+      g_unlink (config_path);
+      return FALSE;
+    }
+  config_arg = g_strconcat ("--config-file=", config_path, NULL);
+  {
+    const char *argv[] = { NULL, config_arg, "--nofork", "--nopidfile", "--print-address", "%d",
+                           NULL };
+
+    address = start_helper (&bus, "dbus-daemon", argv, error);
+  }
+  /* Read once, at its start. */
+  g_unlink (config_path);
   if (address == NULL)
     {
       g_prefix_error (error, "No session bus is set and none could be started (install the "
@@ -266,11 +306,13 @@ start_private_display (GError **error)
 gboolean
 sight_headless_ensure_display (GError **error)
 {
-  /* Nothing a headless command shows is for an assistive technology: no
-   * accessibility bus (and its launcher and second daemon) for GTK or for
-   * the web processes. */
+  /* Nothing a headless command shows is for an assistive technology (its
+   * observations come from the page's own tree): no accessibility bus, and
+   * its launcher and second daemon, for GTK or for the web processes (set
+   * and empty, WebKit's address keeps them from looking one up). */
   g_setenv ("GTK_A11Y", "none", FALSE);
   g_setenv ("NO_AT_BRIDGE", "1", FALSE);
+  g_setenv ("WEBKIT_A11Y_BUS_ADDRESS", "", FALSE);
   return start_private_bus (error) && start_private_display (error);
 }
 
