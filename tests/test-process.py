@@ -19,11 +19,13 @@ every live process whose parent chain leads to this test.
 3. mcp: `sightline mcp` with a session open and a smoke test in flight (its
    page answers after 20 s): stdin closes, the server exits within 1 s, and
    the stored run is `interrupted`; and with only a session open.
-4. links: `sightline smoke --no-strict-links` of a page with a broken link:
+4. serve: `sightline serve --headless` with a client's session open, stopped
+   by SIGTERM and by SIGINT: status 0, and its web processes end with it.
+5. links: `sightline smoke --no-strict-links` of a page with a broken link:
    the link's URL, status and the page it was found on are in the structured
    report (--json), in the text and in the HTML report (`sightline report`).
 
-Usage: test-process.py SIGHTLINE [PART…]  (TAP output; parts: status kill mcp links)
+Usage: test-process.py SIGHTLINE [PART…]  (TAP output; parts: status kill mcp serve links)
 """
 
 import ctypes
@@ -38,9 +40,10 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 SIGHTLINE = os.path.abspath(sys.argv[1])
-PARTS = sys.argv[2:] or ["status", "kill", "mcp", "links"]
+PARTS = sys.argv[2:] or ["status", "kill", "mcp", "serve", "links"]
 PR_SET_CHILD_SUBREAPER = 36
 KILLS = 20
 # How long the helpers of a dead command get to end (they are signalled the
@@ -387,7 +390,62 @@ def part_mcp():
     kill_leftovers(alive)
 
 
-# --------------------------------------------------------------- 4. links
+# --------------------------------------------------------------- 4. serve
+
+
+def part_serve():
+    for name, signum in (("SIGTERM", signal.SIGTERM), ("SIGINT", signal.SIGINT)):
+        token_file = os.path.join(tmp, f"serve-token-{name}")
+        serve = subprocess.Popen([SIGHTLINE, "serve", "--headless", "--port", "0", "--token-file",
+                                  token_file], env=dict(ENV, SIGHTLINE_DATA_DIR=os.path.join(tmp, "serve")),
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        url = None
+        for line in serve.stdout:
+            if line.startswith("MCP endpoint:"):
+                url = line.split()[-1]
+                break
+        with open(token_file) as f:
+            token = f.read().strip()
+
+        def post(body, session=None):
+            headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json",
+                       "Accept": "application/json, text/event-stream"}
+            if session:
+                headers["Mcp-Session-Id"] = session
+            request = urllib.request.Request(url, json.dumps(body).encode(), headers)
+            with urllib.request.urlopen(request, timeout=120) as answer:
+                return answer.headers.get("Mcp-Session-Id"), answer.read().decode()
+
+        session, _ = post({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                           "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "test-process", "version": "1"}}})
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        _, opened = post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                          "params": {"name": "create_session",
+                                     "arguments": {"startUrl": SITE + "/ok.html"}}}, session)
+        web = [n for _, state, n in descendants() if n.startswith("WebKitWebProc") and state != "Z"]
+        check(f"serve: a session with its web process before {name}", '"live"' in opened and web,
+              opened[:300])
+        started = time.monotonic()
+        serve.send_signal(signum)
+        try:
+            serve.wait(30)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.wait()
+        took = time.monotonic() - started
+        serve.stdout.close()
+        alive, settled = left_behind()
+        check(f"serve: {name} ends it with status 0", serve.returncode == 0,
+              f"status {serve.returncode}")
+        check(f"serve: nothing left {SETTLE_S:.0f} s after {name}, web processes included", not alive,
+              names(alive))
+        note(f"serve exited {took:.2f} s after {name}; its helpers were gone {settled:.2f} s later")
+        kill_leftovers(alive)
+
+
+# --------------------------------------------------------------- 5. links
 
 
 def part_links():
@@ -419,7 +477,8 @@ def part_links():
 
 try:
     for part in PARTS:
-        {"status": part_status, "kill": part_kill, "mcp": part_mcp, "links": part_links}[part]()
+        {"status": part_status, "kill": part_kill, "mcp": part_mcp, "links": part_links,
+         "serve": part_serve}[part]()
 finally:
     release_slow.set()
     alive, _ = left_behind(2.0)
