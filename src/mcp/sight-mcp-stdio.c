@@ -208,6 +208,18 @@ input_ended (SightMcpStdio *self)
 
 static void read_next (SightMcpStdio *self);
 
+/* A line that cannot be a message is still one line, answered like any
+ * other: -32700 with a null id; then the next line. */
+static void
+answer_garbage_line (SightMcpStdio *self,
+                     const char    *why)
+{
+  g_autoptr(JsonNode) answer = sight_mcp_error_response_new (NULL, SIGHT_MCP_PARSE_ERROR, why);
+
+  write_message (self, answer);
+  read_next (self);
+}
+
 static void
 line_read_cb (GObject      *object,
               GAsyncResult *result,
@@ -223,12 +235,7 @@ line_read_cb (GObject      *object,
   if (line == NULL && error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
       g_error_matches (error, G_CONVERT_ERROR, G_CONVERT_ERROR_ILLEGAL_SEQUENCE))
     {
-      /* Not UTF-8: still one garbage line, answered like any other. */
-      g_autoptr(JsonNode) answer =
-        sight_mcp_error_response_new (NULL, SIGHT_MCP_PARSE_ERROR,
-                                      "Parse error: the message is not UTF-8 JSON");
-      write_message (self, answer);
-      read_next (self);
+      answer_garbage_line (self, "Parse error: the message is not UTF-8 JSON");
       return;
     }
   if (line == NULL)
@@ -241,14 +248,9 @@ line_read_cb (GObject      *object,
 
   if (memchr (line, '\0', length) != NULL)
     {
-      /* A NUL byte cannot be in JSON text: one garbage line, answered as
-       * such (read as a C string, the line would end at it, unanswered or
-       * cut short). */
-      g_autoptr(JsonNode) answer =
-        sight_mcp_error_response_new (NULL, SIGHT_MCP_PARSE_ERROR,
-                                      "Parse error: the message contains a NUL byte");
-      write_message (self, answer);
-      read_next (self);
+      /* A NUL byte cannot be in JSON text (read as a C string, the line
+       * would end at it, unanswered or cut short). */
+      answer_garbage_line (self, "Parse error: the message contains a NUL byte");
       return;
     }
   if (length > 0 && line[length - 1] == '\r')
