@@ -15,7 +15,9 @@
 #include <string.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,6 +95,10 @@ spawn_helper (Helper             *helper,
 
       if (prctl (PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid () != parent)
         _exit (127);
+      /* The helper keeps none of the command's descriptors but its report
+       * pipe: holding a copy of the command's stdout (MCP's protocol pipe,
+       * a pipe to `head`) would keep the reader from seeing its end. */
+      syscall (SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
       devnull = open ("/dev/null", O_RDWR);
       fcntl (report_fd, F_SETFD, 0);
       if (devnull >= 0)
@@ -328,7 +334,8 @@ keep_output_from_children (void)
   FILE *out;
 
   fflush (stdout);
-  fd = dup (STDOUT_FILENO);
+  /* Close-on-exec: no child may hold the command's output open. */
+  fd = fcntl (STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
   if (fd < 0)
     return;
   out = fdopen (fd, "w");

@@ -17,8 +17,9 @@ every live process whose parent chain leads to this test.
    (the seed is printed; SIGHTLINE_PROCESS_SEED repeats it); after each kill,
    the processes left (Xvfb, dbus, WebKit's helpers) are counted: 0 required.
 3. mcp: `sightline mcp` with a session open and a smoke test in flight (its
-   page answers after 20 s): stdin closes, the server exits within 1 s, and
-   the stored run is `interrupted`; and with only a session open.
+   page answers after 20 s): stdin closes, the server has exited and its
+   stdout has ended within 1 s, and the stored run is `interrupted`; and with
+   only a session open.
 4. serve: `sightline serve --headless` with a client's session open, stopped
    by SIGTERM and by SIGINT: status 0, and its web processes end with it.
 5. links: `sightline smoke --no-strict-links` of a page with a broken link:
@@ -33,6 +34,7 @@ import http.server
 import json
 import os
 import random
+import select
 import shutil
 import signal
 import subprocess
@@ -334,12 +336,37 @@ class Mcp:
         self.start_call(method, params)
         return json.loads(self.process.stdout.readline())
 
-    def close_stdin(self):
-        """Closes stdin; returns the exit status and the seconds it took."""
+    def stdout_end(self, deadline):
+        out = self.process.stdout.fileno()
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([out], [], [], max(0.0, deadline - time.monotonic()))
+            if ready and not os.read(out, 65536):
+                return True
+        return False
+
+    def kill(self):
+        """SIGKILL; returns the seconds until the client's stdout ended (None:
+        not within 5 s: something the server started holds the pipe)."""
         started = time.monotonic()
+        self.process.kill()
+        self.process.wait()
+        ended = self.stdout_end(started + 5)
+        took = time.monotonic() - started
         self.process.stdin.close()
+        self.process.stdout.close()
+        self.err.close()
+        return took if ended else None
+
+    def close_stdin(self):
+        """Closes stdin; returns the exit status and the seconds until the
+        server had exited and its stdout had ended, as a client sees it (the
+        SDK waits for both; a helper holding the pipe keeps it open)."""
+        started = time.monotonic()
+        deadline = started + 15
+        self.process.stdin.close()
+        self.stdout_end(deadline)
         try:
-            self.process.wait(15)
+            self.process.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
@@ -362,7 +389,7 @@ def part_mcp():
     check("mcp: the smoke test is in flight (its page was requested)", in_flight)
     status, took = mcp.close_stdin()
     release_slow.set()
-    check(f"mcp: exits within {MCP_EXIT_S:.0f} s of stdin EOF with a session open and a call running",
+    check(f"mcp: exits, stdout ended, within {MCP_EXIT_S:.0f} s of stdin EOF with a session open and a call running",
           took <= MCP_EXIT_S, f"{took:.2f} s")
     check("mcp: exit status 0 at EOF", status == 0, f"status {status}")
     note(f"mcp exited {took:.2f} s after stdin EOF, a session open and a smoke test running")
@@ -382,11 +409,37 @@ def part_mcp():
     mcp = Mcp(data)
     mcp.call("tools/call", {"name": "create_session", "arguments": {"startUrl": SITE + "/ok.html"}})
     status, took = mcp.close_stdin()
-    check(f"mcp: exits within {MCP_EXIT_S:.0f} s of stdin EOF with a session open", took <= MCP_EXIT_S,
+    check(f"mcp: exits, stdout ended, within {MCP_EXIT_S:.0f} s of stdin EOF with a session open", took <= MCP_EXIT_S,
           f"{took:.2f} s")
     note(f"mcp exited {took:.2f} s after stdin EOF with a session open")
     alive, _ = left_behind(2.0)
     check("mcp: nothing left after that exit", not alive, names(alive))
+    kill_leftovers(alive)
+
+    # Killed, the server's stdout still ends for its client: nothing it
+    # started holds the pipe.
+    mcp = Mcp(os.path.join(tmp, "mcp-data-3"))
+    mcp.call("tools/call", {"name": "create_session", "arguments": {"startUrl": SITE + "/ok.html"}})
+    took = mcp.kill()
+    check(f"mcp: SIGKILLed with a session open, its stdout ends for the client within {MCP_EXIT_S:.0f} s",
+          took is not None and took <= MCP_EXIT_S, "not within 5 s" if took is None else f"{took:.2f} s")
+    alive, _ = left_behind()
+    check("mcp: nothing left after the SIGKILL", not alive, names(alive))
+    kill_leftovers(alive)
+
+    # After calls that opened pages: the SDK's close waits for stdout to end.
+    mcp = Mcp(os.path.join(tmp, "mcp-data-2"))
+    mcp.call("tools/call", {"name": "smoke_test", "arguments": {"url": SITE + "/ok.html"}})
+    mcp.call("tools/call", {"name": "screenshot", "arguments": {"url": SITE + "/ok.html"}})
+    status, took = mcp.close_stdin()
+    check(f"mcp: exits, stdout ended, within {MCP_EXIT_S:.0f} s of stdin EOF after a smoke test and a screenshot",
+          took <= MCP_EXIT_S, f"{took:.2f} s")
+    check("mcp: exit status 0 at EOF after a smoke test and a screenshot", status == 0,
+          f"status {status}")
+    note(f"mcp exited {took:.2f} s after stdin EOF, after a smoke test and a screenshot")
+    alive, _ = left_behind(2.0)
+    check("mcp: nothing left after the exit that followed a smoke test and a screenshot", not alive,
+          names(alive))
     kill_leftovers(alive)
 
 
