@@ -8,8 +8,8 @@ dbus-daemon. This test is a child subreaper (PR_SET_CHILD_SUBREAPER): whatever a
 command starts and leaves behind is re-parented here, so "what is left" is
 every live process whose parent chain leads to this test.
 
-1. status: snapshot, screenshot, smoke and run, each with an outcome of the
-   exit-status table (0, 1, 2, 3), run directly, under `timeout`, under
+1. status: snapshot, screenshot, smoke, run and act, each with an outcome of
+   the exit-status table (0, 1, 2, 3, 5), run directly, under `timeout`, under
    `setsid -w` and in the background of a non-interactive `sh -c`: each status
    is the documented one, stderr never says "Terminated", and nothing the
    command started is left once it has exited.
@@ -241,14 +241,19 @@ CASES = [
     ("smoke of a page with a broken link", ["smoke", SITE + "/"], 1),
     ("run of a passing test file", ["run", PASSING], 0),
     ("run of a test file that is not JSON", ["run", NOT_JSON], 2),
+    ("act with its model unreachable", ["act", SITE + "/ok.html", "click the heading"], 5),
 ]
+# act meets a model endpoint that refuses connections (MODEL_UNAVAILABLE).
+UNREACHABLE_MODEL = {"SIGHTLINE_MODEL": "openai:gpt-4.1", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
+                     "OPENAI_API_KEY": "sk-process-test"}
 
 
 def part_status():
     for where, wrap in WRAPPERS:
         for what, args, expected in CASES:
             started = time.monotonic()
-            done = subprocess.run(wrap([SIGHTLINE] + args), env=ENV, stdin=subprocess.DEVNULL,
+            env = dict(ENV, **UNREACHABLE_MODEL) if args[0] == "act" else ENV
+            done = subprocess.run(wrap([SIGHTLINE] + args), env=env, stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, timeout=300)
             seconds = time.monotonic() - started
             alive, _ = left_behind(2.0)
