@@ -106,6 +106,8 @@ spawn_helper (Helper             *helper,
           dup2 (devnull, STDIN_FILENO);
           dup2 (devnull, STDOUT_FILENO);
           dup2 (devnull, STDERR_FILENO);
+          if (devnull > STDERR_FILENO)
+            close (devnull);
         }
       execv (argv[0], (char **) argv);
       _exit (127);
