@@ -23,9 +23,11 @@
 
 #include "sight-error.h"
 
-/* How long a helper gets to report its address, and to end when asked. */
+/* How long a helper gets to report its address, and to end when asked
+ * (at exit: within the second an MCP client gives the server after its
+ * input ends). */
 #define HELPER_START_SECONDS 10
-#define HELPER_STOP_MS       2000
+#define HELPER_STOP_MS       500
 
 /* A program the command starts for itself and ends when it ends. */
 typedef struct {
@@ -40,34 +42,57 @@ static Helper bus = { "dbus-daemon", 0 };
 static GDBusConnection *bus_connection;
 static gboolean stop_registered;
 
+static gboolean
+reaped (Helper *helper)
+{
+  if (helper->pid > 0 && waitpid (helper->pid, NULL, WNOHANG) != 0)
+    helper->pid = 0;
+  return helper->pid <= 0;
+}
+
+/* Asks @helpers to end (SIGTERM, so that Xvfb removes its lock and socket),
+ * waits for them together up to HELPER_STOP_MS, then kills what is left. */
+static void
+stop_helpers_now (Helper **helpers,
+                  guint    n_helpers)
+{
+  gint64 deadline = g_get_monotonic_time () + HELPER_STOP_MS * 1000;
+  gboolean all_reaped;
+
+  for (guint i = 0; i < n_helpers; i++)
+    if (helpers[i]->pid > 0)
+      kill (helpers[i]->pid, SIGTERM);
+  do
+    {
+      all_reaped = TRUE;
+      for (guint i = 0; i < n_helpers; i++)
+        all_reaped &= reaped (helpers[i]);
+      if (!all_reaped)
+        g_usleep (5000);
+    }
+  while (!all_reaped && g_get_monotonic_time () < deadline);
+  for (guint i = 0; i < n_helpers; i++)
+    if (helpers[i]->pid > 0)
+      {
+        kill (helpers[i]->pid, SIGKILL);
+        waitpid (helpers[i]->pid, NULL, 0);
+        helpers[i]->pid = 0;
+      }
+}
+
 static void
 stop_helper (Helper *helper)
 {
-  gint64 deadline;
-
-  if (helper->pid <= 0)
-    return;
-  kill (helper->pid, SIGTERM);
-  deadline = g_get_monotonic_time () + HELPER_STOP_MS * 1000;
-  while (waitpid (helper->pid, NULL, WNOHANG) == 0)
-    {
-      if (g_get_monotonic_time () >= deadline)
-        {
-          kill (helper->pid, SIGKILL);
-          waitpid (helper->pid, NULL, 0);
-          break;
-        }
-      g_usleep (5000);
-    }
-  helper->pid = 0;
+  stop_helpers_now (&helper, 1);
 }
 
 /* At exit, whoever called it: a helper is gone when the command is. */
 static void
 stop_helpers (void)
 {
-  stop_helper (&xvfb);
-  stop_helper (&bus);
+  Helper *helpers[] = { &xvfb, &bus };
+
+  stop_helpers_now (helpers, G_N_ELEMENTS (helpers));
 }
 
 /* Starts @argv with its standard streams on /dev/null and @report_fd open

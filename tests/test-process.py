@@ -12,10 +12,11 @@ every live process whose parent chain leads to this test.
    the exit-status table (0, 1, 2, 3, 5), run directly, under `timeout`, under
    `setsid -w` and in the background of a non-interactive `sh -c`: each status
    is the documented one, stderr never says "Terminated", and nothing the
-   command started is left once it has exited.
+   command started is left once it has exited (SETTLE_S).
 2. kill: `sightline run` killed with SIGKILL at 20 random points of its life
    (the seed is printed; SIGHTLINE_PROCESS_SEED repeats it); after each kill,
-   the processes left (Xvfb, dbus, WebKit's helpers) are counted: 0 required.
+   the processes left after SETTLE_S (Xvfb, dbus, WebKit's helpers) are
+   counted: 0 required.
 3. mcp: `sightline mcp` with a session open and a smoke test in flight (its
    page answers after 20 s): stdin closes, the server has exited and its
    stdout has ended within 1 s, and the stored run is `interrupted`; and with
@@ -48,9 +49,12 @@ SIGHTLINE = os.path.abspath(sys.argv[1])
 PARTS = sys.argv[2:] or ["status", "kill", "mcp", "serve", "links"]
 PR_SET_CHILD_SUBREAPER = 36
 KILLS = 20
-# How long the helpers of a dead command get to end (they are signalled the
-# moment it dies; WebKit's end when their connection closes).
-SETTLE_S = 5.0
+# How long the helpers of an ended command get to go before they count as
+# left (they are signalled the moment it dies; WebKit's end when their
+# connection closes). Quick on a quiet machine (well under a second, the notes
+# say how long), but WebKit's bwrap sandboxes took over 5 s at a load average
+# of 13 on two cores; what is left for good stays.
+SETTLE_S = 10.0
 MCP_EXIT_S = 1.0
 
 checks = []
@@ -249,6 +253,7 @@ UNREACHABLE_MODEL = {"SIGHTLINE_MODEL": "openai:gpt-4.1", "OPENAI_BASE_URL": "ht
 
 
 def part_status():
+    worst = 0.0
     for where, wrap in WRAPPERS:
         for what, args, expected in CASES:
             started = time.monotonic()
@@ -256,13 +261,16 @@ def part_status():
             done = subprocess.run(wrap([SIGHTLINE] + args), env=env, stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, timeout=300)
             seconds = time.monotonic() - started
-            alive, _ = left_behind(2.0)
+            alive, settled = left_behind()
+            worst = max(worst, settled)
             check(f"{what} {where}: exit {expected}", done.returncode == expected,
                   f"exit {done.returncode} after {seconds:.1f} s; stderr: {done.stderr[-600:]}")
             check(f"{what} {where}: no Terminated on stderr", "Terminated" not in done.stderr,
                   done.stderr[-600:])
-            check(f"{what} {where}: nothing left 2 s after the exit", not alive, names(alive))
+            check(f"{what} {where}: nothing left after the exit", not alive, names(alive))
             kill_leftovers(alive)
+    note(f"after an exit, what the command had started was gone within {worst:.2f} s (worst of "
+         f"{len(WRAPPERS) * len(CASES)})")
 
 
 # ---------------------------------------------------------------- 2. kill
@@ -280,7 +288,7 @@ def part_kill():
                               capture_output=True, text=True, timeout=300)
         durations.append(time.monotonic() - started)
         check("the test file of the kills passes when left alone", done.returncode == 0, done.stderr)
-        left_behind(2.0)
+        left_behind()
     whole = min(durations) * 0.9
     note(f"seed {seed}; whole runs took {durations[0]:.2f} and {durations[1]:.2f} s; "
          f"killing at {KILLS} points of 0 to {whole:.2f} s")
@@ -398,7 +406,7 @@ def part_mcp():
           took <= MCP_EXIT_S, f"{took:.2f} s")
     check("mcp: exit status 0 at EOF", status == 0, f"status {status}")
     note(f"mcp exited {took:.2f} s after stdin EOF, a session open and a smoke test running")
-    alive, _ = left_behind(2.0)
+    alive, _ = left_behind()
     check("mcp: nothing left after the exit", not alive, names(alive))
     kill_leftovers(alive)
     runs = subprocess.run([SIGHTLINE, "runs", "--json"], env=dict(ENV, SIGHTLINE_DATA_DIR=data),
@@ -417,7 +425,7 @@ def part_mcp():
     check(f"mcp: exits, stdout ended, within {MCP_EXIT_S:.0f} s of stdin EOF with a session open", took <= MCP_EXIT_S,
           f"{took:.2f} s")
     note(f"mcp exited {took:.2f} s after stdin EOF with a session open")
-    alive, _ = left_behind(2.0)
+    alive, _ = left_behind()
     check("mcp: nothing left after that exit", not alive, names(alive))
     kill_leftovers(alive)
 
@@ -442,7 +450,7 @@ def part_mcp():
     check("mcp: exit status 0 at EOF after a smoke test and a screenshot", status == 0,
           f"status {status}")
     note(f"mcp exited {took:.2f} s after stdin EOF, after a smoke test and a screenshot")
-    alive, _ = left_behind(2.0)
+    alive, _ = left_behind()
     check("mcp: nothing left after the exit that followed a smoke test and a screenshot", not alive,
           names(alive))
     kill_leftovers(alive)

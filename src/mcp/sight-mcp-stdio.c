@@ -10,7 +10,7 @@
 /* How long cancelled calls get to answer (and record their runs as
  * interrupted) after input ended: the stdio transport expects the server to
  * exit soon after its input closes, within a second. */
-#define DRAIN_MS 500
+#define DRAIN_MS 300
 
 struct _SightMcpStdio
 {
