@@ -16,6 +16,6 @@ gboolean sight_headless_ensure_display     (GError **error);
 gboolean sight_headless_session_bus_exists (void);
 /* What a command that renders needs before it starts: the display, its
  * standard output kept from WebKit's helper processes, GTK initialized. */
-gboolean sight_headless_start          (GError **error);
+gboolean sight_headless_start              (GError **error);
 
 G_END_DECLS
