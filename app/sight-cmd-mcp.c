@@ -5,6 +5,7 @@
 
 #include <gio/gunixinputstream.h>
 #include <gio/gunixoutputstream.h>
+#include <fcntl.h>
 #include <glib-unix.h>
 #include <glib/gi18n.h>
 #include <gtk/gtk.h>
@@ -39,7 +40,9 @@ take_stdout (GError **error)
 {
   /* fileno (stdout): main may have moved the command's output off
    * descriptor 1 already (see keep_output_from_children). */
-  int protocol_fd = dup (fileno (stdout));
+  /* Close-on-exec: a child holding the protocol pipe would keep the
+   * client from seeing it end when the server exits. */
+  int protocol_fd = fcntl (fileno (stdout), F_DUPFD_CLOEXEC, 3);
 
   if (protocol_fd < 0 || dup2 (STDERR_FILENO, fileno (stdout)) < 0 ||
       dup2 (STDERR_FILENO, STDOUT_FILENO) < 0)

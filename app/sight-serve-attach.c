@@ -6,22 +6,10 @@
 #include "sight-serve-attach.h"
 
 #include "sight-error.h"
+#include "sight-headless.h"
 
 #define APP_PATH "/dev/sightline/Sightline"
 #define CALL_TIMEOUT_MS 15000
-
-/* Whether a session bus is there to ask, without letting GLib autolaunch
- * one (a command must not leave a bus daemon behind). */
-static gboolean
-have_session_bus (void)
-{
-  g_autofree char *socket = NULL;
-
-  if (g_getenv ("DBUS_SESSION_BUS_ADDRESS") != NULL)
-    return TRUE;
-  socket = g_build_filename (g_get_user_runtime_dir (), "bus", NULL);
-  return g_file_test (socket, G_FILE_TEST_EXISTS);
-}
 
 static gboolean
 app_is_running (GDBusConnection *bus)
@@ -48,7 +36,9 @@ sight_serve_attach (GError **error)
   g_autofree char *url = NULL;
   gboolean enabled = FALSE;
 
-  if (!have_session_bus ())
+  /* Only a bus that is there to ask: an autolaunched one would outlive the
+   * command. */
+  if (!sight_headless_session_bus_exists ())
     return NULL;
   bus = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, NULL);
   if (bus == NULL || !app_is_running (bus))

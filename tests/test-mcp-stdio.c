@@ -178,6 +178,24 @@ test_session (void)
   g_assert_true (json_object_get_null_member (answer, "id"));
   g_clear_pointer (&answer, json_object_unref);
 
+  /* So is a line that starts with a NUL byte (read as a C string it was
+   * empty, and went unanswered). */
+  {
+    static const char nul_line[] = "\0{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n";
+    g_autoptr(GError) error = NULL;
+
+    g_output_stream_write_all (server.to_server, nul_line, sizeof nul_line - 1, NULL, NULL,
+                               &error);
+    g_assert_no_error (error);
+    g_output_stream_flush (server.to_server, NULL, &error);
+    g_assert_no_error (error);
+    answer = read_message (&server);
+    g_assert_cmpint (json_object_get_int_member (
+                       json_object_get_object_member (answer, "error"), "code"), ==, -32700);
+    g_assert_true (json_object_get_null_member (answer, "id"));
+    g_clear_pointer (&answer, json_object_unref);
+  }
+
   send_line (&server, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
                       "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                       "\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}");

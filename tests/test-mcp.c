@@ -420,6 +420,13 @@ test_builtin_schemas (void)
     { "assert", "{\"sessionId\":\"sess_1\",\"assertion\":\"a badge\",\"vision\":\"some\"}", 1 },
     { "wait_for", "{\"sessionId\":\"sess_1\",\"condition\":\"done\",\"interval\":99}", 1 },
     { "extract", "{\"sessionId\":\"sess_1\",\"instruction\":\"name\"}", 1 },
+    /* sessionId or its deprecated alias id: one of them is required. */
+    { "get_session", "{}", 1 },
+    { "get_session", "{\"sessionId\":\"sess_1\"}", 0 },
+    { "get_session", "{\"id\":\"sess_1\"}", 0 },
+    { "stop_session", "{}", 1 },
+    { "stop_session", "{\"sessionId\":\"sess_1\"}", 0 },
+    { "stop_session", "{\"id\":\"sess_1\"}", 0 },
   };
 
   /* The 19 built-in tools, then one per skill: here only skill_smoke_uat. */
@@ -452,6 +459,22 @@ test_builtin_schemas (void)
       if (json_array_get_length (issues) != cases[i].issues)
         g_error ("%s %s: %u issues, expected %u", cases[i].tool, cases[i].arguments,
                  json_array_get_length (issues), cases[i].issues);
+    }
+
+  /* The schemas themselves say so, for a client that reads tools/list: no
+   * session id is refused by the inputSchema alone. */
+  for (guint i = 0; i < 2; i++)
+    {
+      SightMcpTool *tool = sight_mcp_registry_lookup (registry,
+                                                      i == 0 ? "get_session" : "stop_session");
+      g_autoptr(JsonNode) none = parse ("{}");
+      g_autoptr(JsonNode) alias = parse ("{\"id\":\"sess_1\"}");
+      g_autoptr(JsonArray) issues = json_array_new ();
+
+      sight_mcp_schema_validate (tool->input_schema, none, issues);
+      g_assert_cmpuint (json_array_get_length (issues), ==, 1);
+      sight_mcp_schema_validate (tool->input_schema, alias, issues);
+      g_assert_cmpuint (json_array_get_length (issues), ==, 1);
     }
 }
 
@@ -640,6 +663,93 @@ test_batches (void)
   /* 2025-06-18 has no batches. */
   initialize (current, "2025-06-18");
   assert_error (current, batch, SIGHT_MCP_INVALID_REQUEST, TRUE);
+}
+
+/* What list_skills says of a skill's inputs and what tools/list says of its
+ * skill_<name> tool agree: the same inputs, the same ones required. */
+static void
+test_skill_schemas_agree (void)
+{
+  g_autoptr(SightMcpRegistry) registry = sight_mcp_registry_new_builtin ();
+  g_autoptr(SightMcpServer) server = sight_mcp_server_new (registry);
+  g_autoptr(SightMcpSession) session = sight_mcp_server_create_session (server);
+  g_autoptr(JsonNode) listed = NULL;
+  g_autoptr(JsonNode) skills_answer = NULL;
+  JsonArray *tools;
+  JsonArray *skills;
+  guint compared = 0;
+
+  initialize (session, "2025-06-18");
+  listed = send_node (session, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+  tools = json_object_get_array_member (result_of (listed), "tools");
+  skills_answer = call_tool (session, "list_skills", "{}");
+  skills = json_object_get_array_member (
+    json_object_get_object_member (result_of (skills_answer), "structuredContent"), "skills");
+  g_assert_cmpuint (json_array_get_length (skills), >=, 1);
+
+  for (guint i = 0; i < json_array_get_length (skills); i++)
+    {
+      JsonObject *skill = json_array_get_object_element (skills, i);
+      const char *tool_name = json_object_get_string_member (skill, "tool");
+      JsonObject *inputs = json_object_get_object_member (skill, "inputs");
+      JsonArray *required_inputs = json_object_get_array_member (skill, "requiredInputs");
+      JsonObject *schema = NULL;
+      JsonObject *properties;
+      g_autoptr(GPtrArray) schema_required = g_ptr_array_new ();
+      JsonObjectIter iter;
+      const char *name;
+      JsonNode *value;
+
+      for (guint t = 0; t < json_array_get_length (tools); t++)
+        {
+          JsonObject *tool = json_array_get_object_element (tools, t);
+
+          if (g_str_equal (json_object_get_string_member (tool, "name"), tool_name))
+            schema = json_object_get_object_member (tool, "inputSchema");
+        }
+      g_assert_nonnull (schema);
+      properties = json_object_get_object_member (schema, "properties");
+      if (json_object_has_member (schema, "required"))
+        {
+          JsonArray *required = json_object_get_array_member (schema, "required");
+
+          for (guint r = 0; r < json_array_get_length (required); r++)
+            if (!g_str_equal (json_array_get_string_element (required, r), "confirm"))
+              g_ptr_array_add (schema_required,
+                               (char *) json_array_get_string_element (required, r));
+        }
+
+      /* requiredInputs is the tool's required list, less the tool's own
+       * confirm. */
+      g_assert_cmpuint (json_array_get_length (required_inputs), ==, schema_required->len);
+      for (guint r = 0; r < json_array_get_length (required_inputs); r++)
+        g_assert_true (g_ptr_array_find_with_equal_func (
+          schema_required, json_array_get_string_element (required_inputs, r), g_str_equal,
+          NULL));
+
+      /* Every input is a property of the tool, required there exactly when
+       * list_skills says so. */
+      json_object_iter_init (&iter, inputs);
+      while (json_object_iter_next (&iter, &name, &value))
+        {
+          gboolean listed_required = json_object_get_boolean_member_with_default (
+            json_node_get_object (value), "required", FALSE);
+          gboolean tool_required =
+            g_ptr_array_find_with_equal_func (schema_required, name, g_str_equal, NULL);
+
+          g_assert_true (json_object_has_member (json_node_get_object (value), "required"));
+          g_assert_true (json_object_has_member (properties, name));
+          if (listed_required != tool_required)
+            g_error ("%s: input %s is %srequired in list_skills, %srequired in tools/list",
+                     tool_name, name, listed_required ? "" : "not ", tool_required ? "" : "not ");
+          compared++;
+        }
+      for (guint r = 0; r < schema_required->len; r++)
+        g_assert_true (json_object_has_member (inputs, schema_required->pdata[r]));
+    }
+  /* smoke-uat's url, steps, expectText, expectUrl, expectNoText, maxLinks,
+   * strictLinks at least. */
+  g_assert_cmpuint (compared, >=, 7);
 }
 
 static void
@@ -1060,6 +1170,7 @@ main (int    argc,
   g_test_add_func ("/mcp/protocol-errors", test_protocol_errors);
   g_test_add_func ("/mcp/negotiation", test_negotiation);
   g_test_add_func ("/mcp/batches", test_batches);
+  g_test_add_func ("/mcp/skill-schemas-agree", test_skill_schemas_agree);
   g_test_add_func ("/mcp/tools-call", test_tools_call);
   g_test_add_func ("/mcp/progress", test_progress);
   g_test_add_func ("/mcp/heartbeat-and-wait", test_heartbeat_and_wait);

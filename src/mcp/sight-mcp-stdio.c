@@ -7,8 +7,10 @@
 
 #include <string.h>
 
-/* How long running calls get to answer after input ended. */
-#define DRAIN_SECONDS 5
+/* How long cancelled calls get to answer (and record their runs as
+ * interrupted) after input ended: the stdio transport expects the server to
+ * exit soon after its input closes, within a second. */
+#define DRAIN_MS 300
 
 struct _SightMcpStdio
 {
@@ -183,8 +185,8 @@ drain_timeout_cb (gpointer data)
 
   self->drain_source = 0;
   if (self->handling > 0)
-    g_warning ("%u calls did not finish within %d s of the end of input", self->handling,
-               DRAIN_SECONDS);
+    g_warning ("%u calls did not finish within %d ms of the end of input", self->handling,
+               DRAIN_MS);
   /* Whatever still runs answers into a closed stream. */
   self->handling = 0;
   maybe_finish (self);
@@ -200,11 +202,23 @@ input_ended (SightMcpStdio *self)
   g_debug ("input ended: closing the session");
   sight_mcp_session_close (self->session);
   if (self->handling > 0)
-    self->drain_source = g_timeout_add_seconds (DRAIN_SECONDS, drain_timeout_cb, self);
+    self->drain_source = g_timeout_add (DRAIN_MS, drain_timeout_cb, self);
   maybe_finish (self);
 }
 
 static void read_next (SightMcpStdio *self);
+
+/* A line that cannot be a message is still one line, answered like any
+ * other: -32700 with a null id; then the next line. */
+static void
+answer_garbage_line (SightMcpStdio *self,
+                     const char    *why)
+{
+  g_autoptr(JsonNode) answer = sight_mcp_error_response_new (NULL, SIGHT_MCP_PARSE_ERROR, why);
+
+  write_message (self, answer);
+  read_next (self);
+}
 
 static void
 line_read_cb (GObject      *object,
@@ -221,12 +235,7 @@ line_read_cb (GObject      *object,
   if (line == NULL && error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
       g_error_matches (error, G_CONVERT_ERROR, G_CONVERT_ERROR_ILLEGAL_SEQUENCE))
     {
-      /* Not UTF-8: still one garbage line, answered like any other. */
-      g_autoptr(JsonNode) answer =
-        sight_mcp_error_response_new (NULL, SIGHT_MCP_PARSE_ERROR,
-                                      "Parse error: the message is not UTF-8 JSON");
-      write_message (self, answer);
-      read_next (self);
+      answer_garbage_line (self, "Parse error: the message is not UTF-8 JSON");
       return;
     }
   if (line == NULL)
@@ -237,6 +246,13 @@ line_read_cb (GObject      *object,
       return;
     }
 
+  if (memchr (line, '\0', length) != NULL)
+    {
+      /* A NUL byte cannot be in JSON text (read as a C string, the line
+       * would end at it, unanswered or cut short). */
+      answer_garbage_line (self, "Parse error: the message contains a NUL byte");
+      return;
+    }
   if (length > 0 && line[length - 1] == '\r')
     line[--length] = '\0';
   g_strstrip (line);

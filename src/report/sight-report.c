@@ -208,6 +208,33 @@ is_failed_request (const SightLogRecord *l)
   return g_strcmp0 (l->kind, "request_failed") == 0;
 }
 
+/* A link of a page that did not work (a smoke test's): its address in url,
+ * its HTTP status (0 when nothing answered), the page it is on in text. */
+static gboolean
+is_broken_link (const SightLogRecord *l)
+{
+  return g_strcmp0 (l->kind, "broken_link") == 0;
+}
+
+static char *one_line (const char *text,
+                       gsize       max_bytes);
+
+/* How many broken links the text names before "and N more". */
+#define BROKEN_LINKS_IN_TEXT 5
+
+static void
+append_broken_link (GString              *s,
+                    const SightLogRecord *l)
+{
+  g_autofree char *url = one_line (l->url ? l->url : "", 2048);
+  g_autofree char *page = one_line (l->text ? l->text : "", 2048);
+
+  if (l->status != 0)
+    g_string_append_printf (s, "%s (HTTP %u, found on %s)", url, l->status, page);
+  else
+    g_string_append_printf (s, "%s (no answer, found on %s)", url, page);
+}
+
 static void
 count_findings (const SightRunData *data,
                 guint              *n_console,
@@ -227,14 +254,34 @@ count_findings (const SightRunData *data,
 static char *
 findings_sentence (const SightRunData *data)
 {
-  guint n_console, n_failed;
+  GString *s = g_string_new (NULL);
+  guint n_console, n_failed, n_broken = 0;
 
   count_findings (data, &n_console, &n_failed);
   if (n_console == 0 && n_failed == 0)
-    return g_strdup ("No console errors or failed network calls.");
-  return g_strdup_printf ("%u console error%s and %u failed network call%s.",
-                          n_console, n_console == 1 ? "" : "s",
-                          n_failed, n_failed == 1 ? "" : "s");
+    g_string_append (s, "No console errors or failed network calls.");
+  else
+    g_string_append_printf (s, "%u console error%s and %u failed network call%s.",
+                            n_console, n_console == 1 ? "" : "s",
+                            n_failed, n_failed == 1 ? "" : "s");
+  for (guint i = 0; data->logs && i < data->logs->len; i++)
+    {
+      const SightLogRecord *l = data->logs->pdata[i];
+
+      if (!is_broken_link (l))
+        continue;
+      if (n_broken < BROKEN_LINKS_IN_TEXT)
+        {
+          g_string_append (s, n_broken == 0 ? " Broken links: " : ", ");
+          append_broken_link (s, l);
+        }
+      n_broken++;
+    }
+  if (n_broken > BROKEN_LINKS_IN_TEXT)
+    g_string_append_printf (s, " and %u more", n_broken - BROKEN_LINKS_IN_TEXT);
+  if (n_broken > 0)
+    g_string_append_c (s, '.');
+  return g_string_free (s, FALSE);
 }
 
 static const char *
@@ -561,6 +608,26 @@ sight_report_to_json (const SightRunData *data)
       json_builder_set_member_name (b, "status");
       json_builder_add_int_value (b, l->status);
       add_string (b, "error", l->text);
+      if (l->step_index >= 0)
+        {
+          json_builder_set_member_name (b, "step");
+          json_builder_add_int_value (b, l->step_index);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "brokenLinks");
+  json_builder_begin_array (b);
+  for (guint i = 0; data->logs && i < data->logs->len; i++)
+    {
+      const SightLogRecord *l = data->logs->pdata[i];
+      if (!is_broken_link (l))
+        continue;
+      json_builder_begin_object (b);
+      add_string (b, "url", l->url);
+      json_builder_set_member_name (b, "status");
+      json_builder_add_int_value (b, l->status);
+      add_string (b, "foundOn", l->text);
       if (l->step_index >= 0)
         {
           json_builder_set_member_name (b, "step");
@@ -1303,6 +1370,43 @@ html_logs (GString            *out,
     g_string_append (out, "</table>");
 }
 
+/* Broken links, when a smoke test found any: findings whether or not they
+ * failed the test. */
+static void
+html_broken_links (GString            *out,
+                   const SightRunData *data,
+                   const char         *prefix)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < data->logs->len; i++)
+    {
+      const SightLogRecord *l = data->logs->pdata[i];
+
+      if (!is_broken_link (l))
+        continue;
+      if (n++ == 0)
+        g_string_append (out, "<h2>Broken links</h2><table><tr><th>Status</th><th>Address</th>"
+                              "<th>Found on</th><th>Step</th></tr>");
+      g_string_append (out, "<tr><td>");
+      if (l->status)
+        g_string_append_printf (out, "%u", l->status);
+      else
+        g_string_append (out, "no answer");
+      g_string_append (out, "</td><td>");
+      html_text (out, l->url);
+      g_string_append (out, "</td><td>");
+      html_text (out, l->text);
+      g_string_append (out, "</td><td>");
+      if (l->step_index >= 0)
+        g_string_append_printf (out, "<a href=\"#%sstep-%d\">%d</a>", prefix, l->step_index + 1,
+                                l->step_index + 1);
+      g_string_append (out, "</td></tr>");
+    }
+  if (n > 0)
+    g_string_append (out, "</table>");
+}
+
 /* The report of one run into ctx->body: its header (h1, or h2 when the run
  * is one of several on the page), totals, filmstrip, findings and steps. */
 static void
@@ -1404,6 +1508,7 @@ html_run (HtmlContext *ctx,
   html_logs (out, data, ctx->prefix, FALSE);
   g_string_append (out, "<h2>Failed network calls</h2>");
   html_logs (out, data, ctx->prefix, TRUE);
+  html_broken_links (out, data, ctx->prefix);
   if (run->final_url)
     {
       g_string_append (out, "<p class=\"meta\">Final address: ");
@@ -1585,6 +1690,7 @@ run_data_from_report (JsonObject *report)
   JsonArray *notes = member_array (report, "notes");
   JsonArray *console = member_array (findings, "consoleErrors");
   JsonArray *failed = member_array (findings, "failedRequests");
+  JsonArray *broken = member_array (findings, "brokenLinks");
 
   data->run = run;
   data->steps = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_step_record_free);
@@ -1643,9 +1749,9 @@ run_data_from_report (JsonObject *report)
       st->finished_at = run->started_at + member_int (o, "ms", 0) * 1000;
       g_ptr_array_add (data->steps, st);
     }
-  for (guint pass = 0; pass < 2; pass++)
+  for (guint pass = 0; pass < 3; pass++)
     {
-      JsonArray *list = pass == 0 ? console : failed;
+      JsonArray *list = pass == 0 ? console : pass == 1 ? failed : broken;
 
       for (guint i = 0; list && i < json_array_get_length (list); i++)
         {
@@ -1663,11 +1769,17 @@ run_data_from_report (JsonObject *report)
               l->level = g_strdup ("error");
               l->text = g_strdup (member_string (o, "text"));
             }
-          else
+          else if (pass == 1)
             {
               l->kind = g_strdup ("request_failed");
               l->status = member_int (o, "status", 0);
               l->text = g_strdup (member_string (o, "error"));
+            }
+          else
+            {
+              l->kind = g_strdup ("broken_link");
+              l->status = member_int (o, "status", 0);
+              l->text = g_strdup (member_string (o, "foundOn"));
             }
           l->url = g_strdup (member_string (o, "url"));
           g_ptr_array_add (data->logs, l);

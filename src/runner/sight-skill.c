@@ -559,6 +559,10 @@ sight_skill_to_json (SightSkill *self)
   g_autofree char *tool = sight_skill_tool_name (self);
   g_auto(GStrv) required = sight_skill_required_inputs (self);
   g_autoptr(JsonArray) required_array = json_array_new ();
+  JsonObject *inputs;
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *value;
   JsonNode *node;
 
   g_return_val_if_fail (SIGHT_IS_SKILL (self), NULL);
@@ -568,7 +572,15 @@ sight_skill_to_json (SightSkill *self)
   json_object_set_string_member (entry, "description", self->description);
   json_object_set_boolean_member (entry, "builtin", sight_skill_is_builtin (self));
   json_object_set_string_member (entry, "tool", tool);
-  json_object_set_object_member (entry, "inputs", sight_skill_input_properties (self));
+  /* Each input says whether it is required, from the same list as the
+   * skill's tool's inputSchema.required, so a client reading either sees
+   * the same thing. */
+  inputs = sight_skill_input_properties (self);
+  json_object_iter_init (&iter, inputs);
+  while (json_object_iter_next (&iter, &name, &value))
+    json_object_set_boolean_member (json_node_get_object (value), "required",
+                                    g_strv_contains ((const char * const *) required, name));
+  json_object_set_object_member (entry, "inputs", inputs);
   for (guint i = 0; required[i] != NULL; i++)
     json_array_add_string_element (required_array, required[i]);
   json_object_set_array_member (entry, "requiredInputs", g_steal_pointer (&required_array));

@@ -165,6 +165,13 @@ step_close_as (Smoke           *smoke,
   step.verdict = verdict;
   step.started_at = smoke->step_started;
   step.finished_at = g_get_real_time ();
+  /* Cancelled (the caller went away): the step did not fail, it was cut off. */
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      verdict = SIGHT_RUN_VERDICT_INTERRUPTED;
+      error = NULL;
+      explanation = "Interrupted";
+    }
   if (error != NULL)
     {
       if (error->domain == SIGHT_ERROR)
@@ -362,9 +369,21 @@ check_more_links (GTask *task)
   for (guint i = 0; i < smoke->link_results->len; i++)
     {
       LinkResult *link = g_ptr_array_index (smoke->link_results, i);
+      SightLogRecord finding = { 0 };
 
-      if (link->error != NULL || link->status >= 400)
-        broken++;
+      if (link->error == NULL && link->status < 400)
+        continue;
+      broken++;
+      /* Every broken link is a finding of the report, whether or not
+       * strictLinks makes it fail the test: its address, its status (0 when
+       * nothing answered) and the page it is on. */
+      finding.run_id = smoke->run_id;
+      finding.step_index = (int) smoke->index;
+      finding.kind = (char *) "broken_link";
+      finding.url = link->url;
+      finding.status = link->error != NULL ? 0 : link->status;
+      finding.text = (char *) sight_web_page_get_uri (smoke->page);
+      sight_store_add_log_async (smoke->store, &finding, NULL, write_done_cb, NULL);
     }
   why = g_strdup_printf ("%u of %u links worked", smoke->link_results->len - broken,
                          smoke->link_results->len);
@@ -598,9 +617,9 @@ smoke_next (GTask *task)
       SightRunRecord run = { 0 };
 
       run.id = smoke->run_id;
-      run.verdict = SIGHT_RUN_VERDICT_ERROR;
+      run.verdict = SIGHT_RUN_VERDICT_INTERRUPTED;
       run.code = (char *) "ENVIRONMENT_UNAVAILABLE";
-      run.explanation = (char *) "The smoke test was cancelled";
+      run.explanation = (char *) "The smoke test was interrupted before it finished";
       sight_store_finish_run_async (smoke->store, &run, NULL, write_done_cb, NULL);
       g_task_return_error_if_cancelled (task);
       g_object_unref (task);

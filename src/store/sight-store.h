@@ -123,9 +123,9 @@ typedef struct {
   gint64  id;
   char   *run_id;            /* required */
   int     step_index;
-  char   *kind;              /* "console", "page_error", "request_failed" (required) */
+  char   *kind;              /* "console", "page_error", "request_failed", "broken_link" (required) */
   char   *level;             /* console level: log, info, warning, error, debug */
-  char   *text;
+  char   *text;              /* a broken link's: the page it was found on */
   char   *url;
   guint   status;            /* HTTP status of a failed request, 0 for a network error */
   gint64  created_at;
