@@ -965,6 +965,7 @@ run_step_idle_cb (gpointer user_data)
   SightAgent *self = step->agent;
   g_autoptr(GError) error = NULL;
   gint64 started = g_get_monotonic_time ();
+  guint mark = sight_web_page_get_process_mark (self->page);
 
   self->n_steps++;
   self->step_cancellable = step->cancellable;
@@ -1007,6 +1008,22 @@ run_step_idle_cb (gpointer user_data)
       default:
         g_assert_not_reached ();
       }
+
+  /* Whatever the step concluded, a page that lost its web process during it
+   * (crashed, stopped responding, over its memory limit) is why it ended. */
+  if (!g_cancellable_is_cancelled (step->cancellable))
+    {
+      SightWaiter waiter = { NULL };
+      GError *lost = NULL;
+
+      sight_web_page_check_process_async (self->page, mark, step->cancellable, _sight_waiter_cb,
+                                          &waiter);
+      if (!sight_web_page_check_process_finish (self->page, _sight_waiter_wait (&waiter), &lost) &&
+          !g_error_matches (lost, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        sight_step_result_take_error (step->result, g_steal_pointer (&lost));
+      g_clear_error (&lost);
+      g_clear_object (&waiter.result);
+    }
 
   step->result->model_calls = sight_budget_get_model_calls (step->budget);
   step->result->actions = sight_budget_get_actions (step->budget);

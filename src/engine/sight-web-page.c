@@ -51,6 +51,7 @@ struct _SightWebPage
   guint    hang_source;
   guint    generation;                    /* bumped when the web process goes away */
   char    *lost_reason;                   /* why it went, until the next load starts */
+  char    *last_loss;                     /* why it last went, kept (see check_process) */
   char    *terminate_reason;              /* why we are terminating the web process */
 
   guint         navigation_count;         /* main-frame loads started */
@@ -377,9 +378,13 @@ ping_timeout_cb (gpointer user_data)
   op->ping_source = 0;
   if (self == NULL || op->done)
     return G_SOURCE_REMOVE;
-  reason = g_strdup_printf ("The page stopped responding (no answer for %u ms after a %u ms "
-                            "deadline); its web process was terminated",
-                            self->hang_timeout_ms, op->timeout_ms);
+  if (op->timeout_ms > 0)
+    reason = g_strdup_printf ("The page stopped responding (no answer for %u ms after a %u ms "
+                              "deadline); its web process was terminated",
+                              self->hang_timeout_ms, op->timeout_ms);
+  else
+    reason = g_strdup_printf ("The page stopped responding (no answer for %u ms); its web "
+                              "process was terminated", self->hang_timeout_ms);
   g_debug ("%s", reason);
   /* Fail the op first: terminating finishes the engine call it wraps, whose
    * callback may free it before terminate returns. */
@@ -1010,6 +1015,8 @@ web_process_lost (SightWebPage *self,
   self->generation++;
   g_free (self->lost_reason);
   self->lost_reason = g_strdup (reason);
+  g_free (self->last_loss);
+  self->last_loss = g_strdup (reason);
   g_hash_table_remove_all (self->in_flight);
   fail_pending_ops (self, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, reason);
   g_signal_emit (self, signals[WEB_PROCESS_LOST], 0, reason);
@@ -1030,8 +1037,8 @@ web_process_terminated_cb (WebKitWebView                     *view,
       break;
     case WEBKIT_WEB_PROCESS_EXCEEDED_MEMORY_LIMIT:
       g_free (requested);
-      requested = g_strdup_printf ("EXCEEDED_MEMORY_LIMIT: the page’s web process used more "
-                                   "than its %u MB and was stopped",
+      requested = g_strdup_printf ("EXCEEDED_MEMORY_LIMIT: the page’s web process went over "
+                                   "its memory limit (%u MB) and was stopped",
                                    sight_web_page_get_memory_limit ());
       message = requested;
       add_log_entry (self, SIGHT_LOG_PAGE_ERROR, "error", message,
@@ -1090,6 +1097,101 @@ sight_web_page_set_hang_timeout (SightWebPage *self,
 {
   g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
   self->hang_timeout_ms = MAX (timeout_ms, 100);
+}
+
+guint
+sight_web_page_get_process_mark (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), 0);
+  return self->generation;
+}
+
+/* FALSE, with why, when the web process went away since @mark or the page
+ * is still blank after it did. */
+static gboolean
+process_kept (SightWebPage *self,
+              guint         mark,
+              GError      **error)
+{
+  if (self->lost_reason != NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   "%s; the page is blank until it loads again", self->lost_reason);
+      return FALSE;
+    }
+  if (self->generation != mark)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   "%s during the step; the page was loaded again since", self->last_loss);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+check_answered_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  Ping *ping = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JSCValue) value =
+    webkit_web_view_call_async_javascript_function_finish (WEBKIT_WEB_VIEW (source), result,
+                                                           &error);
+
+  /* No answer means the process went: its termination fails the op, or the
+   * hang timeout does. */
+  if (value != NULL && ping->op != NULL && !ping->op->done)
+    page_op_complete (ping->op, NULL, GINT_TO_POINTER (TRUE), NULL);
+  ping_unref (ping);
+}
+
+void
+sight_web_page_check_process_async (SightWebPage        *self,
+                                    guint                mark,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GError) error = NULL;
+  SightPageOp *op;
+  Ping *ping;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_check_process_async);
+  if (!process_kept (self, mark, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  /* A page that never loaded has no web process to ask. */
+  if (self->navigation_count == 0)
+    {
+      g_task_return_pointer (task, GINT_TO_POINTER (TRUE), NULL);
+      return;
+    }
+  /* WebKit only notices a stuck web process when input is sent to it, so ask
+   * it to answer, within the hang timeout; ping_timeout_cb ends a silent one. */
+  op = page_op_new (self, task, 0, cancellable);
+  ping = g_new0 (Ping, 1);
+  ping->ref_count = 2;
+  ping->op = op;
+  op->ping = ping;
+  op->ping_source = g_timeout_add (self->hang_timeout_ms, ping_timeout_cb, op);
+  webkit_web_view_call_async_javascript_function (self->view, "return 1;", -1, NULL, NULL, NULL,
+                                                  NULL, check_answered_cb, ping);
+}
+
+gboolean
+sight_web_page_check_process_finish (SightWebPage  *self,
+                                     GAsyncResult  *result,
+                                     GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_pointer (G_TASK (result), error) != NULL;
 }
 
 /* ----------------------------------------------------------------------- */
@@ -1765,6 +1867,7 @@ sight_web_page_finalize (GObject *object)
   g_clear_pointer (&self->log, g_ptr_array_unref);
   g_clear_pointer (&self->in_flight, g_hash_table_unref);
   g_clear_pointer (&self->terminate_reason, g_free);
+  g_clear_pointer (&self->last_loss, g_free);
   g_clear_pointer (&self->lost_reason, g_free);
   g_clear_pointer (&self->pending_files, g_strfreev);
   g_clear_pointer (&self->popups, g_ptr_array_unref);
