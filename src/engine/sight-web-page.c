@@ -470,6 +470,118 @@ get_web_context (void)
   return context;
 }
 
+/* WebKit runs each web process inside bubblewrap. Where bubblewrap cannot
+ * set up its namespaces (a container without user namespaces, a seccomp
+ * profile that forbids them), WebKit aborts the whole program with SIGTRAP
+ * when it first launches one ("Failed to fully launch dbus-proxy"), before
+ * any error can be reported. So the sandbox is tried once, the way WebKit
+ * uses it, before the first load; NULL when it works, else why not. */
+#define SANDBOX_PROBE_TIMEOUT_MS 10000
+
+static gboolean
+probe_timeout_cb (gpointer data)
+{
+  g_cancellable_cancel (data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+probe_done_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      data)
+{
+  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
+  *(gboolean *) data = TRUE;
+}
+
+static char *
+probe_sandbox (void)
+{
+  g_autofree char *bwrap = NULL;
+  g_autoptr(GSubprocess) probe = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *why = NULL;
+  GInputStream *err;
+  char buffer[512] = "";
+  gssize n;
+
+  /* The person turned the sandbox off (WebKit then runs no bubblewrap), or
+   * Flatpak provides it (through flatpak-spawn, not bubblewrap). */
+  if (g_getenv ("WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS") != NULL ||
+      g_file_test ("/.flatpak-info", G_FILE_TEST_EXISTS))
+    return NULL;
+  bwrap = g_find_program_in_path ("bwrap");
+  if (bwrap == NULL)
+    bwrap = g_strdup ("/usr/bin/bwrap");
+  probe = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                            &error, bwrap, "--ro-bind", "/", "/", "--unshare-user-try",
+                            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+                            "--die-with-parent", "--", "true", NULL);
+  if (probe == NULL)
+    why = g_strdup (error->message);
+  else
+    {
+      /* On a context of its own, with a deadline: nothing else runs yet. */
+      g_autoptr(GMainContext) context = g_main_context_new ();
+      g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+      g_autoptr(GSource) timeout = g_timeout_source_new (SANDBOX_PROBE_TIMEOUT_MS);
+      gboolean done = FALSE;
+
+      g_main_context_push_thread_default (context);
+      g_source_set_callback (timeout, probe_timeout_cb, cancellable, NULL);
+      g_source_attach (timeout, context);
+      g_subprocess_wait_async (probe, cancellable, probe_done_cb, &done);
+      while (!done)
+        g_main_context_iteration (context, TRUE);
+      g_source_destroy (timeout);
+      g_main_context_pop_thread_default (context);
+
+      if (g_cancellable_is_cancelled (cancellable))
+        {
+          g_subprocess_force_exit (probe);
+          why = g_strdup_printf ("it did not start within %d s", SANDBOX_PROBE_TIMEOUT_MS / 1000);
+        }
+      else if (!g_subprocess_get_successful (probe))
+        {
+          err = g_subprocess_get_stderr_pipe (probe);
+          n = g_input_stream_read (err, buffer, sizeof buffer - 1, NULL, NULL);
+          buffer[MAX (n, 0)] = '\0';
+          g_strstrip (buffer);
+          buffer[strcspn (buffer, "\n")] = '\0';
+          why = buffer[0] != '\0' ? sight_text_sanitize (buffer, 300) : g_strdup ("it failed");
+        }
+    }
+  if (why == NULL)
+    return NULL;
+  return g_strdup_printf ("The browser engine's sandbox cannot start here: bubblewrap (%s) "
+                          "failed: %s. Sightline opens pages only inside WebKit's sandbox. In a "
+                          "container, allow it to create user namespaces (for example a "
+                          "seccomp profile that permits them); only where you trust every page "
+                          "you open, set WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1 yourself",
+                          bwrap, why);
+}
+
+/* FALSE, with ENVIRONMENT_UNAVAILABLE and a hint, where the web process
+ * sandbox cannot start (tried once per process). */
+static gboolean
+sandbox_usable (GError **error)
+{
+  static gsize checked;
+  static char *failure;
+
+  if (g_once_init_enter (&checked))
+    {
+      failure = probe_sandbox ();
+      if (failure != NULL)
+        g_debug ("%s", failure);
+      g_once_init_leave (&checked, 1);
+    }
+  if (failure == NULL)
+    return TRUE;
+  g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, failure);
+  return FALSE;
+}
+
 static char *
 load_js_resource (const char *name)
 {
@@ -685,7 +797,7 @@ sight_web_page_load_async (SightWebPage        *self,
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, sight_web_page_load_async);
 
-  if (!is_loadable_uri (uri, &error))
+  if (!is_loadable_uri (uri, &error) || !sandbox_usable (&error))
     {
       g_task_return_error (task, g_steal_pointer (&error));
       return;
