@@ -14,6 +14,8 @@
 #define OBSERVE_TIMEOUT_MS 15000
 /* Explanations the model writes are bounded like every explanation. */
 #define EXPLANATION_MAX_BYTES 2048
+/* The refused URLs a step result keeps. */
+#define MAX_BLOCKED_URLS 50
 
 struct _SightAgent
 {
@@ -966,6 +968,7 @@ run_step_idle_cb (gpointer user_data)
   g_autoptr(GError) error = NULL;
   gint64 started = g_get_monotonic_time ();
   guint mark = sight_web_page_get_process_mark (self->page);
+  gint64 since = g_get_real_time ();
 
   self->n_steps++;
   self->step_cancellable = step->cancellable;
@@ -1024,6 +1027,31 @@ run_step_idle_cb (gpointer user_data)
       g_clear_error (&lost);
       g_clear_object (&waiter.result);
     }
+
+  /* Every URL the origin guard refused while the step ran. */
+  {
+    GPtrArray *log = sight_web_page_get_log (self->page);
+
+    for (guint i = 0; i < log->len && step->result->navigation_blocked->len < MAX_BLOCKED_URLS; i++)
+      {
+        SightLogEntry *entry = g_ptr_array_index (log, i);
+
+        if (entry->kind == SIGHT_LOG_BLOCKED && entry->timestamp >= since)
+          g_ptr_array_add (step->result->navigation_blocked, sight_secrets_redact (entry->url));
+      }
+    if (step->result->navigation_blocked->len > 0)
+      {
+        g_autofree char *url = sight_text_sanitize (g_ptr_array_index (step->result->navigation_blocked, 0), 300);
+        char *summary = g_strdup_printf ("%s%sThe page was kept on its allowed origins: %s was "
+                                         "refused%s", step->result->summary ? step->result->summary : "",
+                                         step->result->summary && *step->result->summary ? " " : "",
+                                         url, step->result->navigation_blocked->len > 1
+                                                ? " (and more, see navigationBlocked)" : "");
+
+        g_free (step->result->summary);
+        step->result->summary = summary;
+      }
+  }
 
   step->result->model_calls = sight_budget_get_model_calls (step->budget);
   step->result->actions = sight_budget_get_actions (step->budget);
