@@ -101,9 +101,10 @@ typedef struct {
 } Outcome;
 
 /* Headers one byte every 300 ms: they would take 40 s. */
-static void
-slow_headers (Outcome *out)
+static gpointer
+slow_headers (gpointer data)
 {
+  Outcome *out = data;
   g_autoptr(GSocket) socket = client_connect ();
   g_autofree char *headers = headers_for ("Content-Length: 2\r\n");
   gint64 t0 = g_get_monotonic_time ();
@@ -122,12 +123,14 @@ slow_headers (Outcome *out)
     }
   out->answer = read_until_closed (socket);
   out->closed_after_ms = out->answer != NULL ? (g_get_monotonic_time () - t0) / 1000 : -1;
+  return NULL;
 }
 
 /* Whole headers, then the body one byte every 300 ms. */
-static void
-slow_body (Outcome *out)
+static gpointer
+slow_body (gpointer data)
 {
+  Outcome *out = data;
   g_autoptr(GSocket) socket = client_connect ();
   g_autofree char *headers = headers_for ("Content-Length: 200\r\n");
   gint64 t0 = g_get_monotonic_time ();
@@ -146,23 +149,27 @@ slow_body (Outcome *out)
     }
   out->answer = read_until_closed (socket);
   out->closed_after_ms = out->answer != NULL ? (g_get_monotonic_time () - t0) / 1000 : -1;
+  return NULL;
 }
 
 /* Connects and sends nothing: an idle keep-alive connection. */
-static void
-idle (Outcome *out)
+static gpointer
+idle (gpointer data)
 {
+  Outcome *out = data;
   g_autoptr(GSocket) socket = client_connect ();
   gint64 t0 = g_get_monotonic_time ();
 
   out->answer = read_until_closed (socket);
   out->closed_after_ms = out->answer != NULL ? (g_get_monotonic_time () - t0) / 1000 : -1;
+  return NULL;
 }
 
 /* A chunked body of up to 300 MB, sent as fast as the server reads it. */
-static void
-chunked_flood (Outcome *out)
+static gpointer
+chunked_flood (gpointer data)
 {
+  Outcome *out = data;
   g_autoptr(GSocket) socket = client_connect ();
   g_autofree char *headers = headers_for ("Transfer-Encoding: chunked\r\n");
   g_autofree char *chunk = NULL;
@@ -186,6 +193,7 @@ chunked_flood (Outcome *out)
     }
   out->answer = read_until_closed (socket);
   out->closed_after_ms = out->answer != NULL ? (g_get_monotonic_time () - t0) / 1000 : -1;
+  return NULL;
 }
 
 typedef struct {
@@ -197,7 +205,7 @@ static gpointer
 clients_thread (gpointer data)
 {
   Run *run = data;
-  void (*clients[]) (Outcome *) = { slow_headers, slow_body, idle, chunked_flood };
+  GThreadFunc clients[] = { slow_headers, slow_body, idle, chunked_flood };
   const char *names[] = { "slow headers", "slow body", "idle connection", "chunked 300 MB" };
   GThread *threads[G_N_ELEMENTS (clients)];
 
@@ -205,8 +213,7 @@ clients_thread (gpointer data)
   for (guint i = 0; i < G_N_ELEMENTS (clients); i++)
     {
       run->outcomes[i].name = names[i];
-      threads[i] = g_thread_new (names[i], (GThreadFunc) (void (*) (void)) clients[i],
-                                 &run->outcomes[i]);
+      threads[i] = g_thread_new (names[i], clients[i], &run->outcomes[i]);
     }
   for (guint i = 0; i < G_N_ELEMENTS (clients); i++)
     g_thread_join (threads[i]);
