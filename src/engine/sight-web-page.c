@@ -1251,9 +1251,12 @@ check_answered_cb (GObject      *source,
     webkit_web_view_call_async_javascript_function_finish (WEBKIT_WEB_VIEW (source), result,
                                                            &error);
 
-  /* No answer means the process went: its termination fails the op, or the
-   * hang timeout does. */
-  if (value != NULL && ping->op != NULL && !ping->op->done)
+  /* Any answer, an error too (a document being replaced in a process swap),
+   * means the process is there; a crash fails the op through its
+   * termination, and silence through the hang timeout. */
+  if (value == NULL)
+    g_debug ("check: %s", error->message);
+  if (ping->op != NULL && !ping->op->done)
     page_op_complete (ping->op, NULL, GINT_TO_POINTER (TRUE), NULL);
   ping_unref (ping);
 }
