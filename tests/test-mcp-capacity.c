@@ -77,6 +77,37 @@ test_stopped_sessions (void)
   }
 }
 
+/* A session left idle is stopped the same way: its web process goes. */
+static gboolean
+session_ended_cb (gpointer data)
+{
+  SightSession *ended = sight_session_registry_lookup (sight_session_registry_get_default (),
+                                                       data);
+
+  return ended != NULL && sight_session_get_status (ended) == SIGHT_SESSION_CLOSED &&
+         count_web_processes () == 0;
+}
+
+static void
+test_idle_session (void)
+{
+  const char *url = sight_demo_site_get_url (site);
+  g_autoptr(JsonObject) created = call ("create_session",
+                                        "{\"startUrl\":\"%slogin\",\"idleTimeoutMs\":10000}", url);
+  g_autofree char *id = NULL;
+  g_autoptr(JsonObject) read = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+
+  g_assert_false (is_error (created));
+  id = g_strdup (json_object_get_string_member (structured (created), "id"));
+  g_assert_cmpuint (count_web_processes (), >=, 1);
+  g_assert_true (wait_for (session_ended_cb, id, 30));
+  g_test_message ("idle session ended after %.1f s with no web process left",
+                  (g_get_monotonic_time () - t0) / 1e6);
+  read = call ("get_session", "{\"sessionId\":\"%s\"}", id);
+  g_assert_cmpstr (json_object_get_string_member (structured (read), "endReason"), ==, "idle");
+}
+
 /* Many calls at once on the one MCP session. */
 typedef struct {
   Exchange *exchanges;
@@ -294,6 +325,7 @@ main (int    argc,
   mcp_start ();
 
   g_test_add_func ("/mcp-capacity/stopped-sessions", test_stopped_sessions);
+  g_test_add_func ("/mcp-capacity/idle-session", test_idle_session);
   g_test_add_func ("/mcp-capacity/limits", test_limits);
   status = g_test_run ();
 
