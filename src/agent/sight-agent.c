@@ -15,6 +15,8 @@
 #define OBSERVE_TIMEOUT_MS 15000
 /* Explanations the model writes are bounded like every explanation. */
 #define EXPLANATION_MAX_BYTES 2048
+/* The refused URLs a step result keeps. */
+#define MAX_BLOCKED_URLS 50
 
 struct _SightAgent
 {
@@ -963,6 +965,8 @@ run_step_idle_cb (gpointer user_data)
   g_autoptr(GError) error = NULL;
   gint64 started = g_get_monotonic_time ();
   guint fills_before = sight_web_page_get_secret_fills (self->page);
+  guint mark = sight_web_page_get_process_mark (self->page);
+  gint64 since = g_get_real_time ();
 
   self->n_steps++;
   self->step_cancellable = step->cancellable;
@@ -1005,6 +1009,47 @@ run_step_idle_cb (gpointer user_data)
       default:
         g_assert_not_reached ();
       }
+
+  /* Whatever the step concluded, a page that lost its web process during it
+   * (crashed, stopped responding, over its memory limit) is why it ended. */
+  if (!g_cancellable_is_cancelled (step->cancellable))
+    {
+      SightWaiter waiter = { NULL };
+      GError *lost = NULL;
+
+      sight_web_page_check_process_async (self->page, mark, step->cancellable, _sight_waiter_cb,
+                                          &waiter);
+      if (!sight_web_page_check_process_finish (self->page, _sight_waiter_wait (&waiter), &lost) &&
+          !g_error_matches (lost, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        sight_step_result_take_error (step->result, g_steal_pointer (&lost));
+      g_clear_error (&lost);
+      g_clear_object (&waiter.result);
+    }
+
+  /* Every URL the origin guard refused while the step ran. */
+  {
+    GPtrArray *log = sight_web_page_get_log (self->page);
+
+    for (guint i = 0; i < log->len && step->result->navigation_blocked->len < MAX_BLOCKED_URLS; i++)
+      {
+        SightLogEntry *entry = g_ptr_array_index (log, i);
+
+        if (entry->kind == SIGHT_LOG_BLOCKED && entry->timestamp >= since)
+          g_ptr_array_add (step->result->navigation_blocked, sight_secrets_redact (entry->url));
+      }
+    if (step->result->navigation_blocked->len > 0)
+      {
+        g_autofree char *url = sight_text_sanitize (g_ptr_array_index (step->result->navigation_blocked, 0), 300);
+        char *summary = g_strdup_printf ("%s%sThe page was kept on its allowed origins: %s was "
+                                         "refused%s", step->result->summary ? step->result->summary : "",
+                                         step->result->summary && *step->result->summary ? " " : "",
+                                         url, step->result->navigation_blocked->len > 1
+                                                ? " (and more, see navigationBlocked)" : "");
+
+        g_free (step->result->summary);
+        step->result->summary = summary;
+      }
+  }
 
   step->result->model_calls = sight_budget_get_model_calls (step->budget);
   step->result->actions = sight_budget_get_actions (step->budget);

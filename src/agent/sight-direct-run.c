@@ -34,6 +34,9 @@ typedef struct {
   char            *last_miss;     /* why the last attempt did not pass */
   JsonObject      *record;        /* the action as a trace records it, or NULL */
   char            *masked_text;   /* the step's text without a secret typed literally, or NULL */
+  guint            mark;          /* sight_web_page_get_process_mark () at the start */
+  char            *summary;       /* the outcome, until the page is checked */
+  GError          *error;
 } Run;
 
 static void
@@ -51,6 +54,8 @@ run_free (Run *run)
   g_free (run->last_miss);
   g_clear_pointer (&run->record, json_object_unref);
   g_free (run->masked_text);
+  g_free (run->summary);
+  g_clear_error (&run->error);
   g_free (run);
 }
 
@@ -88,13 +93,29 @@ retry_or_fail (GTask          *task,
       g_object_unref (task);
       return;
     }
-  if (g_get_monotonic_time () + RETRY_MS * 1000 >= run->deadline)
+  /* A page that lost its web process does not get better by waiting: the
+   * step ends now, and the check of the page says why (step_done_cb). */
+  if (g_get_monotonic_time () + RETRY_MS * 1000 >= run->deadline ||
+      sight_web_page_get_process_mark (run->page) != run->mark)
     {
       g_task_return_new_error (task, SIGHT_ERROR, code, "%s", run->last_miss);
       g_object_unref (task);
       return;
     }
   g_timeout_add (RETRY_MS, retry_cb, task);
+}
+
+/* An engine call that failed for the environment (the page has no web
+ * process) ends the step at once; TRUE when it did. */
+static gboolean
+end_if_environment (GTask   *task,
+                    GError **error)
+{
+  if (!g_error_matches (*error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE))
+    return FALSE;
+  g_task_return_error (task, g_steal_pointer (error));
+  g_object_unref (task);
+  return TRUE;
 }
 
 static void
@@ -462,6 +483,8 @@ observed_cb (GObject      *source,
   guint n, index;
   gboolean expectation = run->step->verb == SIGHT_DIRECT_EXPECT;
 
+  if (obs == NULL && end_if_environment (task, &error))
+    return;
   if (obs == NULL)
     {
       retry_or_fail (task, expectation ? SIGHT_ERROR_ASSERTION_FAILED : SIGHT_ERROR_ACTION_FAILED,
@@ -528,6 +551,8 @@ text_cb (GObject      *source,
   SightErrorCode code = run->step->verb == SIGHT_DIRECT_WAIT_FOR_TEXT ? SIGHT_ERROR_STEP_TIMEOUT
                                                                       : SIGHT_ERROR_ASSERTION_FAILED;
 
+  if (reply == NULL && end_if_environment (task, &error))
+    return;
   if (present == want)
     {
       g_autofree char *summary = g_strdup_printf ("the text \"%s\" is %son the page",
@@ -708,6 +733,45 @@ resolve_param (Run     *run,
   return TRUE;
 }
 
+static void
+page_checked_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      data)
+{
+  GTask *outer = data;
+  Run *run = g_task_get_task_data (outer);
+  g_autoptr(GError) lost = NULL;
+
+  /* Whatever the step concluded, a page that lost its web process is why. */
+  if (!sight_web_page_check_process_finish (SIGHT_WEB_PAGE (source), result, &lost) &&
+      !g_error_matches (lost, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_task_return_error (outer, g_steal_pointer (&lost));
+  else if (run->error != NULL)
+    g_task_return_error (outer, g_steal_pointer (&run->error));
+  else
+    g_task_return_pointer (outer, g_steal_pointer (&run->summary), g_free);
+  g_object_unref (outer);
+}
+
+static void
+step_done_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      data)
+{
+  GTask *outer = data;
+  Run *run = g_task_get_task_data (outer);
+
+  run->summary = g_task_propagate_pointer (G_TASK (result), &run->error);
+  if (g_error_matches (run->error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_task_return_error (outer, g_steal_pointer (&run->error));
+      g_object_unref (outer);
+      return;
+    }
+  sight_web_page_check_process_async (run->page, run->mark, g_task_get_cancellable (outer),
+                                      page_checked_cb, outer);
+}
+
 void
 sight_direct_step_run_async (SightWebPage        *page,
                              const char          *text,
@@ -718,6 +782,7 @@ sight_direct_step_run_async (SightWebPage        *page,
                              GAsyncReadyCallback  callback,
                              gpointer             user_data)
 {
+  GTask *outer;
   GTask *task;
   Run *run;
   GError *error = NULL;
@@ -725,23 +790,27 @@ sight_direct_step_run_async (SightWebPage        *page,
   g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
   g_return_if_fail (text != NULL);
 
-  task = g_task_new (page, cancellable, callback, user_data);
-  g_task_set_source_tag (task, sight_direct_step_run_async);
+  outer = g_task_new (page, cancellable, callback, user_data);
+  g_task_set_source_tag (outer, sight_direct_step_run_async);
   run = g_new0 (Run, 1);
   run->page = g_object_ref (page);
   run->params = params != NULL ? json_node_ref (params) : NULL;
   run->secrets = secrets != NULL ? sight_secrets_ref (secrets) : NULL;
   run->origin = g_strdup (sight_web_page_get_uri (page));
   run->deadline = g_get_monotonic_time () + (gint64) MAX (timeout_ms, 1u) * 1000;
-  g_task_set_task_data (task, run, (GDestroyNotify) run_free);
+  run->mark = sight_web_page_get_process_mark (page);
+  g_task_set_task_data (outer, run, (GDestroyNotify) run_free);
 
   run->step = sight_direct_step_parse (text, &error);
   if (run->step == NULL || !resolve_param (run, &error))
     {
-      g_task_return_error (task, error);
-      g_object_unref (task);
+      g_task_return_error (outer, error);
+      g_object_unref (outer);
       return;
     }
+  /* The step runs as @task; its outcome goes to @outer once the page is checked. */
+  task = g_task_new (page, cancellable, step_done_cb, outer);
+  g_task_set_task_data (task, run, NULL);
 
   switch (run->step->verb)
     {

@@ -44,6 +44,7 @@ sight_step_result_new (SightStepKind  kind,
   self->action_log = g_ptr_array_new_with_free_func (g_free);
   self->performed = json_array_new ();
   self->injections = g_ptr_array_new_with_free_func (g_free);
+  self->navigation_blocked = g_ptr_array_new_with_free_func (g_free);
   sight_usage_init (&self->usage);
   return self;
 }
@@ -72,6 +73,7 @@ sight_step_result_unref (SightStepResult *self)
   g_ptr_array_unref (self->action_log);
   json_array_unref (self->performed);
   g_ptr_array_unref (self->injections);
+  g_ptr_array_unref (self->navigation_blocked);
   g_free (self->url);
   g_free (self);
 }
@@ -270,6 +272,8 @@ sight_step_result_to_json (SightStepResult *self)
     json_builder_add_value (b, sight_secrets_redact_json (performed));
   }
   add_strings (b, "injections", self->injections);
+  if (self->navigation_blocked->len > 0)
+    add_strings (b, "navigationBlocked", self->navigation_blocked);
   add_string (b, "url", self->url);
   json_builder_end_object (b);
 

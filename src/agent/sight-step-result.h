@@ -73,6 +73,9 @@ typedef struct {
   JsonArray       *performed;
   /* page text that tried to instruct the agent, as the model reported it */
   GPtrArray       *injections;
+  /* URLs the page was refused during the step, outside its allowed origins
+   * (navigations, redirects, popups, frames), in order, at most 50 */
+  GPtrArray       *navigation_blocked;
   /* the URL the step ended on */
   char            *url;
   gint64           duration_ms;
@@ -111,7 +114,7 @@ char            *sight_step_result_dup_value_text (SightStepResult *self,
  *  "judgment"?, "value"?, "modelCalls", "actions", "repairRounds", "usage", "cache"?,
  *  "screenshot"?, "visionInput", "visionDegraded"?, "metrics": {"pixelBytes",
  *  "imagesSent", "durationMs", "observations"}, "secretFilled", "actionLog",
- *  "performed", "injections", "url"?}, every string redacted. A value whose
+ *  "performed", "injections", "navigationBlocked"?, "url"?}, every string redacted. A value whose
  *  JSON is longer than SIGHT_STEP_RESULT_MAX_VALUE_BYTES is left out for
  *  "valueTruncated": true, "valueBytes" (its length) and "valuePreview" (its
  *  first SIGHT_STEP_RESULT_VALUE_PREVIEW_BYTES); the result keeps it whole. */

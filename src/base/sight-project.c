@@ -22,6 +22,8 @@ struct _SightProject {
   char             *default_agent;
   /* act's trace cache folder; NULL: off */
   char             *trace_cache_dir;
+  /* origins a test's pages may reach beyond its start URL's; "*": any */
+  GStrv             allowed_origins;
   /* name → SightAgentConfig */
   GHashTable       *agents;
   SightAgentConfig  builtin_agent;
@@ -89,6 +91,7 @@ sight_project_unref (SightProject *self)
   g_free (self->base_dir);
   g_free (self->default_agent);
   g_free (self->trace_cache_dir);
+  g_strfreev (self->allowed_origins);
   g_hash_table_unref (self->agents);
   agent_config_clear (&self->builtin_agent);
   sight_secrets_unref (self->secrets);
@@ -378,6 +381,31 @@ parse_source (Ctx             *c,
   return bad (c, sub, "unknown source (use env, file or keyring)");
 }
 
+/* An array of origins, normalized into @origins. */
+static gboolean
+parse_origins (Ctx        *c,
+               JsonNode   *value,
+               const char *sub,
+               GPtrArray  *origins)
+{
+  JsonArray *arr;
+
+  if (!JSON_NODE_HOLDS_ARRAY (value))
+    return bad (c, sub, "must be an array of origins");
+  arr = json_node_get_array (value);
+  for (guint i = 0; i < json_array_get_length (arr); i++)
+    {
+      JsonNode *o = json_array_get_element (arr, i);
+      g_autofree char *osub = g_strdup_printf ("%s/%u", sub, i);
+      g_autofree char *origin = NULL;
+
+      if (!is_string (o) || (origin = sight_origin_normalize (json_node_get_string (o))) == NULL)
+        return bad (c, osub, "must be an origin such as \"https://app.example.test\"");
+      g_ptr_array_add (origins, g_steal_pointer (&origin));
+    }
+  return TRUE;
+}
+
 static gboolean
 parse_credential (Ctx        *c,
                   const char *name,
@@ -416,21 +444,8 @@ parse_credential (Ctx        *c,
         }
       else if (g_str_equal (key, "allowedOrigins"))
         {
-          JsonArray *arr;
-
-          if (!JSON_NODE_HOLDS_ARRAY (value))
-            return bad (c, sub, "must be an array of origins");
-          arr = json_node_get_array (value);
-          for (guint i = 0; i < json_array_get_length (arr); i++)
-            {
-              JsonNode *o = json_array_get_element (arr, i);
-              g_autofree char *osub = g_strdup_printf ("%s/%u", sub, i);
-              g_autofree char *origin = NULL;
-
-              if (!is_string (o) || (origin = sight_origin_normalize (json_node_get_string (o))) == NULL)
-                return bad (c, osub, "must be an origin such as \"https://app.example.test\"");
-              g_ptr_array_add (origins, g_steal_pointer (&origin));
-            }
+          if (!parse_origins (c, value, sub, origins))
+            return FALSE;
         }
       else if (g_str_equal (key, "source"))
         {
@@ -586,9 +601,22 @@ parse_root (Ctx      *c,
           else
             return bad (c, sub, "must be true, false or a folder");
         }
+      else if (g_str_equal (key, "allowedOrigins"))
+        {
+          g_autoptr(GPtrArray) origins = g_ptr_array_new_with_free_func (g_free);
+
+          g_clear_pointer (&c->self->allowed_origins, g_strfreev);
+          if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING &&
+              g_str_equal (json_node_get_string (value), "*"))
+            g_ptr_array_add (origins, g_strdup ("*"));
+          else if (!parse_origins (c, value, sub, origins))
+            return FALSE;
+          g_ptr_array_add (origins, NULL);
+          c->self->allowed_origins = (GStrv) g_ptr_array_free (g_steal_pointer (&origins), FALSE);
+        }
       else if (!g_str_equal (key, "$schema") && !g_str_equal (key, "$comment"))
         return bad (c, sub, "unknown member (a project takes agents, credentials, defaults, "
-                    "traceCache)");
+                    "traceCache, allowedOrigins)");
     }
 
   if (c->self->default_agent != NULL &&
@@ -726,6 +754,13 @@ sight_project_get_trace_cache_dir (SightProject *self)
 {
   g_return_val_if_fail (self != NULL, NULL);
   return self->trace_cache_dir;
+}
+
+const char * const *
+sight_project_get_allowed_origins (SightProject *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+  return (const char * const *) self->allowed_origins;
 }
 
 gint64

@@ -24,7 +24,8 @@ G_BEGIN_DECLS
  *                            "source": { "env": "MEMBER_PASSWORD" } }
  *     },
  *     "defaults": { "timeout": 120000, "actionTimeout": 15000, "agent": "default" },
- *     "traceCache": true
+ *     "traceCache": true,
+ *     "allowedOrigins": ["https://auth.example.test"]
  *   }
  *
  * An agent may also give "maxTokens" (a positive integer) and "price" / "prices" (US
@@ -95,6 +96,11 @@ gint64            sight_project_get_timeout      (SightProject *self);
 gint64            sight_project_get_action_timeout (SightProject *self);
 /* The folder of act's trace cache, or NULL when traceCache is off. */
 const char       *sight_project_get_trace_cache_dir (SightProject *self);
+/* "allowedOrigins": the origins a test's pages may reach besides its start
+ * URL's (navigations, redirects, popups, frames; see sight-origin-policy.h),
+ * normalized; a single "*" entry: any origin, the guard off. NULL when the
+ * file gives none. */
+const char * const *sight_project_get_allowed_origins (SightProject *self);
 /* max(30000, defaults.actionTimeout): the default timeout of assert, waitFor, extract. */
 gint64            sight_project_get_judgment_budget (SightProject *self);
 

@@ -54,6 +54,7 @@ struct _SightWebPage
   guint    hang_source;
   guint    generation;                    /* bumped when the web process goes away */
   char    *lost_reason;                   /* why it went, until the next load starts */
+  char    *last_loss;                     /* why it last went, kept (see check_process) */
   char    *terminate_reason;              /* why we are terminating the web process */
 
   guint         navigation_count;         /* main-frame loads started */
@@ -385,9 +386,13 @@ ping_timeout_cb (gpointer user_data)
   op->ping_source = 0;
   if (self == NULL || op->done)
     return G_SOURCE_REMOVE;
-  reason = g_strdup_printf ("The page stopped responding (no answer for %u ms after a %u ms "
-                            "deadline); its web process was terminated",
-                            self->hang_timeout_ms, op->timeout_ms);
+  if (op->timeout_ms > 0)
+    reason = g_strdup_printf ("The page stopped responding (no answer for %u ms after a %u ms "
+                              "deadline); its web process was terminated",
+                              self->hang_timeout_ms, op->timeout_ms);
+  else
+    reason = g_strdup_printf ("The page stopped responding (no answer for %u ms); its web "
+                              "process was terminated", self->hang_timeout_ms);
   g_debug ("%s", reason);
   /* Fail the op first: terminating finishes the engine call it wraps, whose
    * callback may free it before terminate returns. */
@@ -471,6 +476,118 @@ get_web_context (void)
       webkit_web_context_set_cache_model (context, WEBKIT_CACHE_MODEL_DOCUMENT_VIEWER);
     }
   return context;
+}
+
+/* WebKit runs each web process inside bubblewrap. Where bubblewrap cannot
+ * set up its namespaces (a container without user namespaces, a seccomp
+ * profile that forbids them), WebKit aborts the whole program with SIGTRAP
+ * when it first launches one ("Failed to fully launch dbus-proxy"), before
+ * any error can be reported. So the sandbox is tried once, the way WebKit
+ * uses it, before the first load; NULL when it works, else why not. */
+#define SANDBOX_PROBE_TIMEOUT_MS 10000
+
+static gboolean
+probe_timeout_cb (gpointer data)
+{
+  g_cancellable_cancel (data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+probe_done_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      data)
+{
+  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
+  *(gboolean *) data = TRUE;
+}
+
+static char *
+probe_sandbox (void)
+{
+  g_autofree char *bwrap = NULL;
+  g_autoptr(GSubprocess) probe = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *why = NULL;
+  GInputStream *err;
+  char buffer[512] = "";
+  gssize n;
+
+  /* The person turned the sandbox off (WebKit then runs no bubblewrap), or
+   * Flatpak provides it (through flatpak-spawn, not bubblewrap). */
+  if (g_getenv ("WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS") != NULL ||
+      g_file_test ("/.flatpak-info", G_FILE_TEST_EXISTS))
+    return NULL;
+  bwrap = g_find_program_in_path ("bwrap");
+  if (bwrap == NULL)
+    bwrap = g_strdup ("/usr/bin/bwrap");
+  probe = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                            &error, bwrap, "--ro-bind", "/", "/", "--unshare-user-try",
+                            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+                            "--die-with-parent", "--", "true", NULL);
+  if (probe == NULL)
+    why = g_strdup (error->message);
+  else
+    {
+      /* On a context of its own, with a deadline: nothing else runs yet. */
+      g_autoptr(GMainContext) context = g_main_context_new ();
+      g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+      g_autoptr(GSource) timeout = g_timeout_source_new (SANDBOX_PROBE_TIMEOUT_MS);
+      gboolean done = FALSE;
+
+      g_main_context_push_thread_default (context);
+      g_source_set_callback (timeout, probe_timeout_cb, cancellable, NULL);
+      g_source_attach (timeout, context);
+      g_subprocess_wait_async (probe, cancellable, probe_done_cb, &done);
+      while (!done)
+        g_main_context_iteration (context, TRUE);
+      g_source_destroy (timeout);
+      g_main_context_pop_thread_default (context);
+
+      if (g_cancellable_is_cancelled (cancellable))
+        {
+          g_subprocess_force_exit (probe);
+          why = g_strdup_printf ("it did not start within %d s", SANDBOX_PROBE_TIMEOUT_MS / 1000);
+        }
+      else if (!g_subprocess_get_successful (probe))
+        {
+          err = g_subprocess_get_stderr_pipe (probe);
+          n = g_input_stream_read (err, buffer, sizeof buffer - 1, NULL, NULL);
+          buffer[MAX (n, 0)] = '\0';
+          g_strstrip (buffer);
+          buffer[strcspn (buffer, "\n")] = '\0';
+          why = buffer[0] != '\0' ? sight_text_sanitize (buffer, 300) : g_strdup ("it failed");
+        }
+    }
+  if (why == NULL)
+    return NULL;
+  return g_strdup_printf ("The browser engine's sandbox cannot start here: bubblewrap (%s) "
+                          "failed: %s. Sightline opens pages only inside WebKit's sandbox. In a "
+                          "container, allow it to create user namespaces (for example a "
+                          "seccomp profile that permits them); only where you trust every page "
+                          "you open, set WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1 yourself",
+                          bwrap, why);
+}
+
+/* FALSE, with ENVIRONMENT_UNAVAILABLE and a hint, where the web process
+ * sandbox cannot start (tried once per process). */
+static gboolean
+sandbox_usable (GError **error)
+{
+  static gsize checked;
+  static char *failure;
+
+  if (g_once_init_enter (&checked))
+    {
+      failure = probe_sandbox ();
+      if (failure != NULL)
+        g_debug ("%s", failure);
+      g_once_init_leave (&checked, 1);
+    }
+  if (failure == NULL)
+    return TRUE;
+  g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, failure);
+  return FALSE;
 }
 
 static char *
@@ -688,7 +805,7 @@ sight_web_page_load_async (SightWebPage        *self,
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, sight_web_page_load_async);
 
-  if (!is_loadable_uri (uri, &error))
+  if (!is_loadable_uri (uri, &error) || !sandbox_usable (&error))
     {
       g_task_return_error (task, g_steal_pointer (&error));
       return;
@@ -1018,6 +1135,8 @@ web_process_lost (SightWebPage *self,
   self->generation++;
   g_free (self->lost_reason);
   self->lost_reason = g_strdup (reason);
+  g_free (self->last_loss);
+  self->last_loss = g_strdup (reason);
   g_hash_table_remove_all (self->in_flight);
   fail_pending_ops (self, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, reason);
   g_signal_emit (self, signals[WEB_PROCESS_LOST], 0, reason);
@@ -1038,8 +1157,8 @@ web_process_terminated_cb (WebKitWebView                     *view,
       break;
     case WEBKIT_WEB_PROCESS_EXCEEDED_MEMORY_LIMIT:
       g_free (requested);
-      requested = g_strdup_printf ("EXCEEDED_MEMORY_LIMIT: the page’s web process used more "
-                                   "than its %u MB and was stopped",
+      requested = g_strdup_printf ("EXCEEDED_MEMORY_LIMIT: the page’s web process went over "
+                                   "its memory limit (%u MB) and was stopped",
                                    sight_web_page_get_memory_limit ());
       message = requested;
       add_log_entry (self, SIGHT_LOG_PAGE_ERROR, "error", message,
@@ -1098,6 +1217,104 @@ sight_web_page_set_hang_timeout (SightWebPage *self,
 {
   g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
   self->hang_timeout_ms = MAX (timeout_ms, 100);
+}
+
+guint
+sight_web_page_get_process_mark (SightWebPage *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), 0);
+  return self->generation;
+}
+
+/* FALSE, with why, when the web process went away since @mark or the page
+ * is still blank after it did. */
+static gboolean
+process_kept (SightWebPage *self,
+              guint         mark,
+              GError      **error)
+{
+  if (self->lost_reason != NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   "%s; the page is blank until it loads again", self->lost_reason);
+      return FALSE;
+    }
+  if (self->generation != mark)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   "%s during the step; the page was loaded again since", self->last_loss);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+check_answered_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  Ping *ping = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JSCValue) value =
+    webkit_web_view_call_async_javascript_function_finish (WEBKIT_WEB_VIEW (source), result,
+                                                           &error);
+
+  /* Any answer, an error too (a document being replaced in a process swap),
+   * means the process is there; a crash fails the op through its
+   * termination, and silence through the hang timeout. */
+  if (value == NULL)
+    g_debug ("check: %s", error->message);
+  if (ping->op != NULL && !ping->op->done)
+    page_op_complete (ping->op, NULL, GINT_TO_POINTER (TRUE), NULL);
+  ping_unref (ping);
+}
+
+void
+sight_web_page_check_process_async (SightWebPage        *self,
+                                    guint                mark,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GError) error = NULL;
+  SightPageOp *op;
+  Ping *ping;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_check_process_async);
+  if (!process_kept (self, mark, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  /* A page that never loaded has no web process to ask. */
+  if (self->navigation_count == 0)
+    {
+      g_task_return_pointer (task, GINT_TO_POINTER (TRUE), NULL);
+      return;
+    }
+  /* WebKit only notices a stuck web process when input is sent to it, so ask
+   * it to answer, within the hang timeout; ping_timeout_cb ends a silent one. */
+  op = page_op_new (self, task, 0, cancellable);
+  ping = g_new0 (Ping, 1);
+  ping->ref_count = 2;
+  ping->op = op;
+  op->ping = ping;
+  op->ping_source = g_timeout_add (self->hang_timeout_ms, ping_timeout_cb, op);
+  webkit_web_view_call_async_javascript_function (self->view, "return 1;", -1, NULL, NULL, NULL,
+                                                  NULL, check_answered_cb, ping);
+}
+
+gboolean
+sight_web_page_check_process_finish (SightWebPage  *self,
+                                     GAsyncResult  *result,
+                                     GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_pointer (G_TASK (result), error) != NULL;
 }
 
 /* ----------------------------------------------------------------------- */
@@ -1883,6 +2100,7 @@ sight_web_page_finalize (GObject *object)
   g_clear_pointer (&self->log, g_ptr_array_unref);
   g_clear_pointer (&self->in_flight, g_hash_table_unref);
   g_clear_pointer (&self->terminate_reason, g_free);
+  g_clear_pointer (&self->last_loss, g_free);
   g_clear_pointer (&self->lost_reason, g_free);
   g_clear_pointer (&self->pending_files, g_strfreev);
   g_clear_pointer (&self->popups, g_ptr_array_unref);

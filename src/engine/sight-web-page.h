@@ -171,6 +171,24 @@ gboolean       sight_web_page_is_network_idle     (SightWebPage        *self,
  * and the next load starts a new web process. */
 void           sight_web_page_set_hang_timeout    (SightWebPage        *self,
                                                    guint                timeout_ms);
+/* The page's crash and hang state, the one place a step learns whether it
+ * kept its page. Take a mark when a step starts; when it ends,
+ * sight_web_page_check_process_async() fails with ENVIRONMENT_UNAVAILABLE
+ * naming why if the web process went away since (crashed, stopped
+ * responding, went over its memory limit, was terminated) or the page is
+ * still blank after it did. It also asks a live web process to answer: one
+ * silent for the hang timeout is terminated as stopped responding (WebKit
+ * notices a stuck process only when input is sent to it). */
+guint          sight_web_page_get_process_mark    (SightWebPage        *self);
+void           sight_web_page_check_process_async (SightWebPage        *self,
+                                                   guint                mark,
+                                                   GCancellable        *cancellable,
+                                                   GAsyncReadyCallback  callback,
+                                                   gpointer             user_data);
+gboolean       sight_web_page_check_process_finish (SightWebPage       *self,
+                                                    GAsyncResult       *result,
+                                                    GError            **error);
+
 /* Terminates the web process; pending operations fail with @reason. */
 /* The memory one page's web process may use, in MB: past it WebKit ends the
  * process and the page reports EXCEEDED_MEMORY_LIMIT (a page-error log entry,

@@ -29,6 +29,7 @@ struct _SightMcpHttp
   char           *address;      /* what we listen on */
   guint           port;
   gsize           max_body;
+  guint           request_timeout_ms;
   GHashTable     *sessions;     /* Mcp-Session-Id -> SightMcpSession */
 };
 
@@ -93,6 +94,7 @@ static void
 sight_mcp_http_init (SightMcpHttp *self)
 {
   self->max_body = SIGHT_MCP_HTTP_DEFAULT_MAX_BODY;
+  self->request_timeout_ms = SIGHT_MCP_HTTP_DEFAULT_REQUEST_TIMEOUT_MS;
   self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }
 
@@ -236,6 +238,111 @@ early_handler_cb (SoupServer        *server,
                   gpointer           user_data)
 {
   check_headers (SIGHT_MCP_HTTP (user_data), msg);
+}
+
+/* Requests that do not arrive. libsoup reads a request as slowly as the
+ * client sends it, keeps an idle keep-alive connection open for ever and
+ * reads a chunked body whole before the handler can look at its size. So
+ * each request, from the moment its connection waits for it, has
+ * request_timeout_ms for its headers and body, and a chunked body is
+ * counted as its chunks arrive: past either bound the connection is ended,
+ * with a 408 or 413 said first when the client is still sending. */
+
+typedef struct {
+  SightMcpHttp      *self;      /* borrowed: the server ends with its connections */
+  SoupServerMessage *msg;       /* borrowed: this is its data */
+  guint              timeout_source;
+  goffset            received;
+  gboolean           started;   /* some of the request arrived */
+} Arrival;
+
+static void
+arrival_free (Arrival *arrival)
+{
+  g_clear_handle_id (&arrival->timeout_source, g_source_remove);
+  g_free (arrival);
+}
+
+/* Ends the connection @msg came on, after writing @status_line when given.
+ * libsoup is reading the request, so nothing else is being written: the
+ * short answer goes out whole, and shutting the socket down (not closing
+ * it: libsoup still polls it) makes libsoup drop the message. */
+static void
+end_connection (SoupServerMessage *msg,
+                const char        *status_line)
+{
+  GSocket *socket = soup_server_message_get_socket (msg);
+
+  if (socket == NULL)
+    return;
+  if (status_line != NULL)
+    {
+      g_autofree char *answer = g_strdup_printf ("HTTP/1.1 %s\r\nConnection: close\r\n"
+                                                 "Content-Length: 0\r\n\r\n", status_line);
+
+      g_socket_send (socket, answer, strlen (answer), NULL, NULL);
+    }
+  g_socket_shutdown (socket, TRUE, TRUE, NULL);
+}
+
+static gboolean
+arrival_timeout_cb (gpointer data)
+{
+  Arrival *arrival = data;
+
+  arrival->timeout_source = 0;
+  g_debug ("a request did not arrive within %u ms (%" G_GOFFSET_FORMAT " body bytes): "
+           "closing its connection", arrival->self->request_timeout_ms, arrival->received);
+  /* An idle keep-alive connection just closes. */
+  end_connection (arrival->msg, arrival->started ? "408 Request Timeout" : NULL);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+arrival_got_headers_cb (SoupServerMessage *msg,
+                        Arrival           *arrival)
+{
+  arrival->started = TRUE;
+}
+
+static void
+arrival_got_chunk_cb (SoupServerMessage *msg,
+                      GBytes            *chunk,
+                      Arrival           *arrival)
+{
+  arrival->started = TRUE;
+  arrival->received += g_bytes_get_size (chunk);
+  if (arrival->received > (goffset) arrival->self->max_body)
+    {
+      g_debug ("a request body passed %" G_GSIZE_FORMAT " bytes: refused", arrival->self->max_body);
+      g_clear_handle_id (&arrival->timeout_source, g_source_remove);
+      end_connection (msg, "413 Payload Too Large");
+    }
+}
+
+static void
+arrival_done_cb (SoupServerMessage *msg,
+                 Arrival           *arrival)
+{
+  g_clear_handle_id (&arrival->timeout_source, g_source_remove);
+}
+
+static void
+request_started_cb (SoupServer        *server,
+                    SoupServerMessage *msg,
+                    SightMcpHttp      *self)
+{
+  Arrival *arrival = g_new0 (Arrival, 1);
+
+  arrival->self = self;
+  arrival->msg = msg;
+  arrival->timeout_source = g_timeout_add (self->request_timeout_ms, arrival_timeout_cb, arrival);
+  g_object_set_data_full (G_OBJECT (msg), "sight-arrival", arrival, (GDestroyNotify) arrival_free);
+  g_signal_connect (msg, "got-headers", G_CALLBACK (arrival_got_headers_cb), arrival);
+  g_signal_connect (msg, "got-chunk", G_CALLBACK (arrival_got_chunk_cb), arrival);
+  g_signal_connect (msg, "got-body", G_CALLBACK (arrival_done_cb), arrival);
+  g_signal_connect (msg, "finished", G_CALLBACK (arrival_done_cb), arrival);
+  g_signal_connect (msg, "disconnected", G_CALLBACK (arrival_done_cb), arrival);
 }
 
 /* The session a request names, or NULL with the status set. */
@@ -590,6 +697,7 @@ sight_mcp_http_new (SightMcpServer *server,
   self->soup = soup_server_new ("server-header", "sightline-mcp", NULL);
   soup_server_add_early_handler (self->soup, NULL, early_handler_cb, self, NULL);
   soup_server_add_handler (self->soup, NULL, handler_cb, self, NULL);
+  g_signal_connect (self->soup, "request-started", G_CALLBACK (request_started_cb), self);
   return self;
 }
 
@@ -599,6 +707,15 @@ sight_mcp_http_set_max_body_size (SightMcpHttp *self,
 {
   g_return_if_fail (SIGHT_IS_MCP_HTTP (self));
   self->max_body = max_bytes;
+}
+
+void
+sight_mcp_http_set_request_timeout (SightMcpHttp *self,
+                                    guint         timeout_ms)
+{
+  g_return_if_fail (SIGHT_IS_MCP_HTTP (self));
+  g_return_if_fail (timeout_ms > 0);
+  self->request_timeout_ms = timeout_ms;
 }
 
 gboolean

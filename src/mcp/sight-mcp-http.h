@@ -25,11 +25,19 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (SightMcpHttp, sight_mcp_http, SIGHT, MCP_HTTP, GObject)
 
 #define SIGHT_MCP_HTTP_DEFAULT_MAX_BODY (4 * 1024 * 1024)
+/* How long a request may take to arrive, headers and body, counted from
+ * when its connection waits for it: a slow client, a slow body and an idle
+ * keep-alive connection are closed past it (408 when part of a request came).
+ * A chunked body is counted as it arrives and refused (413) once it passes
+ * the size limit. */
+#define SIGHT_MCP_HTTP_DEFAULT_REQUEST_TIMEOUT_MS 30000
 
 SightMcpHttp *sight_mcp_http_new               (SightMcpServer *server,
                                                 const char     *token);
 void          sight_mcp_http_set_max_body_size (SightMcpHttp   *self,
                                                 gsize           max_bytes);
+void          sight_mcp_http_set_request_timeout (SightMcpHttp *self,
+                                                  guint         timeout_ms);
 /* Listens on @address (an IP literal: "127.0.0.1" unless the person asked
  * for another) and @port (0 picks a free one). */
 gboolean      sight_mcp_http_listen            (SightMcpHttp   *self,

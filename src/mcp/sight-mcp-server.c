@@ -44,6 +44,8 @@ struct _SightMcpServer
 
   SightMcpRegistry *registry;
   GPtrArray        *sessions;   /* weak: sessions remove themselves */
+  guint             max_calls;  /* tool calls running at once, over all sessions */
+  guint             calls;
 };
 
 G_DEFINE_FINAL_TYPE (SightMcpServer, sight_mcp_server, G_TYPE_OBJECT)
@@ -89,6 +91,7 @@ typedef struct {
   GCancellable     *cancellable;
   SightMcpToolCall *call;
   gboolean          cancelled_by_client;
+  gboolean          counted;   /* holds one of the server's max_calls */
 } Running;
 
 static void
@@ -120,10 +123,41 @@ sight_mcp_server_class_init (SightMcpServerClass *klass)
   G_OBJECT_CLASS (klass)->finalize = sight_mcp_server_finalize;
 }
 
+/* By default a few calls per core: past them a client is told to come back
+ * (capacity_exceeded) instead of growing the queue of work without bound.
+ * SIGHTLINE_MCP_MAX_CALLS (1–10000) sets it. */
+static guint
+default_max_calls (void)
+{
+  const char *env = g_getenv ("SIGHTLINE_MCP_MAX_CALLS");
+  guint64 n;
+
+  if (env != NULL && g_ascii_string_to_unsigned (env, 10, 1, 10000, &n, NULL))
+    return (guint) n;
+  return MAX (8, 4 * g_get_num_processors ());
+}
+
 static void
 sight_mcp_server_init (SightMcpServer *self)
 {
   self->sessions = g_ptr_array_new ();
+  self->max_calls = default_max_calls ();
+}
+
+void
+sight_mcp_server_set_max_calls (SightMcpServer *self,
+                                guint           max_calls)
+{
+  g_return_if_fail (SIGHT_IS_MCP_SERVER (self));
+  g_return_if_fail (max_calls > 0);
+  self->max_calls = max_calls;
+}
+
+guint
+sight_mcp_server_get_max_calls (SightMcpServer *self)
+{
+  g_return_val_if_fail (SIGHT_IS_MCP_SERVER (self), 0);
+  return self->max_calls;
 }
 
 SightMcpServer *
@@ -497,6 +531,8 @@ return_cb (SightMcpToolCall *call,
   SightMcpSession *self = handling->session;
 
   g_hash_table_remove (self->running, running->key);
+  if (running->counted)
+    self->server->calls--;
   /* A request the client cancelled gets no answer. */
   if (!running->cancelled_by_client)
     handling_answer (handling, running->slot, result_response_new (running->id, result));
@@ -505,6 +541,18 @@ return_cb (SightMcpToolCall *call,
   handling->pending--;
   running_free (running);
   handling_maybe_finish (handling);
+}
+
+/* Reading the list of sessions or skills, reading one session and stopping
+ * one start no browser work and free capacity: never refused as busy. */
+static gboolean
+is_light_tool (const char *name)
+{
+  static const char * const light[] = {
+    "list_sessions", "get_session", "stop_session", "list_skills", NULL
+  };
+
+  return g_strv_contains (light, name);
 }
 
 static void
@@ -651,8 +699,26 @@ start_tools_call (SightMcpSession *self,
 
   if (json_array_get_length (issues) > 0)
     reject_arguments (running->call, issues);
+  else if (!is_light_tool (tool->name) && self->server->calls >= self->server->max_calls)
+    {
+      g_autoptr(JsonObject) details = json_object_new ();
+
+      json_object_set_int_member (details, "limit", self->server->max_calls);
+      json_object_set_int_member (details, "retryAfterMs", SIGHT_MCP_CAPACITY_RETRY_MS);
+      sight_mcp_tool_call_return_error (running->call, "capacity_exceeded", details,
+                                        "The server is busy: %u tool calls are running, its "
+                                        "limit; retry in %u s",
+                                        self->server->calls, SIGHT_MCP_CAPACITY_RETRY_MS / 1000);
+    }
   else
-    _sight_mcp_tool_call_run (running->call);
+    {
+      if (!is_light_tool (tool->name))
+        {
+          running->counted = TRUE;
+          self->server->calls++;
+        }
+      _sight_mcp_tool_call_run (running->call);
+    }
   return TRUE;
 }
 

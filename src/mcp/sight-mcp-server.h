@@ -38,6 +38,14 @@ SightMcpSession  *sight_mcp_server_create_session (SightMcpServer   *self);
 /* Closes every session: their running calls are cancelled. */
 void              sight_mcp_server_shutdown       (SightMcpServer   *self);
 
+/* Tool calls that may run at once over all sessions (default: 4 per core,
+ * at least 8; SIGHTLINE_MCP_MAX_CALLS). A call past it is answered at once
+ * with capacity_exceeded (details: limit, retryAfterMs); list_sessions,
+ * get_session, stop_session and list_skills are never refused. */
+void              sight_mcp_server_set_max_calls  (SightMcpServer   *self,
+                                                   guint             max_calls);
+guint             sight_mcp_server_get_max_calls  (SightMcpServer   *self);
+
 /* Sends one server-to-client message (a notification) while a message the
  * client sent is being handled. */
 typedef void (*SightMcpNotifyFunc) (JsonNode *message,

@@ -484,6 +484,8 @@ sight_mcp_error_code_for_error (const GError *error)
           return "unavailable";
         case G_IO_ERROR_INVALID_ARGUMENT:
           return "invalid_input";
+        case G_IO_ERROR_BUSY:
+          return "capacity_exceeded";
         default:
           return "internal";
         }
@@ -508,6 +510,12 @@ sight_mcp_tool_call_return_gerror (SightMcpToolCall *self,
                                      sight_error_code_to_string (error->code));
       json_object_set_boolean_member (details, "blocked",
                                       sight_error_code_is_blocked (error->code));
+    }
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_BUSY))
+    {
+      /* The retry hint of a capacity_exceeded answer. */
+      details = json_object_new ();
+      json_object_set_int_member (details, "retryAfterMs", SIGHT_MCP_CAPACITY_RETRY_MS);
     }
   sight_mcp_tool_call_return_error (self, sight_mcp_error_code_for_error (error), details, "%s",
                                     error->message);

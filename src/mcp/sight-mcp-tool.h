@@ -10,6 +10,10 @@ G_BEGIN_DECLS
  * the tool's input schema, hands it to the tool's handler, and answers the
  * request when the handler calls one of the sight_mcp_tool_call_return_*()
  * functions (exactly once, from the main context, at any later time). */
+/* The retry hint (details.retryAfterMs) of every capacity_exceeded answer:
+ * the server's tool-call limit and the sessions' limit. */
+#define SIGHT_MCP_CAPACITY_RETRY_MS 2000
+
 #define SIGHT_TYPE_MCP_TOOL_CALL (sight_mcp_tool_call_get_type ())
 G_DECLARE_FINAL_TYPE (SightMcpToolCall, sight_mcp_tool_call, SIGHT, MCP_TOOL_CALL, GObject)
 

@@ -70,3 +70,17 @@ sight_session_release (SightSession *session)
   g_object_set_data (G_OBJECT (session), BUSY_KEY, NULL);
   sight_session_touch (session);
 }
+
+void
+_sight_session_drop_agent (SightSession *session)
+{
+  SightAgent *agent;
+
+  g_return_if_fail (SIGHT_IS_SESSION (session));
+
+  agent = g_object_get_data (G_OBJECT (session), AGENT_KEY);
+  if (agent == NULL)
+    return;
+  sight_agent_stop (agent, "the session was stopped");
+  g_object_set_data (G_OBJECT (session), AGENT_KEY, NULL);
+}

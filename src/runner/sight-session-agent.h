@@ -23,4 +23,8 @@ gboolean    sight_session_claim     (SightSession  *session,
                                      GError       **error);
 void        sight_session_release   (SightSession  *session);
 
+/* For sight_session_stop(): stops the agent's step, if one runs, and lets
+ * the agent (and its hold on the page) go. */
+void        _sight_session_drop_agent (SightSession *session);
+
 G_END_DECLS

@@ -5,7 +5,10 @@
 
 #include "sight-session.h"
 
+#include <unistd.h>
+
 #include "sight-error.h"
+#include "sight-session-agent.h"
 #include "sight-tool-args.h"
 
 #define MIN_TIMEOUT_MS G_GINT64_CONSTANT (10000)
@@ -16,6 +19,9 @@
 #define FILMSTRIP_INTERVAL_MS 2000
 #define FILMSTRIP_MAX_FRAMES 300
 #define FILMSTRIP_MAX_SIDE 480
+/* Ended sessions the registry still answers for (get_session, a repeated
+ * stop_session, list_sessions' 200): their records, not their pages. */
+#define MAX_ENDED_SESSIONS 200
 
 static const char * const create_args[] = {
   "startUrl", "device", "viewport", "record", "headers", "credentials", "proxyUrl",
@@ -74,7 +80,24 @@ struct _SightSessionRegistry
   GObject    parent_instance;
 
   GPtrArray *sessions;   /* SightSession, oldest first */
+  guint      max_live;
+  GQueue    *waiting;    /* Waiting: creates held until a session ends */
+  guint      freed_source;
 };
+
+/* A create_session waiting for a live session to end (waitForCapacityMs,
+ * queueForCapacity). */
+typedef struct {
+  SightSessionRegistry *registry;
+  GTask                *task;
+  SightSession         *session;   /* validated, not opened */
+  JsonObject           *args;
+  char                **allow_hosts;
+  gint64                wait_ms;
+  guint                 timeout_source;
+  GCancellable         *cancellable;
+  gulong                cancelled_id;
+} Waiting;
 
 G_DEFINE_FINAL_TYPE (SightSessionRegistry, sight_session_registry, G_TYPE_OBJECT)
 
@@ -85,6 +108,8 @@ enum {
 };
 
 static guint registry_signals[N_SIGNALS];
+
+static void _sight_session_registry_capacity_freed (SightSessionRegistry *self);
 
 char *
 sight_new_id (const char *prefix)
@@ -207,7 +232,19 @@ sight_session_stop (SightSession *self,
   g_clear_handle_id (&self->filmstrip_id, g_source_remove);
   if (self->page != NULL)
     webkit_web_view_stop_loading (sight_web_page_get_web_view (self->page));
+  /* Listeners store the page's log and stop showing it while it is there. */
   g_signal_emit (sight_session_registry_get_default (), registry_signals[SESSION_CLOSED], 0, self);
+
+  /* Then the page and its web process go: a step still running on it is
+   * stopped, and whoever still holds the page finds it without a process. */
+  _sight_session_drop_agent (self);
+  if (self->page != NULL)
+    {
+      g_autoptr(SightWebPage) page = g_steal_pointer (&self->page);
+
+      sight_web_page_terminate_web_process (page, "The session was stopped");
+    }
+  _sight_session_registry_capacity_freed (sight_session_registry_get_default ());
   return TRUE;
 }
 
@@ -353,10 +390,59 @@ sight_session_registry_class_init (SightSessionRegistryClass *klass)
                   NULL, G_TYPE_NONE, 1, SIGHT_TYPE_SESSION);
 }
 
+/* By default one live session per 512 MiB of memory and at most four per
+ * core (a web process each, a few hundred MB resident when busy), at least
+ * two; SIGHTLINE_MAX_SESSIONS (1–1000) sets it. */
+static guint
+default_max_live (void)
+{
+  const char *env = g_getenv ("SIGHTLINE_MAX_SESSIONS");
+  long pages = sysconf (_SC_PHYS_PAGES);
+  long page_size = sysconf (_SC_PAGESIZE);
+  guint64 by_memory = pages > 0 && page_size > 0
+                        ? (guint64) pages * (guint64) page_size / (512 * 1024 * 1024) : 2;
+  guint64 n;
+
+  if (env != NULL && g_ascii_string_to_unsigned (env, 10, 1, 1000, &n, NULL))
+    return (guint) n;
+  return (guint) CLAMP (MIN (by_memory, (guint64) 4 * g_get_num_processors ()), 2, 1000);
+}
+
 static void
 sight_session_registry_init (SightSessionRegistry *self)
 {
   self->sessions = g_ptr_array_new_with_free_func (g_object_unref);
+  self->max_live = default_max_live ();
+  self->waiting = g_queue_new ();
+}
+
+void
+sight_session_registry_set_max_live (SightSessionRegistry *self,
+                                     guint                 max_live)
+{
+  g_return_if_fail (SIGHT_IS_SESSION_REGISTRY (self));
+  g_return_if_fail (max_live > 0);
+  self->max_live = max_live;
+  _sight_session_registry_capacity_freed (self);
+}
+
+guint
+sight_session_registry_get_max_live (SightSessionRegistry *self)
+{
+  g_return_val_if_fail (SIGHT_IS_SESSION_REGISTRY (self), 0);
+  return self->max_live;
+}
+
+guint
+sight_session_registry_count_live (SightSessionRegistry *self)
+{
+  guint n = 0;
+
+  g_return_val_if_fail (SIGHT_IS_SESSION_REGISTRY (self), 0);
+  for (guint i = 0; i < self->sessions->len; i++)
+    if (((SightSession *) g_ptr_array_index (self->sessions, i))->status == SIGHT_SESSION_LIVE)
+      n++;
+  return n;
 }
 
 SightSessionRegistry *
@@ -394,6 +480,23 @@ sight_session_registry_list (SightSessionRegistry *self,
   for (guint i = self->sessions->len; i > 0 && list->len < limit; i--)
     g_ptr_array_add (list, g_object_ref (g_ptr_array_index (self->sessions, i - 1)));
   return list;
+}
+
+/* Keeps the records of the newest MAX_ENDED_SESSIONS ended sessions. */
+static void
+forget_ended (SightSessionRegistry *self)
+{
+  guint ended = 0;
+
+  for (guint i = self->sessions->len; i > 0; i--)
+    {
+      SightSession *session = g_ptr_array_index (self->sessions, i - 1);
+
+      if (session->status == SIGHT_SESSION_LIVE)
+        continue;
+      if (++ended > MAX_ENDED_SESSIONS)
+        g_ptr_array_remove_index (self->sessions, i - 1);
+    }
 }
 
 static gboolean
@@ -587,47 +690,27 @@ start_loaded_cb (GObject      *source,
   g_task_return_pointer (task, g_object_ref (session), g_object_unref);
 }
 
-void
-sight_session_registry_create_async (SightSessionRegistry *self,
-                                     JsonObject           *args,
-                                     GCancellable         *cancellable,
-                                     GAsyncReadyCallback   callback,
-                                     gpointer              user_data)
+static const char *
+string_member (JsonObject *args,
+               const char *name)
 {
-  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
-  g_autoptr(SightSession) session = g_object_new (SIGHT_TYPE_SESSION, NULL);
-  g_autoptr(JsonObject) empty = json_object_new ();
+  JsonNode *node = json_object_get_member (args, name);
+
+  return node != NULL && JSON_NODE_HOLDS_VALUE (node) &&
+         json_node_get_value_type (node) == G_TYPE_STRING ? json_node_get_string (node) : NULL;
+}
+
+/* Opens @session (validated from @args): its page, timers and start URL. */
+static void
+open_session (SightSessionRegistry *self,
+              GTask                *task,
+              SightSession         *session,
+              JsonObject           *args,
+              char                **allow_hosts)
+{
   g_autoptr(GError) error = NULL;
-  const char *start_url, *proxy_url;
-  g_auto(GStrv) allow_hosts = NULL;
-  static const char * const none[] = { NULL };
-
-  g_task_set_source_tag (task, sight_session_registry_create_async);
-  if (args == NULL)
-    args = empty;
-
-  if (!sight_tool_args_check_known (args, create_args, &error) ||
-      !refuse_unsupported (args, &error) ||
-      !sight_tool_args_get_url (args, "startUrl", FALSE, &start_url, &error) ||
-      !parse_viewport (session, args, &error) ||
-      !sight_tool_args_get_bool (args, "record", FALSE, &session->record, &error) ||
-      !sight_tool_args_get_url (args, "proxyUrl", FALSE, &proxy_url, &error) ||
-      !sight_tool_args_get_strv (args, "allowHosts", NULL, 100, 253, none, &allow_hosts,
-                                 &error) ||
-      !sight_tool_args_get_int (args, "idleTimeoutMs", DEFAULT_IDLE_MS, MIN_TIMEOUT_MS,
-                                MAX_TIMEOUT_MS, &session->idle_ms, &error) ||
-      !sight_tool_args_get_int (args, "maxDurationMs", DEFAULT_MAX_DURATION_MS, MIN_TIMEOUT_MS,
-                                MAX_TIMEOUT_MS, &session->max_duration_ms, &error))
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-  if (allow_hosts[0] != NULL && proxy_url == NULL)
-    {
-      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
-                               "allowHosts: needs proxyUrl");
-      return;
-    }
+  const char *start_url = string_member (args, "startUrl");
+  const char *proxy_url = string_member (args, "proxyUrl");
 
   session->id = sight_new_id ("sess_");
   session->status = SIGHT_SESSION_LIVE;
@@ -665,27 +748,210 @@ sight_session_registry_create_async (SightSessionRegistry *self,
                                                (const char * const *) session->allow_hosts,
                                                &error))
         {
+          g_clear_object (&session->page);
+          session->status = SIGHT_SESSION_CLOSED;
           g_task_return_error (task, g_steal_pointer (&error));
+          g_object_unref (task);
+          g_object_unref (session);
           return;
         }
     }
+  g_strfreev (allow_hosts);
 
   session->max_duration_id = g_timeout_add (session->max_duration_ms, max_duration_cb, session);
   sight_session_touch (session);
   if (session->record)
     session->filmstrip_id = g_timeout_add (FILMSTRIP_INTERVAL_MS, filmstrip_tick_cb, session);
 
+  forget_ended (self);
   g_ptr_array_add (self->sessions, g_object_ref (session));
   g_signal_emit (self, registry_signals[SESSION_ADDED], 0, session);
 
   g_task_set_task_data (task, g_object_ref (session), g_object_unref);
   if (start_url == NULL)
     {
-      g_task_return_pointer (task, g_steal_pointer (&session), g_object_unref);
+      g_task_return_pointer (task, session, g_object_unref);
+      g_object_unref (task);
       return;
     }
   sight_web_page_load_async (session->page, start_url, SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
-                             cancellable, start_loaded_cb, g_steal_pointer (&task));
+                             g_task_get_cancellable (task), start_loaded_cb, task);
+  g_object_unref (session);
+}
+
+/* Capacity: past max_live, a create waits for a session to end as long as
+ * its waitForCapacityMs or queueForCapacity.maxWaitSeconds say, then fails
+ * with G_IO_ERROR_BUSY (the spec's capacity_exceeded). */
+
+static gint64
+capacity_wait_ms (JsonObject *args)
+{
+  JsonNode *wait = json_object_get_member (args, "waitForCapacityMs");
+  JsonNode *queue = json_object_get_member (args, "queueForCapacity");
+
+  if (queue != NULL && JSON_NODE_HOLDS_OBJECT (queue))
+    return json_object_get_int_member_with_default (json_node_get_object (queue),
+                                                    "maxWaitSeconds", 1) * 1000;
+  if (wait != NULL && JSON_NODE_HOLDS_VALUE (wait))
+    return json_node_get_int (wait);
+  return 0;
+}
+
+static void
+return_busy (SightSessionRegistry *self,
+             GTask                *task,
+             gint64                waited_ms)
+{
+  if (waited_ms > 0)
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_BUSY,
+                             "Every browser is busy: %u sessions are live, the limit, and none "
+                             "ended within %" G_GINT64_FORMAT " ms; stop one (stop_session) or "
+                             "retry later", self->max_live, waited_ms);
+  else
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_BUSY,
+                             "Every browser is busy: %u sessions are live, the limit; stop one "
+                             "(stop_session), retry later, or wait with waitForCapacityMs",
+                             self->max_live);
+}
+
+static void
+waiting_free (Waiting *waiting)
+{
+  g_clear_handle_id (&waiting->timeout_source, g_source_remove);
+  if (waiting->cancelled_id != 0)
+    g_signal_handler_disconnect (waiting->cancellable, waiting->cancelled_id);
+  g_clear_object (&waiting->cancellable);
+  g_clear_object (&waiting->task);
+  g_clear_object (&waiting->session);
+  g_clear_pointer (&waiting->args, json_object_unref);
+  g_strfreev (waiting->allow_hosts);
+  g_free (waiting);
+}
+
+static gboolean
+waiting_timeout_cb (gpointer data)
+{
+  Waiting *waiting = data;
+
+  waiting->timeout_source = 0;
+  g_queue_remove (waiting->registry->waiting, waiting);
+  if (!g_task_return_error_if_cancelled (waiting->task))
+    return_busy (waiting->registry, waiting->task, waiting->wait_ms);
+  waiting_free (waiting);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+capacity_freed_cb (gpointer data)
+{
+  SightSessionRegistry *self = data;
+
+  self->freed_source = 0;
+  while (!g_queue_is_empty (self->waiting) &&
+         sight_session_registry_count_live (self) < self->max_live)
+    {
+      Waiting *waiting = g_queue_pop_head (self->waiting);
+
+      if (!g_task_return_error_if_cancelled (waiting->task))
+        open_session (self, g_steal_pointer (&waiting->task), g_steal_pointer (&waiting->session),
+                      waiting->args, g_steal_pointer (&waiting->allow_hosts));
+      waiting_free (waiting);
+    }
+  return G_SOURCE_REMOVE;
+}
+
+/* Also when a waiting create is cancelled: the queue is looked at again. */
+static void
+_sight_session_registry_capacity_freed (SightSessionRegistry *self)
+{
+  if (self->freed_source == 0 && !g_queue_is_empty (self->waiting))
+    self->freed_source = g_idle_add (capacity_freed_cb, self);
+}
+
+static void
+waiting_cancelled_cb (GCancellable *cancellable,
+                      Waiting      *waiting)
+{
+  /* Ends from the queue's idle, never inside the cancel handler. */
+  g_clear_handle_id (&waiting->timeout_source, g_source_remove);
+  waiting->timeout_source = g_idle_add (waiting_timeout_cb, waiting);
+}
+
+void
+sight_session_registry_create_async (SightSessionRegistry *self,
+                                     JsonObject           *args,
+                                     GCancellable         *cancellable,
+                                     GAsyncReadyCallback   callback,
+                                     gpointer              user_data)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_autoptr(SightSession) session = g_object_new (SIGHT_TYPE_SESSION, NULL);
+  g_autoptr(JsonObject) empty = json_object_new ();
+  g_autoptr(GError) error = NULL;
+  const char *start_url, *proxy_url;
+  g_auto(GStrv) allow_hosts = NULL;
+  static const char * const none[] = { NULL };
+  gint64 wait_ms;
+
+  g_task_set_source_tag (task, sight_session_registry_create_async);
+  if (args == NULL)
+    args = empty;
+
+  if (!sight_tool_args_check_known (args, create_args, &error) ||
+      !refuse_unsupported (args, &error) ||
+      !sight_tool_args_get_url (args, "startUrl", FALSE, &start_url, &error) ||
+      !parse_viewport (session, args, &error) ||
+      !sight_tool_args_get_bool (args, "record", FALSE, &session->record, &error) ||
+      !sight_tool_args_get_url (args, "proxyUrl", FALSE, &proxy_url, &error) ||
+      !sight_tool_args_get_strv (args, "allowHosts", NULL, 100, 253, none, &allow_hosts,
+                                 &error) ||
+      !sight_tool_args_get_int (args, "idleTimeoutMs", DEFAULT_IDLE_MS, MIN_TIMEOUT_MS,
+                                MAX_TIMEOUT_MS, &session->idle_ms, &error) ||
+      !sight_tool_args_get_int (args, "maxDurationMs", DEFAULT_MAX_DURATION_MS, MIN_TIMEOUT_MS,
+                                MAX_TIMEOUT_MS, &session->max_duration_ms, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  if (allow_hosts[0] != NULL && proxy_url == NULL)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                               "allowHosts: needs proxyUrl");
+      return;
+    }
+
+  /* Those already waiting go first. */
+  if (sight_session_registry_count_live (self) < self->max_live &&
+      g_queue_is_empty (self->waiting))
+    {
+      open_session (self, g_steal_pointer (&task), g_steal_pointer (&session), args,
+                    g_steal_pointer (&allow_hosts));
+      return;
+    }
+  wait_ms = capacity_wait_ms (args);
+  if (wait_ms <= 0)
+    {
+      return_busy (self, task, 0);
+      return;
+    }
+  {
+    Waiting *waiting = g_new0 (Waiting, 1);
+
+    waiting->registry = self;
+    waiting->task = g_steal_pointer (&task);
+    waiting->session = g_steal_pointer (&session);
+    waiting->args = json_object_ref (args);
+    waiting->allow_hosts = g_steal_pointer (&allow_hosts);
+    waiting->wait_ms = wait_ms;
+    waiting->timeout_source = g_timeout_add ((guint) wait_ms, waiting_timeout_cb, waiting);
+    if (cancellable != NULL)
+      {
+        waiting->cancellable = g_object_ref (cancellable);
+        waiting->cancelled_id = g_signal_connect (cancellable, "cancelled",
+                                                  G_CALLBACK (waiting_cancelled_cb), waiting);
+      }
+    g_queue_push_tail (self->waiting, waiting);
+  }
 }
 
 SightSession *

@@ -22,11 +22,14 @@ typedef enum {
 
 const char         *sight_session_get_id        (SightSession *self);
 SightSessionStatus  sight_session_get_status    (SightSession *self);
+/* NULL once the session ended. */
 SightWebPage       *sight_session_get_page      (SightSession *self);
 /* Postpones the idle timeout: call on every action. */
 void                sight_session_touch         (SightSession *self);
-/* Ends the session (reason: stopped, idle, maxDuration, error). Returns
- * TRUE when this call closed a live session. */
+/* Ends the session (reason: stopped, idle, maxDuration, error): a step
+ * running on it is stopped, and its page and web process are released once
+ * "session-closed" was emitted. Returns TRUE when this call closed a live
+ * session. */
 gboolean            sight_session_stop          (SightSession *self,
                                                  const char   *reason);
 /* The session record: id, status, engine, createdAt, endedAt, endReason,
@@ -58,6 +61,18 @@ SightSession *sight_session_registry_lookup        (SightSessionRegistry *self,
 /* Sessions newest first, at most @limit. */
 GPtrArray    *sight_session_registry_list          (SightSessionRegistry *self,
                                                     guint                 limit);
+
+/* Sessions that may be live at once (default: one per 512 MiB of memory,
+ * at most four per core, at least two; SIGHTLINE_MAX_SESSIONS). A create past
+ * it waits for a session to end for its waitForCapacityMs, or its
+ * queueForCapacity.maxWaitSeconds, first come first served, then fails with
+ * G_IO_ERROR_BUSY (capacity_exceeded over MCP). A stopped session's page and
+ * web process are released; the records of the newest 200 ended sessions
+ * are kept. */
+void          sight_session_registry_set_max_live  (SightSessionRegistry *self,
+                                                    guint                 max_live);
+guint         sight_session_registry_get_max_live  (SightSessionRegistry *self);
+guint         sight_session_registry_count_live    (SightSessionRegistry *self);
 
 /* A random id with @prefix: prefix + 24 lower-case letters and digits. */
 char         *sight_new_id                         (const char           *prefix);

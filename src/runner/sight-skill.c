@@ -973,6 +973,15 @@ run_next (Run *run)
       run_next (run);
       return;
     }
+  if (sight_session_get_page (run->session) == NULL)
+    {
+      /* Stopped by its client (stop_session): the page went with it. */
+      run->verdict = SIGHT_RUN_VERDICT_ERROR;
+      run->code = g_strdup (sight_error_code_to_string (SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE));
+      run->explanation = g_strdup ("The session was stopped before the run ended");
+      run_end (run);
+      return;
+    }
   run->step_started = g_get_real_time ();
   sight_flow_step_run_async (sight_session_get_page (run->session), run->steps[run->next],
                              (guint) run->skill->timeout_ms, run->cancellable, flow_step_cb, run);

@@ -526,8 +526,10 @@ session_closed_cb (SightSessionRegistry *registry,
         continue;
       if (!task->finished)
         {
-          /* Its page is gone: the agent's step is cancelled. */
+          /* Its page is going: the agent's step is cancelled, and the log
+           * stored while the page is still there. */
           g_cancellable_cancel (task->cancellable);
+          save_log (task);
           continue;
         }
       save_log (task);

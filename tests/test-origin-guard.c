@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+#include <libsoup/soup.h>
+#include <string.h>
+
+#include "sight-scripted-model.h"
+#include "sight-store.h"
+#include "sight-suite.h"
+
+/* An agent that would leave the site (issue #26, item 7): a test file whose
+ * act step the scripted model answers by clicking a link to another origin
+ * (another port on loopback). Run as a suite, the page is held to the test's
+ * start origin: the other server gets no request, and the step says which
+ * URL was refused. With the other origin in the project's allowedOrigins the
+ * same click gets there, so the check can fail. */
+
+static SoupServer *home, *elsewhere;
+static char *home_url, *elsewhere_url;
+static guint elsewhere_requests;
+
+static void
+home_cb (SoupServer        *server,
+         SoupServerMessage *msg,
+         const char        *path,
+         GHashTable        *query,
+         gpointer           user_data)
+{
+  g_autofree char *body = g_strdup_printf ("<!doctype html><html lang=en><title>Home</title>"
+                                           "<a href=\"%slanding\">Elsewhere</a></html>",
+                                           elsewhere_url);
+
+  soup_server_message_set_status (msg, 200, NULL);
+  soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_COPY, body, strlen (body));
+}
+
+static void
+elsewhere_cb (SoupServer        *server,
+              SoupServerMessage *msg,
+              const char        *path,
+              GHashTable        *query,
+              gpointer           user_data)
+{
+  static const char body[] = "<!doctype html><html lang=en><title>Elsewhere</title><h1>Away</h1></html>";
+
+  elsewhere_requests++;
+  soup_server_message_set_status (msg, 200, NULL);
+  soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, body, strlen (body));
+}
+
+static char *
+serve (SoupServer **server,
+       SoupServerCallback callback)
+{
+  g_autoptr(GError) error = NULL;
+  GSList *uris;
+  char *url;
+
+  *server = soup_server_new (NULL, NULL);
+  soup_server_add_handler (*server, NULL, callback, NULL, NULL);
+  g_assert_true (soup_server_listen_local (*server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
+  uris = soup_server_get_uris (*server);
+  url = g_uri_to_string (uris->data);
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+  return url;
+}
+
+static void
+done_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+/* Runs the one-step test in a project of its own; the suite's JSON as text. */
+static char *
+run_leaving (SightScriptedModel *model,
+             const char         *allowed)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("sight-origin-guard-XXXXXX", &error);
+  g_autofree char *project_path = g_build_filename (dir, "sightline.json", NULL);
+  g_autofree char *test_path = g_build_filename (dir, "leave.sightline.json", NULL);
+  g_autofree char *db = g_build_filename (dir, "runs.db", NULL);
+  g_autofree char *project = NULL;
+  g_autofree char *test = NULL;
+  g_autoptr(SightStore) store = NULL;
+  g_autoptr(GPtrArray) files = NULL;
+  g_autoptr(JsonObject) args = json_object_new ();
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  const char *paths[] = { test_path, NULL };
+
+  project = g_strdup_printf ("{\"agents\": {\"default\": {\"model\": \"openai:scripted\", "
+                             "\"baseUrl\": \"%s\"}}%s%s}",
+                             sight_scripted_model_get_openai_base_url (model),
+                             allowed != NULL ? ", \"allowedOrigins\": " : "",
+                             allowed != NULL ? allowed : "");
+  test = g_strdup_printf ("{\"name\": \"Leaves\", \"url\": \"%s\", "
+                          "\"steps\": [{\"act\": \"follow the Elsewhere link\"}]}", home_url);
+  g_assert_true (g_file_set_contents (project_path, project, -1, NULL));
+  g_assert_true (g_file_set_contents (test_path, test, -1, NULL));
+
+  sight_scripted_model_load_script (model, "[]", NULL);
+  sight_scripted_model_push (model, "{\"tool_calls\": [{\"name\": \"click\", \"arguments\": {\"ref\": \"e1\"}}]}");
+  sight_scripted_model_push (model, "{\"tool_calls\": [{\"name\": \"done\", \"arguments\": "
+                                    "{\"verdict\": \"pass\", \"summary\": \"followed the link\"}}]}");
+  store = sight_store_new (db, &error);
+  g_assert_no_error (error);
+  files = sight_suite_load_files (paths, &error);
+  g_assert_no_error (error);
+  sight_suite_run_async (store, files, args, NULL, NULL, NULL, done_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  node = sight_suite_run_finish (result, &error);
+  g_assert_no_error (error);
+  g_unlink (test_path);
+  g_unlink (project_path);
+  return json_to_string (node, FALSE);
+}
+
+static void
+test_act_leaves (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightScriptedModel) model = sight_scripted_model_new (0, &error);
+  g_autofree char *guarded = NULL;
+  g_autofree char *widened = NULL;
+  g_autofree char *origin = g_strndup (elsewhere_url, strlen (elsewhere_url) - 1);
+  g_autofree char *allowed = g_strdup_printf ("[\"%s\"]", origin);
+  g_autofree char *refused = g_strdup_printf ("%slanding was refused", elsewhere_url);
+
+  g_assert_no_error (error);
+  guarded = run_leaving (model, NULL);
+  g_test_message ("guarded: %u requests elsewhere", elsewhere_requests);
+  g_assert_cmpuint (elsewhere_requests, ==, 0);
+  g_assert_nonnull (strstr (guarded, refused));
+
+  widened = run_leaving (model, allowed);
+  g_test_message ("allowedOrigins %s: %u requests elsewhere", allowed, elsewhere_requests);
+  g_assert_cmpuint (elsewhere_requests, >=, 1);
+  g_assert_null (strstr (widened, "was refused"));
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  gtk_test_init (&argc, &argv, NULL);
+  g_unsetenv ("SIGHTLINE_MODEL");
+  g_unsetenv ("OPENAI_API_KEY");
+  elsewhere_url = serve (&elsewhere, elsewhere_cb);
+  home_url = serve (&home, home_cb);
+  g_test_add_func ("/origin-guard/act-leaves", test_act_leaves);
+  return g_test_run ();
+}
