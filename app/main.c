@@ -110,6 +110,10 @@ main (int    argc,
       return command->func (argc - 1, argv + 1);
     }
 
+  /* The window too owns what it starts: a session bus of its own where
+   * there is none (a bare X server, a container), not an autolaunched one
+   * that would outlive it. */
+  sight_headless_ensure_session_bus ();
   app = sight_application_new ();
   return g_application_run (G_APPLICATION (app), argc, argv);
 }

@@ -6,6 +6,8 @@
 #include "sight-application.h"
 
 #include <glib/gi18n.h>
+#include <glib-unix.h>
+#include <signal.h>
 
 #include "sight-live-sessions.h"
 #include "sight-window.h"
@@ -123,12 +125,25 @@ static const GActionEntry app_actions[] = {
   { "serve-mcp", serve_mcp_action, NULL, "\"\"" },
 };
 
+/* SIGTERM (a session's logout, `timeout`, a service manager) and SIGINT
+ * quit as app.quit does, so the window's pages, their web processes and
+ * the helpers the process started end with it and the status is 0. */
+static gboolean
+quit_signal_cb (gpointer user_data)
+{
+  g_application_quit (G_APPLICATION (user_data));
+  return G_SOURCE_CONTINUE;
+}
+
 static void
 sight_application_startup (GApplication *app)
 {
   static const char *quit_accels[] = { "<Control>q", NULL };
 
   G_APPLICATION_CLASS (sight_application_parent_class)->startup (app);
+
+  g_unix_signal_add (SIGTERM, quit_signal_cb, app);
+  g_unix_signal_add (SIGINT, quit_signal_cb, app);
 
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
                                    G_N_ELEMENTS (app_actions), app);

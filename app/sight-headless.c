@@ -339,8 +339,6 @@ start_private_display (GError **error)
 gboolean
 sight_headless_ensure_display (GError **error)
 {
-  g_autoptr(GError) bus_error = NULL;
-
   /* Nothing a headless command shows is for an assistive technology (its
    * observations come from the page's own tree): no accessibility bus, and
    * its launcher and second daemon, for GTK or for the web processes (set
@@ -348,11 +346,19 @@ sight_headless_ensure_display (GError **error)
   g_setenv ("GTK_A11Y", "none", FALSE);
   g_setenv ("NO_AT_BRIDGE", "1", FALSE);
   g_setenv ("WEBKIT_A11Y_BUS_ADDRESS", "", FALSE);
-  /* Without a bus the command still runs: what would use one (settings'
-   * change notification, a keyring) goes without. */
-  if (!start_private_bus (&bus_error))
-    g_warning ("%s", bus_error->message);
+  sight_headless_ensure_session_bus ();
   return start_private_display (error);
+}
+
+void
+sight_headless_ensure_session_bus (void)
+{
+  g_autoptr(GError) error = NULL;
+
+  /* Without a bus the program still runs: what would use one (settings'
+   * change notification, a keyring) goes without. */
+  if (!start_private_bus (&error))
+    g_warning ("%s", error->message);
 }
 
 /* WebKit's helper processes inherit descriptor 1 and may print to it (GLib

@@ -12,6 +12,10 @@ G_BEGIN_DECLS
  * it ends (at exit, or by their parent-death signal when it is killed). Call
  * before anything touches the bus or starts a thread. */
 gboolean sight_headless_ensure_display     (GError **error);
+/* The session bus alone, for the app: with none to find, a private
+ * dbus-daemon that ends with the process (GLib would otherwise autolaunch
+ * one that outlives it). A failure is only a warning: the app runs without. */
+void     sight_headless_ensure_session_bus (void);
 /* Whether GLib finds a session bus without autolaunching one. */
 gboolean sight_headless_session_bus_exists (void);
 /* What a command that renders needs before it starts: the display, its

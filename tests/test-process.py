@@ -26,8 +26,12 @@ every live process whose parent chain leads to this test.
 5. links: `sightline smoke --no-strict-links` of a page with a broken link:
    the link's URL, status and the page it was found on are in the structured
    report (--json), in the text and in the HTML report (`sightline report`).
+6. app: the window (`sightline URL`) on a display with no session bus,
+   stopped by SIGTERM once its page's web process runs: status 0, and no
+   bus, web process or anything else left (needs the display the suite runs
+   on; skipped without one).
 
-Usage: test-process.py SIGHTLINE [PART…]  (TAP output; parts: status kill mcp serve links)
+Usage: test-process.py SIGHTLINE [PART…]  (TAP output; parts: status kill mcp serve links app)
 """
 
 import ctypes
@@ -46,7 +50,7 @@ import time
 import urllib.request
 
 SIGHTLINE = os.path.abspath(sys.argv[1])
-PARTS = sys.argv[2:] or ["status", "kill", "mcp", "serve", "links"]
+PARTS = sys.argv[2:] or ["status", "kill", "mcp", "serve", "links", "app"]
 PR_SET_CHILD_SUBREAPER = 36
 KILLS = 20
 # How long the helpers of an ended command get to go before they count as
@@ -132,6 +136,8 @@ tmp = tempfile.mkdtemp(prefix="sightline-process-")
 runtime = os.path.join(tmp, "runtime")
 os.mkdir(runtime, 0o700)
 ENV = dict(os.environ)
+# The display the suite runs on, for the window's part only.
+SUITE_DISPLAY = os.environ.get("DISPLAY")
 # A new user's machine: the command must provide its display and bus, and
 # must not need the accessibility switches the test suite sets.
 # GSettings too: with the test suite's memory backend, nothing would use
@@ -545,10 +551,46 @@ def part_links():
           "Broken link" in page, html.stderr[-400:])
 
 
+# ---------------------------------------------------------------- 6. app
+
+
+def part_app():
+    if not SUITE_DISPLAY:
+        note("app: no display to open the window on; skipped")
+        return
+    app = subprocess.Popen([SIGHTLINE, SITE + "/ok.html"],
+                           env=dict(ENV, DISPLAY=SUITE_DISPLAY,
+                                    SIGHTLINE_DATA_DIR=os.path.join(tmp, "app")),
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    web = []
+    while time.monotonic() < deadline and app.poll() is None and not web:
+        web = [n for _, state, n in descendants() if n.startswith("WebKitWebProc") and state != "Z"]
+        time.sleep(0.2)
+    check("app: the window opens its page's web process with no session bus set", bool(web),
+          f"status {app.returncode}")
+    started = time.monotonic()
+    app.send_signal(signal.SIGTERM)
+    try:
+        app.wait(30)
+    except subprocess.TimeoutExpired:
+        app.kill()
+        app.wait()
+    took = time.monotonic() - started
+    alive, settled = left_behind()
+    check("app: SIGTERM quits the window with status 0", app.returncode == 0,
+          f"status {app.returncode}")
+    check(f"app: nothing left {SETTLE_S:.0f} s after the window quit (bus and web processes "
+          "included)", not alive, names(alive))
+    note(f"the window quit {took:.2f} s after SIGTERM; its helpers were gone {settled:.2f} s later")
+    kill_leftovers(alive)
+
+
 try:
     for part in PARTS:
         {"status": part_status, "kill": part_kill, "mcp": part_mcp, "links": part_links,
-         "serve": part_serve}[part]()
+         "serve": part_serve, "app": part_app}[part]()
 finally:
     release_slow.set()
     alive, _ = left_behind(2.0)
