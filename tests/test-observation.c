@@ -681,6 +681,98 @@ test_page_text (void)
   g_assert_nonnull (strstr (sight_observation_get_text (full), " elements not observed (limit)"));
 }
 
+/* A page that overwrites the globals and prototypes of its own world, gives
+ * its elements throwing getters, puts display: contents at every level (at
+ * the top of <body> too) and a NUL and a lone surrogate in its text, an
+ * attribute and its title: the isolated world observes it whole. */
+static void
+test_hostile (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("hostile.html");
+  g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+  g_autofree char *json = sight_observation_to_json (obs, FALSE);
+  g_autofree char *stored_json = NULL;
+  g_autoptr(SightObservation) stored = NULL;
+  const char *text = sight_observation_get_text (obs);
+  const char *before;
+
+  g_assert_true (g_utf8_validate (text, -1, NULL));
+  g_assert_true (g_utf8_validate (json, -1, NULL));
+  g_assert_cmpuint (sight_observation_get_n_errors (obs), ==, 0);
+  g_assert_nonnull (strstr (text, "heading \"Title at the top\" level=2"));
+  g_assert_nonnull (strstr (text, "listitem"));
+  g_assert_nonnull (strstr (text, "link \"Link in contents\""));
+  g_assert_nonnull (strstr (text, "button \"Deep contents\""));
+  g_assert_nonnull (strstr (text, "textbox \"Quantity\" value=3"));
+  g_assert_nonnull (strstr (text, "button \"Zero size\""));
+  g_assert_nonnull (strstr (text, "\"Getter text\""));
+  g_assert_null (strstr (text, "Never attached"));
+  g_assert_null (strstr (text, "Detached"));
+  /* U+0000 and the lone surrogate are U+FFFD: the text goes on past them,
+   * in the text, the JSON and the JSON as stored and read back. */
+  before = strstr (text, "\"before\xef\xbf\xbd" "after \xef\xbf\xbd end\"");
+  g_assert_nonnull (before);
+  g_assert_nonnull (strstr (before, "\"Invalid password\""));
+  g_assert_nonnull (strstr (text, "button \"Send\xef\xbf\xbdnow\""));
+  g_assert_cmpstr (sight_observation_get_title (obs), ==, "Hostile\xef\xbf\xbdpage");
+  g_assert_nonnull (strstr (json, "Invalid password"));
+  stored = sight_observation_new_from_stored (json, NULL, NULL);
+  g_assert_nonnull (stored);
+  stored_json = sight_observation_to_json (stored, FALSE);
+  g_assert_nonnull (strstr (stored_json, "before\xef\xbf\xbd" "after"));
+  g_assert_nonnull (strstr (sight_observation_get_text (stored), "\"Invalid password\""));
+}
+
+/* An exception while walking one subtree (here the isolated world's own
+ * getBoundingClientRect made to throw for one element, as a stand-in for any
+ * content the walk trips over) marks that subtree and the walk goes on. */
+static void
+test_subtree_error (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("hostile.html");
+  g_autoptr(JsonNode) value = NULL;
+  g_autoptr(SightObservation) obs = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *text;
+
+  value = run_script (page,
+                      "const box = Element.prototype.getBoundingClientRect;\n"
+                      "Element.prototype.getBoundingClientRect = function () {\n"
+                      "  if (this.id === 'getter') throw new Error ('walk tripped');\n"
+                      "  return box.call (this);\n"
+                      "};\n"
+                      "try { return __sight.snapshot.observe ({ text: 'full' }); }\n"
+                      "finally { Element.prototype.getBoundingClientRect = box; }");
+  obs = sight_observation_new_from_json (value, &error);
+  g_assert_no_error (error);
+  text = sight_observation_get_text (obs);
+  g_assert_cmpuint (sight_observation_get_n_errors (obs), ==, 1);
+  g_assert_nonnull (strstr (text, "generic error=\"walk tripped\""));
+  g_assert_null (strstr (text, "Getter text"));
+  /* What comes after it is still observed. */
+  g_assert_nonnull (strstr (text, "\"Invalid password\""));
+  g_assert_nonnull (strstr (text, "button \"Zero size\""));
+}
+
+/* A page that replaces its content on every frame and every task: each
+ * observation is whole and consistent, however the page changes. */
+static void
+test_churn (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("churn.html");
+
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+      g_autoptr(JsonNode) value = NULL;
+
+      g_assert_cmpuint (sight_observation_get_n_errors (obs), ==, 0);
+      g_assert_nonnull (strstr (sight_observation_get_text (obs), "button \"Stays\""));
+      g_assert_nonnull (strstr (sight_observation_get_text (obs), "listitem"));
+      value = run_script (page, "await new Promise (r => setTimeout (r, 30)); return true;");
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -727,6 +819,9 @@ main (int    argc,
   g_test_add_func ("/observation/webkit/masking", test_masking);
   g_test_add_func ("/observation/webkit/large-page", test_large_page);
   g_test_add_func ("/observation/webkit/page-text", test_page_text);
+  g_test_add_func ("/observation/webkit/hostile", test_hostile);
+  g_test_add_func ("/observation/webkit/subtree-error", test_subtree_error);
+  g_test_add_func ("/observation/webkit/churn", test_churn);
 
   return g_test_run ();
 }

@@ -84,6 +84,9 @@ guint             sight_observation_get_n_interactive (SightObservation   *self)
  * limits): 0 when the tree is complete. The texts then say "truncated" on
  * their first line and "… N elements not observed" where they were. */
 guint             sight_observation_get_n_not_observed (SightObservation  *self);
+/* Subtrees the walk could not observe because the page's content made it
+ * throw: each is one node with an "error" member in place of its subtree. */
+guint             sight_observation_get_n_errors     (SightObservation    *self);
 /* Secure fields seen in the viewport (the ones a screenshot must mask), and
  * on the whole page. */
 guint             sight_observation_get_n_secure     (SightObservation    *self);

@@ -691,6 +691,19 @@
             Math.round (r.width), Math.round (r.height)];
   }
 
+  /* An element with display: contents has no box of its own: its
+   * content's, or where there is none its parent's (or none at all, at the
+   * top of the page). */
+  function contentsBox (el, ctx, parentBox) {
+    const range = el.ownerDocument.createRange ();
+    range.selectNodeContents (el);
+    const r = range.getBoundingClientRect ();
+    if (r.width || r.height || !parentBox)
+      return [Math.round (r.left + ctx.offX), Math.round (r.top + ctx.offY),
+              Math.round (r.width), Math.round (r.height)];
+    return parentBox;
+  }
+
   function inViewport (b, ctx) {
     if (b[2] === 0 && b[3] === 0)
       return b[0] >= 0 && b[1] >= 0 && b[0] < ctx.vw && b[1] < ctx.vh;
@@ -780,7 +793,7 @@
 
     let box = null;
     if (!flatten || display === 'contents')
-      box = display === 'contents' ? parentBox : boxOf (el, ctx);
+      box = display === 'contents' ? contentsBox (el, ctx, parentBox) : boxOf (el, ctx);
 
     let node = null, target = out;
     if (!flatten) {
@@ -826,7 +839,7 @@
         if (closed && !(child.nodeType === 1 && child.localName === 'summary'))
           continue;
         if (child.nodeType === 1) {
-          visit (child, ctx, target, visible, cursor, node ? node.box : (box || parentBox));
+          visitGuarded (child, ctx, target, visible, cursor, node ? node.box : (box || parentBox));
         } else if (child.nodeType === 3 && visible) {
           const t = child.data;
           ctx.count.chars += Math.min (t.length, MAX_TEXT);
@@ -861,6 +874,25 @@
   }
 
   const BREAK = { brk: true };
+
+  /* visit(), where an exception fails @el's subtree only: what the subtree
+   * had added is taken back and one node marked `error` stands for it. */
+  function visitGuarded (el, ctx, out, parentVisible, parentCursor, parentBox) {
+    const mark = out.length;
+    try {
+      visit (el, ctx, out, parentVisible, parentCursor, parentBox);
+    } catch (e) {
+      out.length = mark;
+      ctx.count.errors++;
+      let message = 'error';
+      try { message = clip (String (e && e.message !== undefined ? e.message : e), 200); }
+      catch (e2) { /* keep "error" */ }
+      const node = { ref: refOf (el, ctx.prefix), role: 'generic', error: message,
+                     box: parentBox || [0, 0, 0, 0], inView: false };
+      node.inView = inViewport (node.box, ctx);
+      out.push (node);
+    }
+  }
 
   function isInteractiveNode (n) {
     return n.role !== undefined && (INTERACTIVE.has (n.role) || n.clickable || n.focusable ||
@@ -959,7 +991,7 @@
     });
     const kids = [];
     if (!node.name && doc.title) node.name = norm (doc.title);
-    visit (doc.documentElement, sub, kids, true, 'auto', node.box);
+    visitGuarded (doc.documentElement, sub, kids, true, 'auto', node.box);
     node.children = kids;
     finishNode (node, false);
   }
@@ -998,6 +1030,7 @@
     if (n.crossOrigin) s += ' cross-origin';
     if (n.origin) s += ' origin=' + n.origin;
     if (n.desc) s += ' desc=' + q (clip (n.desc, maxName));
+    if (n.error) s += ' error=' + q (n.error);
     return s + ' #' + n.ref;
   }
 
@@ -1163,7 +1196,7 @@
       active: deepActive (doc), modal, inModal: false,
       cache: new Map (),
       /* Shared with frames' contexts (Object.assign copies the reference). */
-      count: { elements: 0, nodes: 0, interactive: 0, chars: 0, notObserved: 0,
+      count: { elements: 0, nodes: 0, interactive: 0, chars: 0, notObserved: 0, errors: 0,
                over: false, hard: false },
       max: {
         nodes: (args && args.maxNodes) || LIMITS.nodes,
@@ -1195,7 +1228,7 @@
       ctx.modal = null;
     }
     if (rootEl)
-      visit (rootEl, ctx, tree, true, 'auto', null);
+      visitGuarded (rootEl, ctx, tree, true, 'auto', null);
     const root = { role: 'document', name: norm (doc.title || ''), children: [] };
     root.children = tree;
     finishNode (root, false);
@@ -1225,6 +1258,7 @@
       counts: {
         elements: ctx.count.elements, nodes: ctx.count.nodes, interactive: ctx.count.interactive,
         notObserved: ctx.count.notObserved,
+        errors: ctx.count.errors,
         secure: ctx.secure.length,
         secureInView: ctx.secure.filter (s => s.inView).length,
       },
