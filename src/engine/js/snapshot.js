@@ -1338,10 +1338,29 @@
     return count;
   }
 
+  /* The role and name the observation gives @el, by the same rules, whether
+   * or not the walk would list it (the conformance harness and the smoke
+   * test's accessibility check ask for elements one by one). The role is
+   * the computed ARIA role: "none" for presentation. */
+  function describe (el) {
+    const fresh = styles.size === 0;
+    if (fresh) pseudoDocs = new WeakMap ();
+    try {
+      const tag = el.localName;
+      let role = roleOf (el, tag);
+      if (role === null || role === 'presentation') role = 'none';
+      const [name] = nameOf (el, tag, role, null);
+      return { role, name };
+    } finally {
+      if (fresh) styles = new Map ();
+    }
+  }
+
   G.__sight.snapshot = {
     version: VERSION,
     observe,
     find,
+    describe,
     resolve,
     refOf: el => refOf (el, ''),
     bareWalk,
