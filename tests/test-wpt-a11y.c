@@ -23,8 +23,8 @@
 #include "sight-web-page.h"
 
 /* The measured level: raise these as the rules improve, never lower them. */
-#define MIN_NAMES_PASSED 976
-#define MIN_ROLES_PASSED 166
+#define MIN_NAMES_PASSED 1135
+#define MIN_ROLES_PASSED 195
 
 #define LOAD_TIMEOUT_MS 30000
 #define CHECK_TIMEOUT_MS 30000
@@ -32,7 +32,7 @@
 static char *root_dir;
 
 typedef struct {
-  guint names, names_passed, roles, roles_passed;
+  guint names, names_passed, roles, roles_passed, open;
 } Score;
 
 static void
@@ -214,6 +214,11 @@ test_wpt (void)
           gboolean name = g_str_equal (json_object_get_string_member (c, "kind"), "name");
           gboolean ok = json_object_get_boolean_member (c, "ok");
 
+          if (json_object_get_boolean_member_with_default (c, "open", FALSE))
+            {
+              file.open++;
+              continue;
+            }
           if (name)
             {
               file.names++;
@@ -225,7 +230,7 @@ test_wpt (void)
               file.roles_passed += ok;
             }
           if (!ok)
-            g_string_append_printf (failures, "%s%s\t%s\t%s\texpected \"%s\" got \"%s\"\t%s",
+            g_string_append_printf (failures, "%s%s\t%s\t%s\texpected \"%s\" got \"%s\"\t%s\n",
                                     rel, is_tentative (rel) ? " (tentative)" : "",
                                     json_object_get_string_member (c, "kind"),
                                     json_object_get_string_member (c, "test"),
@@ -233,6 +238,7 @@ test_wpt (void)
                                     json_object_get_string_member (c, "actual"),
                                     json_object_get_string_member (c, "html"));
         }
+      s->open += file.open;
       if (file.names + file.roles == 0)
         continue;
       g_test_message ("%s %s: names %u/%u, roles %u/%u",
@@ -246,11 +252,13 @@ test_wpt (void)
     }
 
   for (guint t = 0; t < 2; t++)
-    g_test_message ("TOTAL%s: names %u/%u (%.1f%%), roles %u/%u (%.1f%%)",
+    g_test_message ("TOTAL%s: names %u/%u (%.1f%%), roles %u/%u (%.1f%%); "
+                    "%u left open by the specs, not counted",
                     t ? " tentative" : "", score[t].names_passed, score[t].names,
                     score[t].names ? 100.0 * score[t].names_passed / score[t].names : 0.0,
                     score[t].roles_passed, score[t].roles,
-                    score[t].roles ? 100.0 * score[t].roles_passed / score[t].roles : 0.0);
+                    score[t].roles ? 100.0 * score[t].roles_passed / score[t].roles : 0.0,
+                    score[t].open);
 
   failures_file = g_test_build_filename (G_TEST_BUILT, "wpt-a11y-failures.txt", NULL);
   g_file_set_contents (failures_file, failures->str, failures->len, &error);

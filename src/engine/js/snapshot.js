@@ -97,6 +97,10 @@
     'script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title', 'base',
     'datalist', 'param', 'source', 'track']);
 
+  const SECTIONING_SCOPE =
+    'article,aside,nav,section,[role=article],[role=complementary],[role=navigation],' +
+    '[role=region]';
+
   const LANDMARK_SCOPE =
     'article,aside,main,nav,section,[role=article],[role=complementary],[role=main],' +
     '[role=navigation],[role=region]';
@@ -110,7 +114,9 @@
   const TEXT_INPUT_ROLES = new Set (['textbox', 'searchbox', 'combobox', 'spinbutton']);
   const RANGE_ROLES = new Set (['slider', 'spinbutton', 'progressbar', 'scrollbar', 'meter']);
 
-  const norm = s => s.replace (/\s+/g, ' ').trim ();
+  /* Runs of ASCII whitespace (not NBSP, which stays U+00A0) made one
+   * space, and trimmed. */
+  const norm = s => s.replace (/[\t\n\f\r ]+/g, ' ').replace (/^ | $/g, '');
 
   function refOf (el, prefix) {
     let r = state.refs.get (el);
@@ -147,6 +153,12 @@
    * getComputedStyle() call costs. Reset by observe(). */
   let styles = new Map ();
 
+  function resetCaches () {
+    styles = new Map ();
+    roles = new Map ();
+    pseudoDocs = new WeakMap ();
+  }
+
   function cssOf (el) {
     let cs = styles.get (el);
     if (cs === undefined) {
@@ -181,9 +193,101 @@
 
   function hasGlobalAria (el) {
     return el.hasAttribute ('aria-label') || el.hasAttribute ('aria-labelledby') ||
-           el.hasAttribute ('aria-describedby');
+           el.hasAttribute ('aria-labeledby') || el.hasAttribute ('aria-describedby');
   }
 
+  /* aria-labelledby, or its misspelling aria-labeledby, which engines
+   * accept too; with both, the first one on the element. */
+  function labelledByAttr (el) {
+    const a = el.getAttribute ('aria-labelledby');
+    if (!el.hasAttribute ('aria-labeledby'))
+      return a;
+    if (a !== null)
+      for (const at of el.attributes)
+        if (at.name === 'aria-labelledby' || at.name === 'aria-labeledby')
+          return at.value;
+    return el.getAttribute ('aria-labeledby');
+  }
+
+  /* WAI-ARIA 1.2's global states and properties: any of them on an element
+   * makes it keep its native role over none/presentation (9.2). */
+  const GLOBAL_ARIA = ['aria-atomic', 'aria-busy', 'aria-controls', 'aria-current',
+    'aria-describedby', 'aria-description', 'aria-details', 'aria-dropeffect', 'aria-flowto',
+    'aria-grabbed', 'aria-haspopup', 'aria-invalid', 'aria-keyshortcuts', 'aria-label',
+    'aria-labelledby', 'aria-labeledby', 'aria-live', 'aria-owns', 'aria-relevant',
+    'aria-roledescription'];
+
+  function hasAnyGlobalAria (el) {
+    for (const a of GLOBAL_ARIA)
+      if (el.hasAttribute (a))
+        return true;
+    return false;
+  }
+
+  /* Focusable at all (tabindex=-1 too), for the presentational conflict. */
+  function anyFocusable (el, tag) {
+    if (el.hasAttribute ('tabindex') || el.isContentEditable)
+      return true;
+    switch (tag) {
+    case 'a': case 'area': return el.hasAttribute ('href');
+    case 'button': case 'select': case 'textarea': return !el.disabled;
+    case 'input': return !el.disabled && (el.getAttribute ('type') || '').toLowerCase () !== 'hidden';
+    case 'iframe': return true;
+    case 'summary': return isDetailsSummary (el);
+    }
+    return false;
+  }
+
+  /* The <summary> that is its <details>' first summary child: the one the
+   * UA makes the disclosure button. */
+  function isDetailsSummary (el) {
+    const d = el.parentElement;
+    return !!d && d.localName === 'details' && d.querySelector (':scope > summary') === el;
+  }
+
+  /* Roles (WAI-ARIA 1.2 "required context role") that mean nothing outside
+   * their context: with no ancestor of a context role, the element falls
+   * back to its next role token or its native role. A cell's context is its
+   * row or, as engines accept, the table or grid itself; rows and row groups
+   * stand on their own. */
+  const TABLE_CONTEXT = ['row', 'grid', 'table', 'treegrid'];
+  const REQUIRED_CONTEXT = {
+    listitem: ['list', 'directory'],
+    option: ['listbox', 'group', 'combobox'],
+    cell: TABLE_CONTEXT, gridcell: TABLE_CONTEXT, columnheader: TABLE_CONTEXT,
+    rowheader: TABLE_CONTEXT,
+    menuitem: ['group', 'menu', 'menubar'],
+    menuitemcheckbox: ['group', 'menu', 'menubar'],
+    menuitemradio: ['group', 'menu', 'menubar'],
+    tab: ['tablist'],
+    treeitem: ['group', 'tree'],
+    caption: ['figure', 'grid', 'table', 'treegrid'],
+  };
+
+  function parentOf (el) {
+    if (el.parentElement) return el.parentElement;
+    const root = el.parentNode;
+    return root && root.host ? root.host : null;
+  }
+
+  function inContext (el, wanted) {
+    for (let p = parentOf (el); p; p = parentOf (p))
+      if (wanted.includes (roleOf (p, p.localName)))
+        return true;
+    return false;
+  }
+
+  /* Roles that are landmarks only with a name (WAI-ARIA 1.2 form, region). */
+  function hasAuthorName (el) {
+    const al = el.getAttribute ('aria-label');
+    if (al && al.trim ()) return true;
+    const t = el.getAttribute ('title');
+    if (t && t.trim ()) return true;
+    const lb = labelledByAttr (el);
+    return !!lb && labelledByName (el, lb, NO_OPTIONS) !== '';
+  }
+
+  const SYNONYM_ROLES = { image: 'img', directory: 'list' };
   /* ---------- roles (HTML-AAM) ---------- */
 
   function inputRole (el) {
@@ -207,8 +311,13 @@
   function implicitRole (el, tag) {
     switch (tag) {
     case 'a': case 'area': return el.hasAttribute ('href') ? 'link' : 'generic';
+    case 'address': return 'group';
     case 'article': return 'article';
-    case 'aside': return 'complementary';
+    case 'aside':
+      /* Scoped to a sectioning element, an aside is a landmark only when
+       * named (HTML-AAM). */
+      return el.parentElement && el.parentElement.closest (SECTIONING_SCOPE) && !hasAuthorName (el)
+        ? 'generic' : 'complementary';
     case 'blockquote': return 'blockquote';
     case 'button': return 'button';
     case 'caption': return 'caption';
@@ -223,7 +332,7 @@
     case 'fieldset': return 'group';
     case 'figure': return 'figure';
     case 'footer': return el.closest (LANDMARK_SCOPE) ? 'generic' : 'contentinfo';
-    case 'form': return hasGlobalAria (el) || el.hasAttribute ('title') ? 'form' : 'generic';
+    case 'form': return hasAuthorName (el) ? 'form' : 'generic';
     case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
     case 'header': return el.closest (LANDMARK_SCOPE) ? 'generic' : 'banner';
     case 'hgroup': return 'group';
@@ -235,7 +344,7 @@
       return 'img';
     case 'input': return inputRole (el);
     case 'ins': return 'insertion';
-    case 'li': return 'listitem';
+    case 'li': return inContext (el, REQUIRED_CONTEXT.listitem) ? 'listitem' : 'generic';
     case 'main': return 'main';
     case 'mark': return 'mark';
     case 'math': return 'math';
@@ -248,17 +357,20 @@
     case 'p': return 'paragraph';
     case 'progress': return 'progressbar';
     case 'search': return 'search';
-    case 'section': return hasGlobalAria (el) || el.hasAttribute ('title') ? 'region' : 'generic';
+    case 'section': return hasAuthorName (el) ? 'region' : 'generic';
     case 'select': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
     case 'strong': return 'strong';
     case 'sub': return 'subscript';
-    case 'summary': return 'button';
+    case 'summary': return isDetailsSummary (el) ? 'button' : 'generic';
     case 'sup': return 'superscript';
     case 'svg':
       return hasGlobalAria (el) || (el.firstElementChild && el.querySelector (':scope > title'))
         ? 'img' : 'none';
     case 'table': return 'table';
-    case 'tbody': case 'tfoot': case 'thead': return 'rowgroup';
+    /* Engines expose no row group for these (html-aam#474, WPT's
+     * html-aam/table-roles.html): they are generic. */
+    case 'tbody': case 'tfoot': case 'thead':
+      return anyFocusable (el, tag) || hasAnyGlobalAria (el) ? 'rowgroup' : 'generic';
     case 'td': {
       const t = el.closest ('table');
       const tr = t && t.getAttribute ('role');
@@ -281,17 +393,40 @@
     }
   }
 
+  /* Roles computed during one observation, as styles are. */
+  let roles = new Map ();
+
   function roleOf (el, tag) {
+    let r = roles.get (el);
+    if (r === undefined) {
+      r = computeRole (el, tag);
+      roles.set (el, r);
+    }
+    return r;
+  }
+
+  function computeRole (el, tag) {
     const attr = el.getAttribute ('role');
     if (attr) {
-      for (const token of attr.trim ().toLowerCase ().split (/\s+/)) {
+      for (let token of attr.trim ().toLowerCase ().split (/\s+/)) {
+        token = SYNONYM_ROLES[token] || token;
         if (!VALID_ROLES.has (token))
           continue;
         /* Presentational role conflict resolution: a focusable element or
-         * one with global ARIA keeps its native role. */
+         * one with a global ARIA attribute keeps its native role. */
         if ((token === 'none' || token === 'presentation') &&
-            (focusable (el) || hasGlobalAria (el)))
+            (anyFocusable (el, tag) || hasAnyGlobalAria (el)))
           break;
+        if ((token === 'form' || token === 'region') && !hasAuthorName (el))
+          continue;
+        /* Page-wide landmarks scoped to another landmark are none (as
+         * <header> and <footer> there are). */
+        if ((token === 'banner' || token === 'contentinfo') && el.parentElement &&
+            el.parentElement.closest (LANDMARK_SCOPE))
+          continue;
+        const ctx = REQUIRED_CONTEXT[token];
+        if (ctx && !inContext (el, ctx))
+          continue;
         return token;
       }
     }
@@ -329,23 +464,44 @@
     return v;
   }
 
+  /* CSS generated content of @el's ::before or ::after, as rendered: the
+   * alternative text after "/" when the content gives one, apart from the
+   * element's text (a space) when its box is not a plain inline one or has
+   * horizontal padding or margin. */
   function pseudoText (el, which) {
     const root = el.getRootNode ();
     if (!docHasPseudo (root.styleSheets ? root : el.ownerDocument))
       return '';
-    const c = el.ownerDocument.defaultView.getComputedStyle (el, which).content;
+    const ps = el.ownerDocument.defaultView.getComputedStyle (el, which);
+    const c = ps.content;
     if (!c || c === 'none' || c === 'normal')
       return '';
-    let out = '';
-    const re = /"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|attr\(\s*([-\w]+)\s*\)/g;
+    let out = '', alt = null;
+    const re = /"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|attr\(\s*([-\w]+)\s*\)|counter\(\s*([-\w]+)[^)]*\)|(\/)/g;
     let m;
     while ((m = re.exec (c)) !== null) {
+      let piece;
+      if (m[5] !== undefined) {
+        alt = '';
+        continue;
+      }
       if (m[3] !== undefined)
-        out += el.getAttribute (m[3]) || '';
+        piece = el.getAttribute (m[3]) || '';
+      else if (m[4] !== undefined)
+        piece = '';
       else
-        out += (m[1] !== undefined ? m[1] : m[2]).replace (/\\(.)/g, '$1');
+        piece = (m[1] !== undefined ? m[1] : m[2]).replace (/\\(.)/g, '$1');
+      if (alt !== null) alt += piece;
+      else out += piece;
     }
-    return out;
+    if (alt !== null)
+      out = alt;
+    if (!out)
+      return '';
+    const apart = (ps.display !== 'inline' && ps.display !== 'contents') ||
+                  parseFloat (ps.paddingLeft) > 0 || parseFloat (ps.paddingRight) > 0 ||
+                  parseFloat (ps.marginLeft) > 0 || parseFloat (ps.marginRight) > 0;
+    return apart ? (which === '::before' ? out + ' ' : ' ' + out) : out;
   }
 
   function isHiddenForName (el, cs) {
@@ -395,85 +551,125 @@
     return null;
   }
 
-  /* Host-language labels (HTML-AAM), without title/placeholder. */
+  /* Host-language names (HTML-AAM), without title/placeholder: a string, or
+   * null when the element has none of its own. An alt attribute that is
+   * present is the name even when empty (img, area, input type=image). */
   function nativeName (el, tag, role, o) {
     switch (tag) {
     case 'input': {
       const type = (el.getAttribute ('type') || 'text').toLowerCase ();
+      const labels = labelsName (el, o);
+      if (labels !== null) return labels;
       if (type === 'button' || type === 'submit' || type === 'reset') {
         const v = el.getAttribute ('value');
         if (v !== null && v !== '') return v;
         if (type === 'submit') return 'Submit';
         if (type === 'reset') return 'Reset';
-        return '';
+        return null;
       }
       if (type === 'image') {
         const alt = el.getAttribute ('alt');
-        if (alt !== null && alt !== '') return alt;
+        if (alt !== null) return alt;
         const v = el.getAttribute ('value');
         if (v) return v;
         return el.getAttribute ('title') || 'Submit';
       }
-      return labelsName (el, o);
+      return null;
     }
-    case 'select': case 'textarea': case 'meter': case 'progress': case 'output':
-      return labelsName (el, o);
-    case 'button':
+    case 'select': case 'textarea': case 'meter': case 'progress': case 'output': case 'button':
       return labelsName (el, o);
     case 'img': case 'area':
-      return el.getAttribute ('alt') || '';
-    case 'fieldset': {
-      const lg = el.querySelector (':scope > legend');
-      return lg ? contentName (lg, o) : '';
-    }
-    case 'table': {
-      const c = el.querySelector (':scope > caption');
-      return c ? contentName (c, o) : '';
-    }
-    case 'figure': {
-      const c = el.querySelector (':scope > figcaption');
-      return c ? contentName (c, o) : '';
-    }
+      return el.getAttribute ('alt');
+    case 'fieldset':
+      return childName (el, 'legend', o);
+    case 'table':
+      return childName (el, 'caption', o);
+    case 'figure':
+      return childName (el, 'figcaption', o);
     case 'optgroup':
-      return el.getAttribute ('label') || '';
+      return el.getAttribute ('label');
     case 'option':
-      return el.hasAttribute ('label') ? el.getAttribute ('label') : '';
+      return el.hasAttribute ('label') ? el.getAttribute ('label') : null;
     case 'svg': {
       const t = el.querySelector (':scope > title');
-      return t ? t.textContent : '';
+      return t ? t.textContent : null;
     }
-    case 'iframe':
-      return '';
     }
-    return '';
+    return null;
+  }
+
+  /* The name a <legend>, <caption> or <figcaption> child gives: none when
+   * it is hidden (HTML-AAM: hidden elements name nothing). */
+  function childName (el, tag, o) {
+    const c = el.querySelector (':scope > ' + tag);
+    if (!c || isHiddenForName (c, cssOf (c)))
+      return null;
+    const s = contentName (c, o);
+    return s.trim () ? s : null;
   }
 
   function labelsName (el, o) {
-    const labels = el.labels;
+    let labels;
+    try { labels = el.labels; } catch (e) { labels = null; }
     if (!labels || labels.length === 0)
-      return '';
+      return null;
     const parts = [];
     for (const label of labels) {
-      const sub = { visited: new Set ([el]), lb: o.lb, hiddenOk: o.hiddenOk, cache: o.cache };
+      /* A hidden label still names its control, as a referenced node does. */
+      const hidden = isHiddenForName (label, cssOf (label)) || !!label.closest ('[aria-hidden=true]');
+      const sub = { visited: new Set ([el]), lb: o.lb, hiddenOk: o.hiddenOk || hidden,
+                    cache: hidden ? null : o.cache };
       parts.push (contentName (label, sub));
     }
-    return parts.join (' ');
+    const s = parts.join (' ');
+    return s.trim () ? s : null;
   }
 
-  /* The text of @el's subtree, per accname 2F (and 2G for text nodes). */
+  /* Whether CSS renders @cs (an element's or a pseudo-element's box) apart
+   * from the text around it: anything but a plain inline box. */
+  function separates (cs) {
+    const d = cs.display;
+    if (d === 'inline' || d === 'contents')
+      return false;
+    return true;
+  }
+
+  /* Elements whose own role keeps them out of a name from content: a
+   * treeitem's child group, a menuitem's submenu (they name themselves). */
+  const OWN_NAME_SKIP = { treeitem: new Set (['group', 'tree']), menuitem: new Set (['menu']) };
+
+  /* The text of @el's subtree, per accname 2F (and 2G for text nodes):
+   * light or shadow children, slotted nodes, then nodes @el owns. */
   function contentName (el, o) {
     let out = pseudoText (el, '::before');
-    for (const child of children (el)) {
+    const skip = o.skipRoles;
+    const add = child => {
       if (child.nodeType === 3) {
         out += child.data;
       } else if (child.nodeType === 1) {
-        const s = textAlt (child, o);
-        if (s) {
-          const d = cssOf (child).display;
-          out += d.startsWith ('inline') || d === 'contents' ? s : ' ' + s + ' ';
+        if (child.localName === 'br') {
+          out += ' ';
+          return;
         }
+        if (skip && skip.has (roleOf (child, child.localName)))
+          return;
+        const s = textAlt (child, o);
+        if (s)
+          out += separates (cssOf (child)) ? ' ' + s + ' ' : s;
       }
-    }
+    };
+    for (const child of children (el))
+      add (child);
+    const owns = el.getAttribute ('aria-owns');
+    if (owns)
+      for (const id of owns.trim ().split (/\s+/)) {
+        const ref = byId (el, id);
+        /* Owned from under a hidden ancestor, a node stays hidden. */
+        if (ref && ref !== el && !ref.contains (el) &&
+            (!ref.checkVisibility || ref.checkVisibility ({ visibilityProperty: true }) ||
+             o.hiddenOk))
+          add (ref);
+      }
     out += pseudoText (el, '::after');
     return out;
   }
@@ -497,13 +693,16 @@
           s += textAlt (child, o);
       return s;
     }
-    const cacheable = !o.lb && !o.hiddenOk && o.cache;
+    /* A slot is no node of the tree: only what it shows counts. */
+    if (tag === 'slot')
+      return contentName (el, o);
+    const cacheable = !o.lb && !o.hiddenOk && o.cache && !o.skipRoles;
     if (cacheable && o.cache.has (el))
       return o.cache.get (el);
     const role = roleOf (el, tag);
     let s = '';
     /* 2B */
-    const lb = !o.lb && el.getAttribute ('aria-labelledby');
+    const lb = !o.lb && labelledByAttr (el);
     if (lb)
       s = labelledByName (el, lb, o);
     /* 2C */
@@ -517,10 +716,13 @@
       if (al && al.trim ())
         s = al;
     }
-    if (!s.trim ())
-      s = nativeName (el, tag, role, o);
-    if (!s.trim ())
-      s = contentName (el, o);
+    if (!s.trim ()) {
+      const n = nativeName (el, tag, role, o);
+      if (n !== null)
+        s = n;
+      else
+        s = contentName (el, o);
+    }
     if (!s.trim ())
       s = el.getAttribute ('title') || '';
     if (cacheable)
@@ -539,7 +741,7 @@
       /* A directly referenced node contributes its whole text alternative,
        * computed from content when it has no other. */
       let s = '';
-      const al = ref.getAttribute ('aria-label');
+      const al = ref.localName === 'slot' ? null : ref.getAttribute ('aria-label');
       if (al && al.trim ())
         s = al;
       else {
@@ -558,39 +760,48 @@
     return norm (parts.join (' '));
   }
 
+  /* Roles on which WAI-ARIA 1.2 prohibits author names: they still answer
+   * to aria-labelledby, aria-label and title (as the engines and WPT do),
+   * never to their content. */
+  const NAME_PROHIBITED = new Set (['generic', 'none', 'presentation', 'paragraph', 'rowgroup',
+    'caption', 'code', 'deletion', 'emphasis', 'insertion', 'strong', 'subscript', 'superscript',
+    'mark', 'time', 'term', 'definition']);
+
+  const NO_OPTIONS = { hiddenOk: false };
+
   /* The name of an element that is the root of a computation. Returns
-   * [name, fromContent]. */
+   * [name, fromContent, fromTitle]. */
   function nameOf (el, tag, role, cache) {
-    if (role === 'generic' || role === 'none' || role === 'presentation' ||
-        role === 'paragraph' || role === 'rowgroup') {
-      /* Names are prohibited on these; keep aria-label so the model sees it. */
-      const al = el.getAttribute ('aria-label');
-      return [al ? norm (al) : '', false];
-    }
-    const o = { visited: new Set ([el]), lb: false, hiddenOk: false, cache };
-    const lb = el.getAttribute ('aria-labelledby');
+    const lb = labelledByAttr (el);
     if (lb) {
-      const s = labelledByName (el, lb, o);
-      if (s) return [s, false];
+      const s = labelledByName (el, lb, NO_OPTIONS);
+      if (s) return [s, false, false];
     }
     const al = el.getAttribute ('aria-label');
-    if (al && al.trim ())
-      return [norm (al), false];
-    let s = norm (nativeName (el, tag, role, o));
-    if (s)
-      return [s, false];
-    if (NAME_FROM_CONTENT.has (role)) {
-      s = norm (contentName (el, o));
-      if (s)
-        return [s, true];
+    if (al && al.trim () && tag !== 'slot')
+      return [norm (al), false, false];
+    if (!NAME_PROHIBITED.has (role)) {
+      const o = { visited: new Set ([el]), lb: false, hiddenOk: false, cache,
+                  skipRoles: OWN_NAME_SKIP[role] || null };
+      const n = nativeName (el, tag, role, o);
+      if (n !== null) {
+        const s = norm (n);
+        if (s || ((tag === 'img' || tag === 'area' || tag === 'input') && el.hasAttribute ('alt')))
+          return [s, false, false];
+      }
+      if (NAME_FROM_CONTENT.has (role)) {
+        const s = norm (contentName (el, o));
+        if (s)
+          return [s, true, false];
+      }
     }
     const title = el.getAttribute ('title');
     if (title && title.trim ())
-      return [norm (title), false];
+      return [norm (title), false, true];
     const ph = el.getAttribute ('placeholder') || el.getAttribute ('aria-placeholder');
     if (ph && (TEXT_INPUT_ROLES.has (role)))
-      return [norm (ph), false];
-    return ['', false];
+      return [norm (ph), false, false];
+    return ['', false, false];
   }
 
   function descriptionOf (el, name) {
@@ -778,12 +989,15 @@
     }
     const tabbable = visible && FLATTEN.has (role) && focusable (el);
 
-    let name = '', fromContent = false;
+    let name = '', fromContent = false, fromTitle = false;
     if (visible && role !== 'none' && role !== 'presentation') {
       if (clickable || tabbable) {
         [name, fromContent] = nameOf (el, tag, role === 'generic' || role === 'paragraph' ? 'button' : role, ctx.cache);
       } else {
-        [name, fromContent] = nameOf (el, tag, role, ctx.cache);
+        [name, fromContent, fromTitle] = nameOf (el, tag, role, ctx.cache);
+        /* A wrapper's title is a tooltip, no reason to list the wrapper. */
+        if (fromTitle && FLATTEN.has (role))
+          name = '';
       }
     }
 
@@ -1239,8 +1453,7 @@
   function observe (args) {
     args = args || {};
     const t0 = performance.now ();
-    pseudoDocs = new WeakMap ();
-    styles = new Map ();
+    resetCaches ();
     pruneRefs ();
     const [root, ctx] = walk (args);
     const t1 = performance.now ();
@@ -1290,14 +1503,14 @@
       result.tree = root;
     }
     result.timing = { walk: Math.round (t1 - t0), serialize: Math.round (performance.now () - t1) };
-    styles = new Map ();
+    resetCaches ();
     return result;
   }
 
   function find (args) {
     const query = String ((args && args.query) || '').toLowerCase ();
     const limit = (args && args.limit) || 50;
-    styles = new Map ();
+    resetCaches ();
     const [root, ctx] = walk ({});
     const matches = [];
     const lines = [];
@@ -1343,16 +1556,17 @@
    * test's accessibility check ask for elements one by one). The role is
    * the computed ARIA role: "none" for presentation. */
   function describe (el) {
-    const fresh = styles.size === 0;
-    if (fresh) pseudoDocs = new WeakMap ();
+    resetCaches ();
     try {
       const tag = el.localName;
       let role = roleOf (el, tag);
       if (role === null || role === 'presentation') role = 'none';
-      const [name] = nameOf (el, tag, role, null);
+      /* An element's name does not depend on whether it is shown: a
+       * hidden element is left out of the tree, not renamed. */
+      const name = nameOf (el, tag, role, null)[0];
       return { role, name };
     } finally {
-      if (fresh) styles = new Map ();
+      resetCaches ();
     }
   }
 
