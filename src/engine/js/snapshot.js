@@ -19,14 +19,18 @@
  *       args.tree:  include the JSON tree (default true)
  *       args.root:  a ref; observe only that subtree (the "expand" tool)
  *       args.maxChars: budget of the compact text (default 24000)
- *       args.maxNodes, args.maxElements, args.maxTreeChars: the limits of
- *                   one walk (defaults: LIMITS below). Past any of them
- *                   only what the viewport shows is still walked, up to
- *                   twice the limits; every other element is counted with
- *                   its subtree, not walked; the texts say "… N elements
- *                   not observed" where they were, and the result has
- *                   truncated: { notObserved, maxNodes, maxElements,
- *                   maxTreeChars }.
+ *       args.maxNodes, args.maxElements: a safety bound of one walk
+ *                   (defaults: LIMITS below, a million: every element of
+ *                   any real page is listed). Past either only what the
+ *                   viewport shows is still walked, up to twice the
+ *                   limits; every other element is counted with its
+ *                   subtree, not walked; the texts say "… N elements not
+ *                   observed" where they were, and the result has
+ *                   truncated: { notObserved, maxNodes, maxElements }.
+ *       args.maxTreeChars: the budget of page text in the tree (default
+ *                   LIMITS.chars). Past it text runs outside the viewport
+ *                   are left out (elements are all still listed), and
+ *                   counts.textClipped says how many characters.
  *   find(args)      -> { matches, text[, notObserved] }: nodes whose name or
  *                      text contains args.query (case-insensitive), at most
  *                      args.limit (50), within the same limits
@@ -105,10 +109,11 @@
     'article,aside,main,nav,section,[role=article],[role=complementary],[role=main],' +
     '[role=navigation],[role=region]';
 
-  /* Bounds of one walk: the tree (and its JSON, about 100 bytes a node)
-   * stays bounded whatever the page. Text runs longer than MAX_TEXT are
-   * clipped in the tree. */
-  const LIMITS = { nodes: 20000, elements: 60000, chars: 2000000 };
+  /* Bounds of one walk. The tree lists every element (a million is only a
+   * guard for memory); what is bounded is text: runs longer than MAX_TEXT
+   * are clipped, and past `chars` characters of page text only the
+   * viewport's text is kept. */
+  const LIMITS = { nodes: 1000000, elements: 1000000, chars: 2000000 };
   const MAX_TEXT = 4000;
 
   const TEXT_INPUT_ROLES = new Set (['textbox', 'searchbox', 'combobox', 'spinbutton']);
@@ -154,6 +159,7 @@
   let styles = new Map ();
 
   function resetCaches () {
+    labelIndex = new WeakMap ();
     styles = new Map ();
     roles = new Map ();
     pseudoDocs = new WeakMap ();
@@ -608,9 +614,33 @@
     return s.trim () ? s : null;
   }
 
+  /* An element's <label>s. WebKit's `labels` searches the whole tree scope
+   * on every call (quadratic over a page of buttons), so a document's labels
+   * are indexed by their control once per observation. */
+  let labelIndex = new WeakMap ();
+
+  function labelsOf (el) {
+    const root = el.getRootNode ();
+    let index = labelIndex.get (root);
+    if (index === undefined) {
+      index = new Map ();
+      const all = root.querySelectorAll ? root.querySelectorAll ('label') : [];
+      for (const label of all) {
+        const c = label.control;
+        if (!c) continue;
+        const list = index.get (c);
+        if (list) list.push (label);
+        else index.set (c, [label]);
+      }
+      labelIndex.set (root, index);
+    }
+    return index.get (el) || null;
+  }
+
   function labelsName (el, o) {
-    let labels;
-    try { labels = el.labels; } catch (e) { labels = null; }
+    if (!('labels' in el))
+      return null;
+    const labels = labelsOf (el);
     if (!labels || labels.length === 0)
       return null;
     const parts = [];
@@ -926,7 +956,7 @@
     if (count.hard)
       return;
     const over = k => count[k] >= max[k] * (count.over ? 2 : 1);
-    if (over ('nodes') || over ('elements') || over ('chars')) {
+    if (over ('nodes') || over ('elements')) {
       if (count.over) count.hard = true;
       count.over = true;
     }
@@ -973,6 +1003,12 @@
       return;
     ctx.count.elements++;
     charge (ctx.count, ctx.max);
+    if (tag === 'br') {
+      /* A line break separates the words around it. */
+      const last = out[out.length - 1];
+      if (last && last.text !== undefined) last.text += ' ';
+      return;
+    }
     const visible = cs.visibility === 'visible';
     const cursor = cs.cursor;
 
@@ -1066,6 +1102,10 @@
           if (!textBox) textBox = box = boxOf (el, ctx);
           const last = target[target.length - 1];
           const iv = inViewport (textBox, ctx);
+          if (ctx.count.chars > ctx.max.chars && !iv) {
+            ctx.count.textClipped += t.length;
+            continue;
+          }
           if (last && last.text !== undefined) {
             last.text += t;
             if (iv) last.inView = true;
@@ -1079,7 +1119,7 @@
     if (node) {
       finishNode (node, fromContent);
       out.push (node);
-    } else if (tag === 'label' || (display !== 'contents' && !display.startsWith ('inline'))) {
+    } else if (tag === 'label' || separates (cs)) {
       /* A block wrapper separates the text around it. */
       const last = out[out.length - 1];
       if (last && last.text !== undefined) last.text += ' ';
@@ -1411,6 +1451,7 @@
       cache: new Map (),
       /* Shared with frames' contexts (Object.assign copies the reference). */
       count: { elements: 0, nodes: 0, interactive: 0, chars: 0, notObserved: 0, errors: 0,
+               textClipped: 0,
                over: false, hard: false },
       max: {
         nodes: (args && args.maxNodes) || LIMITS.nodes,
@@ -1472,6 +1513,7 @@
         elements: ctx.count.elements, nodes: ctx.count.nodes, interactive: ctx.count.interactive,
         notObserved: ctx.count.notObserved,
         errors: ctx.count.errors,
+        textClipped: ctx.count.textClipped,
         secure: ctx.secure.length,
         secureInView: ctx.secure.filter (s => s.inView).length,
       },
@@ -1480,7 +1522,7 @@
     };
     if (ctx.count.notObserved)
       result.truncated = { notObserved: ctx.count.notObserved, maxNodes: ctx.max.nodes,
-                           maxElements: ctx.max.elements, maxTreeChars: ctx.max.chars };
+                           maxElements: ctx.max.elements };
     const mode = args.text || 'compact';
     result.textMode = mode;
     const kids = root.children || [];
@@ -1489,7 +1531,9 @@
       ' viewport=' + v.width + 'x' + v.height + ' scroll=' + v.scrollX + ',' + v.scrollY +
       ' of ' + v.pageWidth + 'x' + v.pageHeight +
       (ctx.count.notObserved ? ' truncated: ' + ctx.count.notObserved +
-                               ' elements not observed (limit ' + ctx.max.nodes + ' nodes)' : '');
+                               ' elements not observed (limit ' + ctx.max.nodes + ' nodes)' : '') +
+      (ctx.count.textClipped ? ' text clipped: ' + ctx.count.textClipped +
+                               ' characters outside the viewport left out' : '');
     if (mode === 'full') {
       result.text = fullText (kids, 0, [head]).join ('\n');
     } else if (mode === 'compact') {
