@@ -23,7 +23,7 @@
 #include "sight-web-page.h"
 
 /* The measured level: raise these as the rules improve, never lower them. */
-#define MIN_NAMES_PASSED 1135
+#define MIN_NAMES_PASSED 1137
 #define MIN_ROLES_PASSED 195
 
 #define LOAD_TIMEOUT_MS 30000

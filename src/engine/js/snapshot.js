@@ -767,10 +767,14 @@
       if (!ref)
         continue;
       const hidden = isHiddenForName (ref, cssOf (ref));
-      const sub = { visited: new Set (), lb: true, hiddenOk: o.hiddenOk || hidden, cache: null };
+      /* Within one computation a node counts once: what a nested
+       * aria-labelledby took is skipped where the content reaches it. */
+      const sub = { visited: o.visited || new Set (), lb: true, hiddenOk: o.hiddenOk || hidden,
+                    cache: null };
       /* A directly referenced node contributes its whole text alternative,
        * computed from content when it has no other. */
       let s = '';
+      if (o.visited) o.visited.add (ref);
       const al = ref.localName === 'slot' ? null : ref.getAttribute ('aria-label');
       if (al && al.trim ())
         s = al;
@@ -810,7 +814,7 @@
     const al = el.getAttribute ('aria-label');
     if (al && al.trim () && tag !== 'slot')
       return [norm (al), false, false];
-    if (!NAME_PROHIBITED.has (role)) {
+    if (!NAME_PROHIBITED.has (role) || tag === 'summary') {
       const o = { visited: new Set ([el]), lb: false, hiddenOk: false, cache,
                   skipRoles: OWN_NAME_SKIP[role] || null };
       const n = nativeName (el, tag, role, o);
@@ -819,7 +823,8 @@
         if (s || ((tag === 'img' || tag === 'area' || tag === 'input') && el.hasAttribute ('alt')))
           return [s, false, false];
       }
-      if (NAME_FROM_CONTENT.has (role)) {
+      /* HTML-AAM names a <summary> from its subtree whatever its role. */
+      if (NAME_FROM_CONTENT.has (role) || tag === 'summary') {
         const s = norm (contentName (el, o));
         if (s)
           return [s, true, false];
