@@ -851,7 +851,8 @@ main (int    argc,
   }
 
   {
-    static const char *const rules[] = { "roles", "names", "states", "hidden", "modal", "frames" };
+    static const char *const rules[] = { "roles", "names", "states", "hidden", "modal", "frames",
+                                         "classes" };
 
     for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
       {

@@ -299,7 +299,7 @@
   function inputRole (el) {
     const type = (el.getAttribute ('type') || 'text').toLowerCase ();
     switch (type) {
-    case 'button': case 'submit': case 'reset': case 'image': case 'file':
+    case 'button': case 'submit': case 'reset': case 'image': case 'file': case 'color':
       return 'button';
     case 'checkbox':
       return el.hasAttribute ('switch') ? 'switch' : 'checkbox';
@@ -697,8 +697,12 @@
         /* Owned from under a hidden ancestor, a node stays hidden. */
         if (ref && ref !== el && !ref.contains (el) &&
             (!ref.checkVisibility || ref.checkVisibility ({ visibilityProperty: true }) ||
-             o.hiddenOk))
+             o.hiddenOk)) {
+          /* Rendered elsewhere: apart from the owner's own text. */
+          out += ' ';
           add (ref);
+          out += ' ';
+        }
       }
     out += pseudoText (el, '::after');
     return out;
@@ -1084,7 +1088,10 @@
     }
     if (tag === 'label' && !node)
       out.push (BREAK);
-    if (tag === 'input' || tag === 'textarea' || tag === 'img')
+    if (tag === 'img') {
+      if (el.useMap && visible)
+        visitAreas (el, ctx, target, node ? node.box : boxOf (el, ctx));
+    } else if (tag === 'input' || tag === 'textarea')
       ;
     else {
       let textBox = box;
@@ -1133,6 +1140,37 @@
   }
 
   const BREAK = { brk: true };
+
+  /* An image map's <area href>s are links inside the image that uses the
+   * map (the <map> itself renders nothing), each with the box its coords
+   * give over the image. */
+  function visitAreas (img, ctx, out, imgBox) {
+    const id = img.useMap.replace (/^#/, '');
+    let map = null;
+    for (const m of img.ownerDocument.getElementsByTagName ('map'))
+      if (m.name === id || m.id === id) { map = m; break; }
+    if (!map)
+      return;
+    for (const area of map.getElementsByTagName ('area')) {
+      const role = roleOf (area, 'area');
+      if (role !== 'link')
+        continue;
+      let box = imgBox;
+      const c = (area.getAttribute ('coords') || '').split (/[\s,]+/).map (Number);
+      const shape = (area.getAttribute ('shape') || 'rect').toLowerCase ();
+      if ((shape === 'rect' || shape === 'rectangle') && c.length >= 4 && c.every (isFinite))
+        box = [imgBox[0] + Math.min (c[0], c[2]), imgBox[1] + Math.min (c[1], c[3]),
+               Math.abs (c[2] - c[0]), Math.abs (c[3] - c[1])];
+      const n = { ref: refOf (area, ctx.prefix), role, box, inView: inViewport (box, ctx) };
+      const [name] = nameOf (area, 'area', role, ctx.cache);
+      if (name) n.name = name;
+      ctx.count.nodes++;
+      ctx.count.interactive++;
+      out.push (n);
+    }
+  }
+
+  const CELL_ROLES = new Set (['cell', 'gridcell', 'columnheader', 'rowheader']);
 
   /* visit(), where an exception fails @el's subtree only: what the subtree
    * had added is taken back and one node marked `error` stands for it. */
@@ -1204,8 +1242,21 @@
     }
     let keep = kids;
     if (fromContent || (node.name && kids.length === 1 && kids[0].text === node.name) ||
-        (node.name && INTERACTIVE.has (node.role)))
-      keep = kids.filter (c => c.text === undefined && hasInteractive (c));
+        (node.name && INTERACTIVE.has (node.role))) {
+      /* A row keeps its cells and headers (the full tree lists them); the
+       * ones that hold no control say only what the row's name says, so
+       * the model's text leaves them out. */
+      const row = node.role === 'row';
+      keep = kids.filter (c => {
+        if (c.text !== undefined) return false;
+        if (hasInteractive (c)) return true;
+        if (row && CELL_ROLES.has (c.role)) {
+          c.quiet = true;
+          return true;
+        }
+        return false;
+      });
+    }
     if (node.role === 'img' || node.role === 'heading')
       keep = keep.filter (c => c.text === undefined);
     node.children = keep;
@@ -1379,6 +1430,8 @@
       }
     };
     for (const n of nodes) {
+      if (n.quiet)
+        continue;
       const over = ctx.chars > ctx.maxChars;
       if (!n.inView || (over && !(n.role !== undefined && hasInteractiveInView (n)))) {
         const w = over && n.inView ? 'not shown (output limit)'
@@ -1423,6 +1476,7 @@
     for (const n of nodes) {
       if (!n.inView) delete n.inView;
       delete n.through;
+      delete n.quiet;
       if (n.text !== undefined) {
         delete n.y;
         continue;
