@@ -159,6 +159,7 @@
   let styles = new Map ();
 
   function resetCaches () {
+    walkOwns = null;
     labelIndex = new WeakMap ();
     styles = new Map ();
     roles = new Map ();
@@ -270,7 +271,12 @@
     caption: ['figure', 'grid', 'table', 'treegrid'],
   };
 
+  /* The walk's aria-owns (see ownsOf): an owned node's parent is its owner. */
+  let walkOwns = null;
+
   function parentOf (el) {
+    const owner = walkOwns && walkOwns.owned.get (el);
+    if (owner) return owner;
     if (el.parentElement) return el.parentElement;
     const root = el.parentNode;
     return root && root.host ? root.host : null;
@@ -996,6 +1002,12 @@
     const tag = el.localName;
     if (SKIP_TAGS.has (tag))
       return;
+    /* A node another element owns (aria-owns) sits under its owner. */
+    if (ctx.owns && ctx.owns.owned.has (el)) {
+      if (ctx.owns.placing !== el)
+        return;
+      ctx.owns.placing = null;
+    }
     if (el.getAttribute ('aria-hidden') === 'true' || el.hasAttribute ('inert'))
       return;
     if (ctx.modal && !ctx.inModal) {
@@ -1010,6 +1022,11 @@
     const display = cs.display;
     if (display === 'none')
       return;
+    if (display !== 'inline' && display !== 'contents') {
+      /* A block separates the text before it from its own. */
+      const last = out[out.length - 1];
+      if (last && last.text !== undefined) out.push (BREAK);
+    }
     ctx.count.elements++;
     charge (ctx.count, ctx.max);
     if (tag === 'br') {
@@ -1127,6 +1144,14 @@
         }
       }
     }
+
+    const owned = ctx.owns && ctx.owns.byOwner.get (el);
+    if (owned)
+      for (const o of owned) {
+        ctx.owns.placing = o;
+        visitGuarded (o, ctx, target, visible, cursor, node ? node.box : (box || parentBox));
+        ctx.owns.placing = null;
+      }
 
     if (node) {
       finishNode (node, fromContent);
@@ -1499,6 +1524,30 @@
 
   /* ---------- entry points ---------- */
 
+  /* The document's aria-owns: owner -> the elements it owns, each owned by
+   * the first owner that names it and never by its own descendant; null
+   * when the page has none. */
+  function ownsOf (doc) {
+    const owners = doc.querySelectorAll ('[aria-owns]');
+    if (owners.length === 0)
+      return null;
+    const byOwner = new Map (), owned = new Map ();
+    for (const owner of owners) {
+      const list = [];
+      for (const id of owner.getAttribute ('aria-owns').trim ().split (/\s+/)) {
+        const o = id ? byId (owner, id) : null;
+        /* Not one's own ancestor, nor an owner of one's owner. */
+        if (o && !owned.has (o) && o !== owner && !o.contains (owner) &&
+            owned.get (owner) !== o) {
+          owned.set (o, owner);
+          list.push (o);
+        }
+      }
+      if (list.length) byOwner.set (owner, list);
+    }
+    return owned.size ? { byOwner, owned, placing: null } : null;
+  }
+
   function walk (args) {
     const doc = document;
     const win = doc.defaultView;
@@ -1518,6 +1567,7 @@
         chars: (args && args.maxTreeChars) || LIMITS.chars,
       },
       secure: [], frames: [],
+      owns: (walkOwns = ownsOf (doc)),
     };
     const tree = [];
     let rootEl = doc.documentElement;
