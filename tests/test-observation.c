@@ -185,6 +185,7 @@ static SoupServer *server;
 static char *base_url;
 static guint server_port;
 static char *cards_html;
+static char *big_cards_html;
 static char *text_html;
 
 static void
@@ -204,6 +205,13 @@ server_cb (SoupServer        *soup_server,
       soup_server_message_set_status (msg, 200, NULL);
       soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_STATIC,
                                         text_html, strlen (text_html));
+      return;
+    }
+  if (g_str_equal (path, "/cards-31250.html"))
+    {
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_STATIC,
+                                        big_cards_html, strlen (big_cards_html));
       return;
     }
   if (g_str_equal (path, "/cards-12500.html"))
@@ -298,7 +306,10 @@ waiter_clear (Waiter *w)
 }
 
 /* One page (one web process) serves every test: each load starts a new
- * document, and with it new refs. */
+ * document, and with it new refs. Loads and scripts have this deadline
+ * (longer for the quarter-million page). */
+static guint deadline_ms = 30000;
+
 static SightWebPage *shared_page;
 
 static SightWebPage *
@@ -315,7 +326,10 @@ load_page (const char *path)
       sight_web_page_set_viewport (shared_page, 1024, 768, 1.0);
     }
   page = g_object_ref (shared_page);
-  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, 30000, NULL, waiter_done_cb, &w);
+  /* A page that takes long to load keeps its web process busy that long. */
+  sight_web_page_set_hang_timeout (page, deadline_ms > 30000 ? 60000 : 5000);
+  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, deadline_ms, NULL, waiter_done_cb,
+                             &w);
   g_assert_true (sight_web_page_load_finish (page, waiter_run (&w), &error));
   g_assert_no_error (error);
   waiter_clear (&w);
@@ -330,7 +344,7 @@ capture (SightWebPage      *page,
   Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
   SightObservation *obs;
 
-  sight_observation_capture_async (page, flags, 30000, NULL, waiter_done_cb, &w);
+  sight_observation_capture_async (page, flags, deadline_ms, NULL, waiter_done_cb, &w);
   obs = sight_observation_capture_finish (waiter_run (&w), &error);
   g_assert_no_error (error);
   g_assert_nonnull (obs);
@@ -348,7 +362,7 @@ run_script (SightWebPage *page,
   Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
   JsonNode *value;
 
-  sight_web_page_evaluate_async (page, full, NULL, 30000, NULL, waiter_done_cb, &w);
+  sight_web_page_evaluate_async (page, full, NULL, deadline_ms, NULL, waiter_done_cb, &w);
   value = sight_web_page_evaluate_finish (page, waiter_run (&w), &error);
   g_assert_no_error (error);
   waiter_clear (&w);
@@ -754,9 +768,9 @@ test_secret_masking (void)
   g_assert_cmpuint (count_red (masked, shot->scale, &echo_prefix), >, 5);
 }
 
-/* 12,500 cards, 100,000 elements: past the walk's limits (20,000 nodes,
- * 60,000 elements) only the viewport is still observed in full, the rest is
- * counted, and the tree, its JSON and both texts stay bounded. */
+/* 12,500 cards, 100,000 elements: every element is listed in the full
+ * tree and its text, while the model's text stays bounded (the viewport in
+ * full, the rest summarized). */
 static void
 test_large_page (void)
 {
@@ -765,35 +779,33 @@ test_large_page (void)
   g_autoptr(SightObservation) full = capture (page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_NO_TREE);
   g_autoptr(SightObservation) middle = NULL;
   g_autoptr(JsonNode) in_view = NULL;
-  g_autofree char *json = sight_observation_to_json (obs, FALSE);
   g_autofree char *first_line = NULL;
   const char *text = sight_observation_get_text (obs);
   JsonArray *labels;
 
-  /* Every element is either observed or counted... */
-  g_assert_cmpuint (sight_observation_get_n_elements (obs) +
-                    sight_observation_get_n_not_observed (obs), >, 100000);
-  g_assert_cmpuint (sight_observation_get_n_not_observed (obs), >, 40000);
-  g_assert_cmpuint (sight_observation_get_n_nodes (obs), <=, 20000 + 100);
-  g_assert_cmpuint (sight_observation_get_n_interactive (obs), >=, 5000);
+  /* Every element is observed: 12,500 links and 12,500 buttons, the last
+   * card's as much as the first's, in the tree and in the full text. */
+  g_assert_cmpuint (sight_observation_get_n_elements (obs), >, 100000);
+  g_assert_cmpuint (sight_observation_get_n_not_observed (obs), ==, 0);
+  g_assert_cmpuint (sight_observation_get_n_interactive (obs), >=, 25000);
   g_assert_nonnull (sight_observation_lookup (obs, "e2"));
-  g_assert_cmpuint (strlen (json), <, 4 * 1000 * 1000);
-  /* ...the model's text stays bounded, says it is truncated and what lies
-   * below... */
+  for (guint i = 1; i <= 12500; i += 1249)
+    {
+      g_autofree char *line = g_strdup_printf ("button \"Add item %u to cart\"", i);
+
+      g_assert_nonnull (strstr (sight_observation_get_text (full), line));
+    }
+  g_assert_nonnull (strstr (sight_observation_get_text (full), "button \"Add item 12500 to cart\""));
+  g_assert_null (strstr (sight_observation_get_text (full), "not observed"));
+  /* The model's text stays bounded and says what lies below. */
   first_line = g_strndup (text, strcspn (text, "\n"));
-  g_assert_nonnull (strstr (first_line, " truncated: "));
+  g_assert_null (strstr (first_line, " truncated: "));
   g_assert_cmpuint (strlen (text), <, 24000 + 2000);
   g_assert_nonnull (strstr (text, "button \"Add item 1 to cart\""));
   g_assert_null (strstr (text, "Add item 12499 to cart"));
   g_assert_nonnull (strstr (text, " article below (inside: "));
-  g_assert_nonnull (strstr (text, " elements not observed"));
-  /* ...and so does the whole tree's text. */
-  g_assert_cmpuint (strlen (sight_observation_get_text (full)), <, 4 * 1000 * 1000);
-  g_assert_nonnull (strstr (sight_observation_get_text (full), " elements not observed (limit)"));
-  g_assert_null (strstr (sight_observation_get_text (full), "Add item 12499 to cart"));
 
-  /* Scrolled to the middle, past the limits, the viewport is still listed
-   * in full. */
+  /* Scrolled to the middle, the viewport is listed in full. */
   in_view = run_script (page,
                         "window.scrollTo (0, document.body.scrollHeight / 2);\n"
                         "await new Promise (r => requestAnimationFrame (() => r ()));\n"
@@ -811,13 +823,45 @@ test_large_page (void)
 
       g_assert_nonnull (strstr (sight_observation_get_text (middle), line));
     }
-  g_assert_cmpuint (sight_observation_get_n_not_observed (middle), >, 40000);
+  g_assert_cmpuint (sight_observation_get_n_not_observed (middle), ==, 0);
   g_assert_nonnull (strstr (sight_observation_get_text (middle), " above"));
 }
 
+/* A quarter of a million elements (31,250 cards of eight): the full tree
+ * lists every one, the last card's button as much as the first's. */
+static void
+test_quarter_million (void)
+{
+  g_autoptr(SightWebPage) page = NULL;
+  g_autoptr(SightObservation) obs = NULL;
+  g_autoptr(JsonNode) count = NULL;
+  g_autofree char *json = NULL;
+  const char *text;
+  guint buttons = 0;
+
+  /* Loading and observing it takes long on a busy machine. */
+  deadline_ms = 150000;
+  page = load_page ("cards-31250.html");
+  obs = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+  count = run_script (page, "return document.getElementsByTagName ('*').length;");
+  deadline_ms = 30000;
+  json = sight_observation_to_json (obs, FALSE);
+  text = sight_observation_get_text (obs);
+
+  g_assert_cmpint (json_node_get_int (count), >=, 250000);
+  g_assert_cmpuint (sight_observation_get_n_elements (obs), >=, 250000);
+  g_assert_cmpuint (sight_observation_get_n_not_observed (obs), ==, 0);
+  for (const char *p = text; (p = strstr (p, " button \"Add item ")) != NULL; p++)
+    buttons++;
+  g_assert_cmpuint (buttons, ==, 31250);
+  g_assert_nonnull (strstr (text, "link \"Item 31250\""));
+  g_assert_nonnull (strstr (json, "\"Add item 31250 to cart\""));
+}
+
 /* 10 MB of page text: text runs are clipped in the tree (the 1 MB
- * paragraph), the walk stops walking past 2,000,000 characters, and the
- * tree, its JSON and both texts stay bounded. */
+ * paragraph), past 2,000,000 characters only the viewport's text is kept,
+ * every element is still listed, and the tree, its JSON and both texts stay
+ * bounded. */
 static void
 test_page_text (void)
 {
@@ -828,16 +872,110 @@ test_page_text (void)
   const char *text = sight_observation_get_text (obs);
 
   g_assert_cmpuint (strlen (text_html), >, 10 * 1000 * 1000);
-  g_assert_cmpuint (sight_observation_get_n_not_observed (obs), >, 1000);
+  g_assert_cmpuint (sight_observation_get_n_not_observed (obs), ==, 0);
+  g_assert_cmpuint (sight_observation_get_n_elements (obs), >, 2300);
   g_assert_cmpuint (strlen (json), <, 3 * 1000 * 1000);
   g_assert_cmpuint (strlen (text), <, 24000 + 2000);
   g_assert_nonnull (strstr (text, "heading \"Minutes\""));
-  g_assert_nonnull (strstr (text, " truncated: "));
+  g_assert_nonnull (strstr (text, " text clipped: "));
   /* the 1 MB paragraph, clipped */
   g_assert_nonnull (strstr (json, "w000000 w000001"));
   g_assert_null (strstr (json, "w099999"));
   g_assert_cmpuint (strlen (sight_observation_get_text (full)), <, 3 * 1000 * 1000);
-  g_assert_nonnull (strstr (sight_observation_get_text (full), " elements not observed (limit)"));
+  g_assert_nonnull (strstr (sight_observation_get_text (full), "\"Paragraph 10:"));
+  g_assert_null (strstr (sight_observation_get_text (full), "Paragraph 2299:"));
+}
+
+/* A page that overwrites the globals and prototypes of its own world, gives
+ * its elements throwing getters, puts display: contents at every level (at
+ * the top of <body> too) and a NUL and a lone surrogate in its text, an
+ * attribute and its title: the isolated world observes it whole. */
+static void
+test_hostile (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("hostile.html");
+  g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+  g_autofree char *json = sight_observation_to_json (obs, FALSE);
+  g_autofree char *stored_json = NULL;
+  g_autoptr(SightObservation) stored = NULL;
+  const char *text = sight_observation_get_text (obs);
+  const char *before;
+
+  g_assert_true (g_utf8_validate (text, -1, NULL));
+  g_assert_true (g_utf8_validate (json, -1, NULL));
+  g_assert_cmpuint (sight_observation_get_n_errors (obs), ==, 0);
+  g_assert_nonnull (strstr (text, "heading \"Title at the top\" level=2"));
+  g_assert_nonnull (strstr (text, "listitem"));
+  g_assert_nonnull (strstr (text, "link \"Link in contents\""));
+  g_assert_nonnull (strstr (text, "button \"Deep contents\""));
+  g_assert_nonnull (strstr (text, "textbox \"Quantity\" value=3"));
+  g_assert_nonnull (strstr (text, "button \"Zero size\""));
+  g_assert_nonnull (strstr (text, "\"Getter text\""));
+  g_assert_null (strstr (text, "Never attached"));
+  g_assert_null (strstr (text, "Detached"));
+  /* U+0000 and the lone surrogate are U+FFFD: the text goes on past them,
+   * in the text, the JSON and the JSON as stored and read back. */
+  before = strstr (text, "\"before\xef\xbf\xbd" "after \xef\xbf\xbd end\"");
+  g_assert_nonnull (before);
+  g_assert_nonnull (strstr (before, "\"Invalid password\""));
+  g_assert_nonnull (strstr (text, "button \"Send\xef\xbf\xbdnow\""));
+  g_assert_cmpstr (sight_observation_get_title (obs), ==, "Hostile\xef\xbf\xbdpage");
+  g_assert_nonnull (strstr (json, "Invalid password"));
+  stored = sight_observation_new_from_stored (json, NULL, NULL);
+  g_assert_nonnull (stored);
+  stored_json = sight_observation_to_json (stored, FALSE);
+  g_assert_nonnull (strstr (stored_json, "before\xef\xbf\xbd" "after"));
+  g_assert_nonnull (strstr (sight_observation_get_text (stored), "\"Invalid password\""));
+}
+
+/* An exception while walking one subtree (here the isolated world's own
+ * getBoundingClientRect made to throw for one element, as a stand-in for any
+ * content the walk trips over) marks that subtree and the walk goes on. */
+static void
+test_subtree_error (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("hostile.html");
+  g_autoptr(JsonNode) value = NULL;
+  g_autoptr(SightObservation) obs = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *text;
+
+  value = run_script (page,
+                      "const box = Element.prototype.getBoundingClientRect;\n"
+                      "Element.prototype.getBoundingClientRect = function () {\n"
+                      "  if (this.id === 'getter') throw new Error ('walk tripped');\n"
+                      "  return box.call (this);\n"
+                      "};\n"
+                      "try { return __sight.snapshot.observe ({ text: 'full' }); }\n"
+                      "finally { Element.prototype.getBoundingClientRect = box; }");
+  obs = sight_observation_new_from_json (value, &error);
+  g_assert_no_error (error);
+  text = sight_observation_get_text (obs);
+  g_assert_cmpuint (sight_observation_get_n_errors (obs), ==, 1);
+  g_assert_nonnull (strstr (text, "generic error=\"walk tripped\""));
+  g_assert_null (strstr (text, "Getter text"));
+  /* What comes after it is still observed. */
+  g_assert_nonnull (strstr (text, "\"Invalid password\""));
+  g_assert_nonnull (strstr (text, "button \"Zero size\""));
+}
+
+/* A page that replaces its content on every frame and every task: each
+ * observation is whole and consistent, however the page changes. */
+static void
+test_churn (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("churn.html");
+
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+      g_autoptr(JsonNode) value = NULL;
+
+      g_assert_cmpuint (sight_observation_get_n_errors (obs), ==, 0);
+      g_assert_nonnull (strstr (sight_observation_get_text (obs), "button \"Stays\""));
+      g_assert_nonnull (strstr (sight_observation_get_text (obs), "listitem"));
+      value = run_script (page, "await new Promise (r => setTimeout (r, 30)); return true;");
+    }
 }
 
 int
@@ -855,6 +993,7 @@ main (int    argc,
 
   gtk_init ();
   cards_html = build_cards_page (12500);
+  big_cards_html = build_cards_page (31250);
   text_html = build_text_page ();
   server = soup_server_new (NULL, NULL);
   soup_server_add_handler (server, NULL, server_cb, NULL, NULL);
@@ -871,7 +1010,8 @@ main (int    argc,
   }
 
   {
-    static const char *const rules[] = { "roles", "names", "states", "hidden", "modal", "frames" };
+    static const char *const rules[] = { "roles", "names", "states", "hidden", "modal", "frames",
+                                         "classes" };
 
     for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
       {
@@ -887,6 +1027,10 @@ main (int    argc,
   g_test_add_func ("/observation/webkit/secret-masking", test_secret_masking);
   g_test_add_func ("/observation/webkit/large-page", test_large_page);
   g_test_add_func ("/observation/webkit/page-text", test_page_text);
+  g_test_add_func ("/observation/webkit/quarter-million", test_quarter_million);
+  g_test_add_func ("/observation/webkit/hostile", test_hostile);
+  g_test_add_func ("/observation/webkit/subtree-error", test_subtree_error);
+  g_test_add_func ("/observation/webkit/churn", test_churn);
 
   return g_test_run ();
 }

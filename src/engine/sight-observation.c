@@ -33,6 +33,7 @@ struct _SightObservation
   guint    n_nodes;
   guint    n_interactive;
   guint    n_not_observed;
+  guint    n_errors;
   guint    n_secure;
   guint    n_secure_total;
   int      vw, vh, sx, sy;
@@ -167,6 +168,7 @@ sight_observation_new_from_json (JsonNode  *result,
   self->n_nodes = member_uint (counts, "nodes");
   self->n_interactive = member_uint (counts, "interactive");
   self->n_not_observed = member_uint (counts, "notObserved");
+  self->n_errors = member_uint (counts, "errors");
   self->n_secure = member_uint (counts, "secureInView");
   self->n_secure_total = member_uint (counts, "secure");
 
@@ -361,6 +363,13 @@ sight_observation_get_n_not_observed (SightObservation *self)
 {
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), 0);
   return self->n_not_observed;
+}
+
+guint
+sight_observation_get_n_errors (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), 0);
+  return self->n_errors;
 }
 
 guint

@@ -78,12 +78,17 @@ void              sight_observation_get_viewport     (SightObservation    *self,
 guint             sight_observation_get_n_elements   (SightObservation    *self);
 guint             sight_observation_get_n_nodes      (SightObservation    *self);
 guint             sight_observation_get_n_interactive (SightObservation   *self);
-/* Elements left out because the page passed the limits of one walk (20,000
- * tree nodes, 60,000 elements or 2,000,000 characters of names and text;
- * past them only what the viewport shows is still observed, up to twice the
- * limits): 0 when the tree is complete. The texts then say "truncated" on
- * their first line and "… N elements not observed" where they were. */
+/* Elements left out because the page passed the walk's guard for memory (a
+ * million elements or tree nodes; past it only what the viewport shows is
+ * still observed, up to twice that): 0 when the tree is complete, as it is
+ * for any real page. The texts then say "truncated" on their first line and
+ * "… N elements not observed" where they were. Page text past 2,000,000
+ * characters is kept only in the viewport ("text clipped" on the first
+ * line); elements are listed all the same. */
 guint             sight_observation_get_n_not_observed (SightObservation  *self);
+/* Subtrees the walk could not observe because the page's content made it
+ * throw: each is one node with an "error" member in place of its subtree. */
+guint             sight_observation_get_n_errors     (SightObservation    *self);
 /* Secure fields seen in the viewport (the ones a screenshot must mask), and
  * on the whole page. */
 guint             sight_observation_get_n_secure     (SightObservation    *self);

@@ -1419,7 +1419,15 @@ sight_web_page_evaluate_async (SightWebPage        *self,
                          "\n};\n"
                          "const __sightValue = await __sightFn (JSON.parse (__sightArgs));\n"
                          "const __sightJson = JSON.stringify (__sightValue);\n"
-                         "return __sightJson === undefined ? 'null' : __sightJson;",
+                         "if (__sightJson === undefined) return 'null';\n"
+                         /* Page text is never a C string: a U+0000 would end it
+                          * where json-glib hands it on, a lone surrogate would be
+                          * invalid UTF-8. Both become U+FFFD, as the HTML
+                          * tokenizer and CSS do with U+0000; an escape preceded
+                          * by an odd run of backslashes is one of them. */
+                         "if (!/\\\\u(?:0000|d[89a-f])/.test (__sightJson)) return __sightJson;\n"
+                         "return __sightJson.replace (/(\\\\+)u(?:0000|d[89a-f][0-9a-f]{2})/g,\n"
+                         "  (m, b) => b.length % 2 ? b + 'ufffd' : m);",
                          NULL);
 
   op = page_op_new (self, task, timeout_ms, cancellable);

@@ -645,8 +645,13 @@ smoke_next (GTask *task)
           return;
         }
       step_open (smoke, "accessibility", "check basic accessibility", NULL);
-      sight_web_page_evaluate_async (smoke->page, sight_page_script ("a11y-check.js"), NULL,
-                                     CHECK_TIMEOUT_MS, cancellable, accessibility_cb, task);
+      {
+        g_autofree char *script = g_strconcat (sight_observation_get_script (), "\n",
+                                               sight_page_script ("a11y-check.js"), NULL);
+
+        sight_web_page_evaluate_async (smoke->page, script, NULL, CHECK_TIMEOUT_MS, cancellable,
+                                       accessibility_cb, task);
+      }
       return;
 
     case STAGE_LINKS:

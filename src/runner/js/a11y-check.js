@@ -14,7 +14,7 @@
 //   duplicate-id      ids used by more than one element            [4.1.1 (as referenced by labels)]
 //   frame-title       iframes without a title                      [4.1.2]
 // Only what a person or assistive technology can reach counts: hidden
-// elements are skipped.
+// elements are skipped. Runs after snapshot.js, whose names it uses.
 
 const findings = [];
 const MAX_EXAMPLES = 5;
@@ -43,39 +43,10 @@ function describe(el) {
   return text + '>';
 }
 
-function textOf(el) {
-  return (el.innerText || el.textContent || '').replace(/\s+/g, ' ').trim();
-}
-
-function labelledByText(el) {
-  const ids = (el.getAttribute('aria-labelledby') || '').split(/\s+/).filter(Boolean);
-  return ids.map((id) => {
-    const ref = document.getElementById(id);
-    return ref ? (ref.textContent || '').trim() : '';
-  }).join(' ').trim();
-}
-
+// Names are the observation's own (snapshot.js runs first): one
+// computation of accname 1.2 for the model, the inspector and this check.
 function accessibleName(el) {
-  const named = labelledByText(el) || (el.getAttribute('aria-label') || '').trim();
-  if (named)
-    return named;
-  if (el.labels && el.labels.length)
-    return Array.from(el.labels).map(textOf).join(' ').trim();
-  if (el.tagName === 'INPUT' && ['submit', 'reset', 'button'].includes(el.type))
-    return el.value || (el.type === 'submit' ? 'Submit' : el.type === 'reset' ? 'Reset' : '');
-  if (el.tagName === 'INPUT' && el.type === 'image')
-    return (el.getAttribute('alt') || '').trim();
-  const title = (el.getAttribute('title') || '').trim();
-  const placeholder = (el.getAttribute('placeholder') || '').trim();
-  if (['BUTTON', 'A', 'SUMMARY'].includes(el.tagName) || el.getAttribute('role') === 'button') {
-    let text = textOf(el);
-    if (!text)
-      text = Array.from(el.querySelectorAll('img[alt], svg title, [aria-label]'))
-        .map((n) => n.getAttribute('alt') || n.getAttribute('aria-label') || n.textContent || '')
-        .join(' ').trim();
-    return text || title;
-  }
-  return title || placeholder;
+  return __sight.snapshot.describe(el).name;
 }
 
 function report(rule, severity, message, elements) {
