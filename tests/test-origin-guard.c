@@ -6,6 +6,7 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "sight-error.h"
 #include "sight-scripted-model.h"
 #include "sight-store.h"
 #include "sight-suite.h"
@@ -215,6 +216,32 @@ test_subresources (void)
   g_assert_cmpuint (n, ==, 3);
 }
 
+/* A filter WebKit cannot compile (url-filter takes ASCII only: a bare host
+ * in another script) does not leave the page unguarded: the load fails. */
+static void
+test_filter_unusable (void)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autofree char *own = g_strndup (home_url, strlen (home_url) - 1);
+  g_autofree char *url = g_strconcat (home_url, "subresources", NULL);
+  const char *origins[] = { own, "b\u00fccher.example", NULL };
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  g_assert_true (sight_web_page_set_allowed_origins (page, origins, &error));
+  g_assert_no_error (error);
+  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, 20000, NULL, done_cb, &result);
+  while (result == NULL && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (result);
+  g_assert_false (sight_web_page_load_finish (page, result, &error));
+  g_test_message ("unusable filter: %s", error->message);
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, "subresource filter"));
+  g_assert_cmpstr (sight_web_page_get_uri (page), !=, url);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -226,5 +253,6 @@ main (int    argc,
   home_url = serve (&home, home_cb);
   g_test_add_func ("/origin-guard/act-leaves", test_act_leaves);
   g_test_add_func ("/origin-guard/subresources", test_subresources);
+  g_test_add_func ("/origin-guard/filter-unusable", test_filter_unusable);
   return g_test_run ();
 }

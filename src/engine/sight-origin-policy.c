@@ -192,10 +192,9 @@ add_origin_rule (JsonBuilder  *builder,
   g_string_append_printf (filter, "%s://%s", scheme, bracket ? "\\[" : "");
   for (const char *c = origin->host; *c != '\0'; c++)
     {
-      if (*c == '.')
-        g_string_append (filter, "\\.");
-      else
-        g_string_append_c (filter, *c);
+      if (strchr (".*+?()[]{}|^$\\", *c) != NULL)
+        g_string_append_c (filter, '\\');
+      g_string_append_c (filter, *c);
     }
   if (bracket)
     g_string_append (filter, "\\]");
