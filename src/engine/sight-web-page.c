@@ -939,8 +939,9 @@ remove_store_dir (const char *path)
     g_warning ("Could not remove %s: %s", path, g_strerror (errno));
 }
 
-/* The filter is in (@filter) or cannot be (@error): the load waiting for it
- * starts, or fails with @error, as does every later one. */
+/* The filter is in (@filter; NULL when the list was dropped meanwhile) or
+ * cannot be (@error): the load waiting for it starts, or fails with @error,
+ * as does every later one. */
 static void
 filter_settle (SightWebPage            *self,
                WebKitUserContentFilter *filter,
@@ -960,8 +961,11 @@ filter_settle (SightWebPage            *self,
         }
       return;
     }
-  self->content_filter = webkit_user_content_filter_ref (filter);
-  webkit_user_content_manager_add_filter (self->content, filter);
+  if (filter != NULL)
+    {
+      self->content_filter = webkit_user_content_filter_ref (filter);
+      webkit_user_content_manager_add_filter (self->content, filter);
+    }
   if (uri != NULL && self->load_op != NULL)
     webkit_web_view_load_uri (self->view, uri);
 }
@@ -2233,6 +2237,7 @@ sight_web_page_dispose (GObject *object)
   fail_pending_ops (self, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, "The page was closed");
   g_clear_handle_id (&self->hang_source, g_source_remove);
   g_clear_pointer (&self->origin_policy, sight_origin_policy_unref);
+  self->filter_generation++;   /* a compile still running is dropped */
   g_clear_handle_id (&self->filter_timeout, g_source_remove);
   g_clear_pointer (&self->content_filter, webkit_user_content_filter_unref);
   g_clear_error (&self->filter_error);
