@@ -6,20 +6,27 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "sight-error.h"
 #include "sight-scripted-model.h"
 #include "sight-store.h"
 #include "sight-suite.h"
+#include "sight-web-page.h"
 
 /* An agent that would leave the site (issue #26, item 7): a test file whose
  * act step the scripted model answers by clicking a link to another origin
  * (another port on loopback). Run as a suite, the page is held to the test's
  * start origin: the other server gets no request, and the step says which
  * URL was refused. With the other origin in the project's allowedOrigins the
- * same click gets there, so the check can fail. */
+ * same click gets there, so the check can fail.
+ *
+ * Subresources too: a guarded page whose HTML loads an image, calls fetch()
+ * and sends a beacon to the other origin; the other server sees none of them
+ * unless that origin is allowed. */
 
 static SoupServer *home, *elsewhere;
 static char *home_url, *elsewhere_url;
 static guint elsewhere_requests;
+static guint elsewhere_subresources;   /* requests under /sub/ */
 
 static void
 home_cb (SoupServer        *server,
@@ -28,9 +35,18 @@ home_cb (SoupServer        *server,
          GHashTable        *query,
          gpointer           user_data)
 {
-  g_autofree char *body = g_strdup_printf ("<!doctype html><html lang=en><title>Home</title>"
-                                           "<a href=\"%slanding\">Elsewhere</a></html>",
-                                           elsewhere_url);
+  g_autofree char *body = NULL;
+
+  if (g_str_equal (path, "/subresources"))
+    body = g_strdup_printf ("<!doctype html><html lang=en><title>Subresources</title>"
+                            "<img src=\"%ssub/img.png\" alt=pixel>"
+                            "<script>fetch('%ssub/fetch').catch(() => {});"
+                            "navigator.sendBeacon('%ssub/beacon', 'x');</script></html>",
+                            elsewhere_url, elsewhere_url, elsewhere_url);
+  else
+    body = g_strdup_printf ("<!doctype html><html lang=en><title>Home</title>"
+                            "<a href=\"%slanding\">Elsewhere</a></html>",
+                            elsewhere_url);
 
   soup_server_message_set_status (msg, 200, NULL);
   soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_COPY, body, strlen (body));
@@ -46,6 +62,8 @@ elsewhere_cb (SoupServer        *server,
   static const char body[] = "<!doctype html><html lang=en><title>Elsewhere</title><h1>Away</h1></html>";
 
   elsewhere_requests++;
+  if (g_str_has_prefix (path, "/sub/"))
+    elsewhere_subresources++;
   soup_server_message_set_status (msg, 200, NULL);
   soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, body, strlen (body));
 }
@@ -145,6 +163,85 @@ test_act_leaves (void)
   g_assert_null (strstr (widened, "was refused"));
 }
 
+static gboolean
+flag_cb (gpointer user_data)
+{
+  *(gboolean *) user_data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Loads /subresources on a page allowed @origins, waits for the network to
+ * go quiet and a second more (the beacon), and counts what reached the
+ * other server. */
+static guint
+subresources_reaching (const char * const *origins)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autofree char *url = g_strconcat (home_url, "subresources", NULL);
+  gboolean waited = FALSE;
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  g_assert_true (sight_web_page_set_allowed_origins (page, origins, &error));
+  g_assert_no_error (error);
+  elsewhere_subresources = 0;
+  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_NETWORKIDLE, 20000, NULL, done_cb,
+                             &result);
+  while (result == NULL && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (result);
+  g_assert_true (sight_web_page_load_finish (page, result, &error));
+  g_assert_no_error (error);
+  g_timeout_add (1000, flag_cb, &waited);
+  while (!waited)
+    g_main_context_iteration (NULL, TRUE);
+  return elsewhere_subresources;
+}
+
+static void
+test_subresources (void)
+{
+  g_autofree char *own = g_strndup (home_url, strlen (home_url) - 1);
+  g_autofree char *other = g_strndup (elsewhere_url, strlen (elsewhere_url) - 1);
+  const char *guarded[] = { own, NULL };
+  const char *widened[] = { own, other, NULL };
+  guint n;
+
+  n = subresources_reaching (guarded);
+  g_test_message ("guarded: %u subresource requests elsewhere", n);
+  g_assert_cmpuint (n, ==, 0);
+  n = subresources_reaching (widened);
+  g_test_message ("elsewhere allowed: %u subresource requests elsewhere", n);
+  g_assert_cmpuint (n, ==, 3);
+}
+
+/* A filter WebKit cannot compile (url-filter takes ASCII only: a bare host
+ * in another script) does not leave the page unguarded: the load fails. */
+static void
+test_filter_unusable (void)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autofree char *own = g_strndup (home_url, strlen (home_url) - 1);
+  g_autofree char *url = g_strconcat (home_url, "subresources", NULL);
+  const char *origins[] = { own, "b\u00fccher.example", NULL };
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  g_assert_true (sight_web_page_set_allowed_origins (page, origins, &error));
+  g_assert_no_error (error);
+  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, 20000, NULL, done_cb, &result);
+  while (result == NULL && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (result);
+  g_assert_false (sight_web_page_load_finish (page, result, &error));
+  g_test_message ("unusable filter: %s", error->message);
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, "subresource filter"));
+  g_assert_cmpstr (sight_web_page_get_uri (page), !=, url);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -155,5 +252,7 @@ main (int    argc,
   elsewhere_url = serve (&elsewhere, elsewhere_cb);
   home_url = serve (&home, home_cb);
   g_test_add_func ("/origin-guard/act-leaves", test_act_leaves);
+  g_test_add_func ("/origin-guard/subresources", test_subresources);
+  g_test_add_func ("/origin-guard/filter-unusable", test_filter_unusable);
   return g_test_run ();
 }

@@ -5,6 +5,7 @@
 
 #include "sight-origin-policy.h"
 
+#include <json-glib/json-glib.h>
 #include <string.h>
 
 #include "sight-error.h"
@@ -141,4 +142,99 @@ sight_origin_policy_allows (SightOriginPolicy *self,
     }
   origin_clear (&target);
   return allowed;
+}
+
+/* Every kind of load but "document" and "popup": pages, frames and new
+ * windows stay with the navigation policy handler, which logs them. */
+static const char * const subresource_types[] = {
+  "image", "style-sheet", "script", "font", "raw", "svg-document", "media", "ping", "fetch",
+  "websocket", "other", NULL
+};
+
+static void
+add_rule (JsonBuilder        *builder,
+          const char         *url_filter,
+          const char * const *types,
+          const char         *action)
+{
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "trigger");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "url-filter");
+  json_builder_add_string_value (builder, url_filter);
+  if (types != NULL)
+    {
+      json_builder_set_member_name (builder, "resource-type");
+      json_builder_begin_array (builder);
+      for (guint i = 0; types[i] != NULL; i++)
+        json_builder_add_string_value (builder, types[i]);
+      json_builder_end_array (builder);
+    }
+  json_builder_end_object (builder);
+  json_builder_set_member_name (builder, "action");
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "type");
+  json_builder_add_string_value (builder, action);
+  json_builder_end_object (builder);
+  json_builder_end_object (builder);
+}
+
+/* "^scheme://host:port/" for one scheme; the port optional where it is the
+ * scheme's default (WebKit drops it from the URL) or any (a bare host). */
+static void
+add_origin_rule (JsonBuilder  *builder,
+                 const char   *scheme,
+                 const Origin *origin)
+{
+  g_autoptr(GString) filter = g_string_new ("^");
+  gboolean bracket = strchr (origin->host, ':') != NULL;   /* IPv6 */
+
+  g_string_append_printf (filter, "%s://%s", scheme, bracket ? "\\[" : "");
+  for (const char *c = origin->host; *c != '\0'; c++)
+    {
+      if (strchr (".*+?()[]{}|^$\\", *c) != NULL)
+        g_string_append_c (filter, '\\');
+      g_string_append_c (filter, *c);
+    }
+  if (bracket)
+    g_string_append (filter, "\\]");
+  if (origin->port < 0)
+    g_string_append (filter, "(:[0-9]+)?");
+  else if (origin->port == default_port (origin->scheme))
+    g_string_append_printf (filter, "(:%d)?", origin->port);
+  else
+    g_string_append_printf (filter, ":%d", origin->port);
+  g_string_append_c (filter, '/');
+  add_rule (builder, filter->str, NULL, "ignore-previous-rules");
+}
+
+char *
+sight_origin_policy_to_content_rules (SightOriginPolicy *self)
+{
+  static const char * const internal[] = { "^data:", "^blob:", "^about:" };
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) root = NULL;
+
+  json_builder_begin_array (builder);
+  add_rule (builder, ".*", subresource_types, "block");
+  for (guint i = 0; i < G_N_ELEMENTS (internal); i++)
+    add_rule (builder, internal[i], NULL, "ignore-previous-rules");
+  for (guint i = 0; i < self->origins->len; i++)
+    {
+      Origin *origin = &g_array_index (self->origins, Origin, i);
+      const char *scheme = origin->scheme;
+
+      if (scheme == NULL)
+        {
+          add_origin_rule (builder, "https?", origin);
+          add_origin_rule (builder, "wss?", origin);
+          continue;
+        }
+      add_origin_rule (builder, scheme, origin);
+      if (g_str_equal (scheme, "http") || g_str_equal (scheme, "https"))
+        add_origin_rule (builder, g_str_equal (scheme, "http") ? "ws" : "wss", origin);
+    }
+  json_builder_end_array (builder);
+  root = json_builder_get_root (builder);
+  return json_to_string (root, FALSE);
 }

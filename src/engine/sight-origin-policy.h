@@ -19,6 +19,12 @@ SightOriginPolicy *sight_origin_policy_ref     (SightOriginPolicy  *self);
 void               sight_origin_policy_unref   (SightOriginPolicy  *self);
 gboolean           sight_origin_policy_allows  (SightOriginPolicy  *self,
                                                 const char         *uri);
+/* The same list as a WebKit content rule list (JSON) for subresources
+ * (images, scripts, styles, fonts, media, fetch/XHR, beacons, WebSockets):
+ * every URL blocked, then each origin let through (its ws:/wss: twin too),
+ * and data:, blob: and about:, which stay inside the page. Documents and
+ * popups are left to the navigation policy. */
+char              *sight_origin_policy_to_content_rules (SightOriginPolicy *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightOriginPolicy, sight_origin_policy_unref)
 

@@ -5,7 +5,9 @@
 
 #include "sight-web-page.h"
 
+#include <errno.h>
 #include <gdk-pixbuf/gdk-pixbuf.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 #include <webp/encode.h>
@@ -25,6 +27,7 @@
 #define DEFAULT_HANG_TIMEOUT_MS 5000
 #define MAX_LOG_ENTRIES 2000
 #define MAX_LOG_TEXT 4096
+#define FILTER_COMPILE_TIMEOUT_MS 10000
 
 typedef struct _SightPageOp SightPageOp;
 typedef struct _Ping Ping;
@@ -36,6 +39,11 @@ struct _SightWebPage
   /* owned */
   GtkWidget                *toplevel;     /* never presented; holds the view while headless */
   SightOriginPolicy        *origin_policy; /* NULL: every origin */
+  WebKitUserContentFilter  *content_filter; /* the policy's subresource filter, once compiled */
+  GError                   *filter_error;   /* it could not be compiled: no load runs */
+  guint                     filter_generation; /* bumped by each set_allowed_origins */
+  guint                     filter_timeout;    /* the compile's deadline, while compiling */
+  char                     *deferred_uri;   /* the load waiting for the filter */
   WebKitWebView            *view;
   WebKitNetworkSession     *session;
   WebKitUserContentManager *content;
@@ -825,6 +833,19 @@ sight_web_page_load_async (SightWebPage        *self,
   self->load_op = op;
   if (timeout_ms > 0)
     op->timeout_source = g_timeout_add (timeout_ms, load_timeout_cb, op);
+  g_clear_pointer (&self->deferred_uri, g_free);
+  if (self->filter_error != NULL)
+    {
+      op->load_error = g_error_copy (self->filter_error);
+      load_op_check (op);
+      return;
+    }
+  /* A guarded page loads nothing before its subresource filter is in. */
+  if (self->filter_timeout != 0)
+    {
+      self->deferred_uri = g_strdup (uri);
+      return;
+    }
   webkit_web_view_load_uri (self->view, uri);
 }
 
@@ -894,6 +915,139 @@ sight_log_kind_to_string (SightLogKind kind)
     }
 }
 
+typedef struct {
+  SightWebPage                 *page;        /* owned until the compile ends */
+  guint                         generation;
+  char                         *dir;         /* the store's folder, removed after */
+  WebKitUserContentFilterStore *store;
+} FilterCompile;
+
+static void
+remove_store_dir (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *file = g_build_filename (path, name, NULL);
+
+      if (g_unlink (file) != 0)
+        g_warning ("Could not remove %s: %s", file, g_strerror (errno));
+    }
+  if (g_rmdir (path) != 0)
+    g_warning ("Could not remove %s: %s", path, g_strerror (errno));
+}
+
+/* The filter is in (@filter; NULL when the list was dropped meanwhile) or
+ * cannot be (@error): the load waiting for it starts, or fails with @error,
+ * as does every later one. */
+static void
+filter_settle (SightWebPage            *self,
+               WebKitUserContentFilter *filter,
+               GError                  *error)
+{
+  g_autofree char *uri = g_steal_pointer (&self->deferred_uri);
+
+  g_clear_handle_id (&self->filter_timeout, g_source_remove);
+  if (error != NULL)
+    {
+      add_log_entry (self, SIGHT_LOG_PAGE_ERROR, NULL, error->message, NULL, 0);
+      self->filter_error = error;
+      if (uri != NULL && self->load_op != NULL)
+        {
+          self->load_op->load_error = g_error_copy (error);
+          load_op_check (self->load_op);
+        }
+      return;
+    }
+  if (filter != NULL)
+    {
+      self->content_filter = webkit_user_content_filter_ref (filter);
+      webkit_user_content_manager_add_filter (self->content, filter);
+    }
+  if (uri != NULL && self->load_op != NULL)
+    webkit_web_view_load_uri (self->view, uri);
+}
+
+static gboolean
+filter_timeout_cb (gpointer user_data)
+{
+  SightWebPage *self = user_data;
+
+  self->filter_timeout = 0;
+  self->filter_generation++;   /* a late result is dropped */
+  filter_settle (self, NULL,
+                 g_error_new (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                              "The allowed-origins subresource filter was not compiled "
+                              "within %d s; the page is not loaded unguarded",
+                              FILTER_COMPILE_TIMEOUT_MS / 1000));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+filter_saved_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  FilterCompile *compile = user_data;
+  SightWebPage *self = compile->page;
+  g_autoptr(GError) error = NULL;
+  WebKitUserContentFilter *filter;
+
+  filter = webkit_user_content_filter_store_save_finish (compile->store, result, &error);
+  /* WebKit keeps the compiled rules mapped; the file is not read again. */
+  remove_store_dir (compile->dir);
+  if (compile->generation == self->filter_generation)
+    {
+      if (filter != NULL)
+        filter_settle (self, filter, NULL);
+      else
+        filter_settle (self, NULL,
+                       g_error_new (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                    "The allowed-origins subresource filter could not be "
+                                    "compiled (%s); the page is not loaded unguarded",
+                                    error->message));
+    }
+  g_clear_pointer (&filter, webkit_user_content_filter_unref);
+  g_object_unref (compile->store);
+  g_free (compile->dir);
+  g_object_unref (compile->page);
+  g_free (compile);
+}
+
+/* Compiles the policy's content rules in a store of our own, in a temporary
+ * folder; loads wait for it (see sight_web_page_load_async). */
+static void
+filter_compile (SightWebPage *self)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *rules = sight_origin_policy_to_content_rules (self->origin_policy);
+  g_autoptr(GBytes) source = NULL;
+  FilterCompile *compile;
+  gsize len;
+  char *dir = g_dir_make_tmp ("sightline-filter-XXXXXX", &error);
+
+  if (dir == NULL)
+    {
+      filter_settle (self, NULL,
+                     g_error_new (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                  "No folder for the allowed-origins subresource filter: %s",
+                                  error->message));
+      return;
+    }
+  compile = g_new0 (FilterCompile, 1);
+  compile->page = g_object_ref (self);
+  compile->generation = self->filter_generation;
+  compile->dir = dir;
+  compile->store = webkit_user_content_filter_store_new (dir);
+  len = strlen (rules);
+  source = g_bytes_new_take (g_steal_pointer (&rules), len);
+  self->filter_timeout = g_timeout_add (FILTER_COMPILE_TIMEOUT_MS, filter_timeout_cb, self);
+  webkit_user_content_filter_store_save (compile->store, "allowed-origins", source, NULL,
+                                         filter_saved_cb, compile);
+}
+
 gboolean
 sight_web_page_set_allowed_origins (SightWebPage       *self,
                                     const char * const *origins,
@@ -911,6 +1065,16 @@ sight_web_page_set_allowed_origins (SightWebPage       *self,
     }
   g_clear_pointer (&self->origin_policy, sight_origin_policy_unref);
   self->origin_policy = policy;
+  self->filter_generation++;
+  g_clear_handle_id (&self->filter_timeout, g_source_remove);
+  g_clear_error (&self->filter_error);
+  if (self->content_filter != NULL)
+    webkit_user_content_manager_remove_filter (self->content, self->content_filter);
+  g_clear_pointer (&self->content_filter, webkit_user_content_filter_unref);
+  if (policy != NULL)
+    filter_compile (self);
+  else if (self->deferred_uri != NULL)
+    filter_settle (self, NULL, NULL);
   return TRUE;
 }
 
@@ -2038,6 +2202,11 @@ create_cb (WebKitWebView          *view,
   sight_web_page_set_viewport (popup, self->width, self->height, self->device_scale);
   if (self->origin_policy != NULL)
     popup->origin_policy = sight_origin_policy_ref (self->origin_policy);
+  if (self->content_filter != NULL)
+    {
+      popup->content_filter = webkit_user_content_filter_ref (self->content_filter);
+      webkit_user_content_manager_add_filter (popup->content, popup->content_filter);
+    }
   g_ptr_array_add (self->popups, g_object_ref (popup));
   g_signal_emit (self, signals[POPUP], 0, popup);
   /* WebKit loads the popup's first page into the returned view. */
@@ -2076,6 +2245,11 @@ sight_web_page_dispose (GObject *object)
   fail_pending_ops (self, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, "The page was closed");
   g_clear_handle_id (&self->hang_source, g_source_remove);
   g_clear_pointer (&self->origin_policy, sight_origin_policy_unref);
+  self->filter_generation++;   /* a compile still running is dropped */
+  g_clear_handle_id (&self->filter_timeout, g_source_remove);
+  g_clear_pointer (&self->content_filter, webkit_user_content_filter_unref);
+  g_clear_error (&self->filter_error);
+  g_clear_pointer (&self->deferred_uri, g_free);
   if (self->view != NULL)
     {
       g_signal_handlers_disconnect_by_data (self->view, self);
