@@ -64,8 +64,9 @@ gboolean    sight_secret_fill_error_is_refusal (const GError *error);
  * the step.  It registers @value with the process-wide redactor under @name
  * (the param's name, or "typed"), so every later write masks it: the step's
  * options and text in the store, the reports read from there, logs, action
- * lines.  Returns TRUE when it did (nothing for an empty value or a field
- * that is not secure). */
+ * lines.  Returns TRUE when @value is a secret from now on (FALSE for an
+ * empty value or a field that is not secure); a value shorter than the
+ * redactor's minimum counts but is not registered (sight-secrets.h). */
 gboolean    sight_secret_fill_note_typed (gboolean    secure,
                                           const char *name,
                                           const char *value);
