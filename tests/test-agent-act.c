@@ -323,6 +323,38 @@ test_secret_purpose (void)
   fixture_tear_down (&f);
 }
 
+/* A plain param (no Secret) act types into a password field is a secret from
+ * then on: the action line has it masked, and so does every later write
+ * through the redactor (the step's stored options, reports). */
+static void
+test_plain_param_into_secure_field (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) r = NULL;
+  g_autofree char *pw = NULL, *calls = NULL, *value = NULL, *redacted = NULL;
+
+  act_fixture_set_up (&f, NULL);
+  fixture_load (&f, "/login");
+  pw = find_ref (&f, "textbox", "Password");
+  calls = g_strdup_printf ("[{\"name\": \"fill\", \"arguments\": {\"ref\": \"%s\","
+                           " \"param\": \"pin\"}}]", pw);
+  push_tool_calls (&f, calls);
+  push_tool_calls (&f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"filled\"}}]");
+  r = run_step (&f, SIGHT_STEP_ACT, "Fill the password",
+                "{\"params\": {\"pin\": \"act-plain-pin-5093\"}}", &error);
+  g_assert_no_error (error);
+  value = page_eval_string (&f, "document.querySelector('input[type=password]').value");
+  g_assert_cmpstr (value, ==, "act-plain-pin-5093");
+  g_assert_cmpuint (r->action_log->len, ==, 1);
+  g_assert_null (strstr (g_ptr_array_index (r->action_log, 0), "act-plain-pin-5093"));
+  redacted = sight_secrets_redact ("{\"params\": {\"pin\": \"act-plain-pin-5093\"}}");
+  g_assert_null (strstr (redacted, "act-plain-pin-5093"));
+  g_assert_nonnull (strstr (redacted, "[secret:pin]"));
+  sight_secrets_forget_all ();
+  fixture_tear_down (&f);
+}
+
 /* A secret a direct step typed taints the attempt: the next act offers no pixel
  * tools and sends no image. */
 static void
@@ -970,6 +1002,7 @@ main (int    argc,
   g_test_add_func ("/agent/act/secret-denied", test_secret_denied);
   g_test_add_func ("/agent/act/secret-purpose", test_secret_purpose);
   g_test_add_func ("/agent/act/direct-fill-taints", test_direct_fill_taints);
+  g_test_add_func ("/agent/act/plain-param-into-secure-field", test_plain_param_into_secure_field);
   g_test_add_func ("/agent/act/budgets", test_budgets);
   g_test_add_func ("/agent/act/verdicts", test_verdicts);
   g_test_add_func ("/agent/act/pixels", test_pixels);

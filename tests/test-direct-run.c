@@ -535,6 +535,22 @@ test_secret_fields (void)
   secret_refused (page, "type {p} into Nickname", password, secrets, SIGHT_ERROR_POLICY_DENIED, "nick");
   secret_refused (page, "type {p} into Email", password, secrets, SIGHT_ERROR_POLICY_DENIED, "email");
   secret_refused (page, "type {p} into Locked", password, secrets, SIGHT_ERROR_POLICY_DENIED, "locked");
+  /* A field shown disabled is refused at once, not after the action timeout. */
+  {
+    gint64 start = g_get_monotonic_time ();
+    g_autoptr(GError) error = NULL;
+    g_autofree char *summary = run (page, "type {p} into Locked", password, secrets, 8000, &error);
+    gint64 ms = (g_get_monotonic_time () - start) / 1000;
+
+    g_assert_null (summary);
+    g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED);
+    g_assert_nonnull (strstr (error->message, "disabled"));
+    g_test_message ("a disabled field refused in %" G_GINT64_FORMAT " ms", ms);
+    g_assert_cmpint (ms, <, 2000);
+    g_free (value);
+    value = field_value (page, "locked");
+    g_assert_cmpstr (value, ==, "");
+  }
   secret_refused (page, "type {p} into Password", password, elsewhere, SIGHT_ERROR_POLICY_DENIED, "pw");
   secret_refused (page, "type {p} into Password", nobody, secrets,
                   SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE, "pw");

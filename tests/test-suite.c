@@ -11,6 +11,7 @@
 #include "sight-demo-site.h"
 #include "sight-error.h"
 #include "sight-report.h"
+#include "sight-scripted-model.h"
 #include "sight-secrets.h"
 #include "sight-store.h"
 #include "sight-suite.h"
@@ -670,6 +671,63 @@ test_plain_param_into_secure_field (void)
   sight_secrets_forget_all ();
 }
 
+/* The same for a plain param act types into a password field (the scripted
+ * model fills it by ref): the stored options and every report have it masked. */
+static void
+test_act_plain_param_into_secure_field (void)
+{
+  g_autofree char *folder = g_build_filename (dir, "act-pin", NULL);
+  g_autofree char *project = g_build_filename (folder, "sightline.json", NULL);
+  g_autofree char *path = g_build_filename (folder, "act-pin.sightline.json", NULL);
+  g_autoptr(SightScriptedModel) model = NULL;
+  g_autofree char *project_text = NULL;
+  g_autofree char *test_text = g_strdup_printf (
+    "{ \"name\": \"Act types a plain param into Password\", \"url\": \"%sshow-password\","
+    "  \"steps\": [ { \"act\": \"Type the PIN into Password\","
+    "                 \"params\": { \"pin\": \"act-plain-pin-6170\" } } ] }", fixture_url);
+  const char *paths[] = { path, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  g_autoptr(GBytes) html = NULL;
+  g_autoptr(GBytes) json = NULL;
+  g_autofree char *got = NULL;
+  SightStepRecord *pin;
+
+  model = sight_scripted_model_new (0, &error);
+  g_assert_no_error (error);
+  project_text = g_strdup_printf ("{ \"agents\": { \"default\": { \"model\": \"openai:scripted\","
+                                  " \"baseUrl\": \"%s\" } } }",
+                                  sight_scripted_model_get_openai_base_url (model));
+  sight_scripted_model_push (model, "{\"tool_calls\": [{\"name\": \"fill\", \"arguments\":"
+                             " {\"ref\": \"e1\", \"param\": \"pin\"}}]}");
+  sight_scripted_model_push (model, "{\"tool_calls\": [{\"name\": \"done\", \"arguments\":"
+                             " {\"verdict\": \"pass\", \"summary\": \"typed\"}}]}");
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (project, project_text, -1, NULL));
+  g_assert_true (g_file_set_contents (path, test_text, -1, NULL));
+  result = run_suite (paths, "{}", &error);
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "Act types a plain param into Password=pass();");
+  data = sight_store_load_run (store, first_run_id (test_at (result, 0)), &error);
+  g_assert_no_error (error);
+  pin = data->steps->pdata[1];
+  g_assert_cmpstr (pin->kind, ==, "act");
+  g_assert_nonnull (pin->options_json);
+  g_assert_null (strstr (pin->options_json, "act-plain-pin-6170"));
+  assert_contains (pin->options_json, "[secret:pin]");
+  html = sight_report_render (data, SIGHT_REPORT_HTML, &error);
+  g_assert_no_error (error);
+  json = sight_report_render (data, SIGHT_REPORT_JSON, &error);
+  g_assert_no_error (error);
+  g_assert_null (g_strstr_len (g_bytes_get_data (html, NULL), g_bytes_get_size (html),
+                               "act-plain-pin-6170"));
+  g_assert_null (g_strstr_len (g_bytes_get_data (json, NULL), g_bytes_get_size (json),
+                               "act-plain-pin-6170"));
+  sight_secrets_forget_all ();
+}
+
 static void
 cancel_cb (JsonObject *test,
            gpointer    user_data)
@@ -789,6 +847,8 @@ main (int    argc,
   g_test_add_func ("/suite/secret-param-stays-out", test_secret_param_stays_out);
   g_test_add_func ("/suite/secret-masked-when-shown", test_secret_masked_when_shown);
   g_test_add_func ("/suite/plain-param-into-secure-field", test_plain_param_into_secure_field);
+  g_test_add_func ("/suite/act-plain-param-into-secure-field",
+                   test_act_plain_param_into_secure_field);
   g_test_add_func ("/suite/interrupted", test_interrupted);
   status = g_test_run ();
 

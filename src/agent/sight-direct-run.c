@@ -432,11 +432,9 @@ perform_step (GTask      *task,
    * wrote it out, literally or as a plain param: from here on it is redacted
    * wherever it is written (the step's options too) and the step's text is
    * not kept with it. */
-  if (secure && run->step->verb == SIGHT_DIRECT_FILL && !run->value_secret &&
-      run->value != NULL && run->value[0] != '\0' && run->masked_text == NULL)
+  if (run->step->verb == SIGHT_DIRECT_FILL && !run->value_secret && run->masked_text == NULL &&
+      sight_secret_fill_note_typed (secure, run->step->param, run->value))
     {
-      sight_secrets_register_value (run->step->param != NULL ? run->step->param : "typed",
-                                    run->value);
       run->masked_text = run->step->param != NULL ? g_strdup (run->step->source)
                                                   : mask_literal (run->step->source, run->value);
     }

@@ -111,3 +111,14 @@ sight_secret_fill_error_is_refusal (const GError *error)
   return g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED) ||
          g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE);
 }
+
+gboolean
+sight_secret_fill_note_typed (gboolean    secure,
+                              const char *name,
+                              const char *value)
+{
+  if (!secure || value == NULL || value[0] == '\0')
+    return FALSE;
+  sight_secrets_register_value (name != NULL ? name : "typed", value);
+  return TRUE;
+}

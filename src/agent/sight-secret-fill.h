@@ -56,4 +56,19 @@ gboolean    sight_secret_fill_authorize (SightWebPage  *page,
  * a retry cannot make them pass. */
 gboolean    sight_secret_fill_error_is_refusal (const GError *error);
 
+/* The one rule for a value that is not a Secret but is typed into a secure
+ * field (@secure: a password or one-time-code field): it is a secret from
+ * then on, whether the test wrote it out literally or as a plain param, and
+ * every path that types one (act's `fill`, direct steps, and so suites,
+ * smoke tests, skills, tasks, the app) calls this before it reports or stores
+ * the step.  It registers @value with the process-wide redactor under @name
+ * (the param's name, or "typed"), so every later write masks it: the step's
+ * options and text in the store, the reports read from there, logs, action
+ * lines.  Returns TRUE when @value is a secret from now on (FALSE for an
+ * empty value or a field that is not secure); a value shorter than the
+ * redactor's minimum counts but is not registered (sight-secrets.h). */
+gboolean    sight_secret_fill_note_typed (gboolean    secure,
+                                          const char *name,
+                                          const char *value);
+
 G_END_DECLS

@@ -681,6 +681,11 @@ tool_fill (Act         *act,
             }
         }
     }
+  /* Into a secure field, the value is a secret from here on (the action
+   * line, the step's stored options and reports have it masked). */
+  sight_secret_fill_note_typed (json_object_get_boolean_member_with_default (node, "secure",
+                                                                             FALSE),
+                                param, value_text);
   record = fill_record (ref, param, param != NULL ? NULL : value_text);
   label = node_label (node);
   line = g_strdup_printf ("fill %s with \"%s\"", label, value_text);

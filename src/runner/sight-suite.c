@@ -189,9 +189,10 @@ verdict_for_code (SightErrorCode code)
 }
 
 /* @instruction: the step's text as it is to be kept from now on (a secret
- * typed literally, masked), or NULL for the text it opened with.  With it, the
- * step's options are written again: a param typed into a secure field is a
- * secret from then on, and the store masks it there. */
+ * typed literally, masked), or NULL for the text it opened with.  The step's
+ * options are written again in any case: a param typed into a secure field,
+ * by a direct step or by act, is a secret from then on
+ * (sight_secret_fill_note_typed()), and the store masks it there. */
 static void
 step_close_as (Attempt         *attempt,
                SightRunVerdict  verdict,
@@ -206,7 +207,7 @@ step_close_as (Attempt         *attempt,
   g_autofree char *cache_json = NULL;
   g_autofree char *options_json = NULL;
 
-  if (instruction != NULL && attempt->step_options != NULL &&
+  if (attempt->step_options != NULL &&
       json_object_get_size (attempt->step_options) > 0)
     {
       g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);

@@ -628,11 +628,17 @@
           throw refuse ('the field check is not loaded');
         if (el.localName !== 'input')
           throw refuse (fields.refusal (el, a.purpose));
+        /* Waited for while it is not yet shown, as any fill; a field shown
+         * disabled or read-only is refused at once, not after the timeout. */
         try {
-          await waitActionable (el, { visible: true, enabled: true, editable: true }, deadline);
+          await waitActionable (el, { visible: true }, deadline);
         } catch (e) {
           throw refuse (String (e.message).replace (/^.* cannot be acted on: /, ''));
         }
+        if (isDisabled (el))
+          throw refuse ('it is disabled');
+        if (!isEditable (el))
+          throw refuse ('it is not editable');
         const why = fields.refusal (el, a.purpose);
         if (why)
           throw refuse (why);
