@@ -1210,7 +1210,10 @@ quarantine (StoreCore  *core,
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   g_autofree char *stamp = g_date_time_format (now, "%Y%m%dT%H%M%SZ");
   g_autofree char *moved = g_strdup_printf ("%s.corrupt-%s", core->path, stamp);
-  g_autofree char *short_reason = NULL;
+  /* SQLite's account of the damage can run to kilobytes, so only its start
+   * is kept; taken before closing, which frees @reason when it is the
+   * connection's own message. */
+  g_autofree char *short_reason = sight_text_sanitize (reason, QUARANTINE_REASON_MAX_BYTES);
   static const char * const suffixes[] = { "-wal", "-shm" };
 
   g_clear_pointer (&core->db, sqlite3_close_v2);
@@ -1219,7 +1222,6 @@ quarantine (StoreCore  *core,
     {
       int errsv = errno;
 
-      short_reason = sight_text_sanitize (reason, QUARANTINE_REASON_MAX_BYTES);
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
                    "The run database %s is damaged and could not be moved aside (%s). "
                    "The damage: %s", core->path, g_strerror (errsv), short_reason);
@@ -1232,9 +1234,7 @@ quarantine (StoreCore  *core,
       if (g_file_test (from, G_FILE_TEST_EXISTS))
         g_rename (from, to);
     }
-  /* Where it went comes first; SQLite's account of the damage can run to
-   * kilobytes, so only its start follows. */
-  short_reason = sight_text_sanitize (reason, QUARANTINE_REASON_MAX_BYTES);
+  /* Where it went comes first. */
   g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
                "The run database was damaged and has been moved to %s; a new, empty one "
                "will be created at %s the next time Sightline opens it. The damage: %s",
