@@ -23,102 +23,12 @@
 #include <webkit/webkit.h>
 
 #include "sight-bench-flow.h"
+#include "sight-bench-probe.h"
 #include "sight-graphics.h"
 #include "sight-window.h"
 #include "test-files.h"
 
-#define PROBE_MS     5
-#define TARGET_MS    100.0
 #define DEADLINE_S   180
-
-typedef struct {
-  GArray *timer;     /* gaps in ms, doubles */
-  GArray *frames;
-  gint64  last_timer;
-  gint64  last_frame;
-} Probe;
-
-static Probe probe;
-static gboolean probing;
-
-static void
-record_gap (GArray *gaps,
-            gint64 *last)
-{
-  gint64 now = g_get_monotonic_time ();
-
-  if (probing && *last != 0)
-    {
-      double gap = (now - *last) / 1000.0;
-
-      g_array_append_val (gaps, gap);
-    }
-  *last = now;
-}
-
-static gboolean
-timer_cb (gpointer user_data)
-{
-  record_gap (probe.timer, &probe.last_timer);
-  return G_SOURCE_CONTINUE;
-}
-
-static gboolean
-tick_cb (GtkWidget     *widget,
-         GdkFrameClock *clock,
-         gpointer       user_data)
-{
-  record_gap (probe.frames, &probe.last_frame);
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-probe_start (void)
-{
-  g_array_set_size (probe.timer, 0);
-  g_array_set_size (probe.frames, 0);
-  probe.last_timer = probe.last_frame = 0;
-  probing = TRUE;
-}
-
-static int
-compare_doubles (gconstpointer a,
-                 gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-typedef struct {
-  double max, p99;
-  guint over;        /* gaps over the target */
-} Stats;
-
-static Stats
-stats_of (GArray *gaps)
-{
-  Stats stats = { 0 };
-
-  if (gaps->len == 0)
-    return stats;
-  g_array_sort (gaps, compare_doubles);
-  stats.max = g_array_index (gaps, double, gaps->len - 1);
-  stats.p99 = g_array_index (gaps, double, MIN (gaps->len - 1, gaps->len * 99 / 100));
-  for (guint i = 0; i < gaps->len; i++)
-    stats.over += g_array_index (gaps, double, i) > TARGET_MS;
-  return stats;
-}
-
-static void
-print_row (const char *phase,
-           double      seconds,
-           Stats      *timer,
-           Stats      *frames)
-{
-  g_print ("%-14s %7.1f | %8.1f %8.1f %6u | %8.1f %8.1f %6u\n", phase, seconds,
-           timer->max, timer->p99, timer->over, frames->max, frames->p99, frames->over);
-}
 
 static gboolean
 wait_while (gboolean (*busy) (SightWindow *), SightWindow *window)
@@ -209,22 +119,17 @@ main (int    argc,
   gtk_init ();
   adw_init ();
 
-  probe.timer = g_array_new (FALSE, FALSE, sizeof (double));
-  probe.frames = g_array_new (FALSE, FALSE, sizeof (double));
   window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
   gtk_window_present (GTK_WINDOW (window));
   if (!wait_while (loading, window))
     g_error ("the demo site did not load");
-  g_timeout_add_full (G_PRIORITY_DEFAULT, PROBE_MS, timer_cb, NULL, NULL);
-  gtk_widget_add_tick_callback (GTK_WIDGET (window), tick_cb, NULL, NULL);
+  probe_install (GTK_WIDGET (window));
   test = write_test (window, dir);
   if (!sight_window_open_test_file (window, test, &error))
     g_error ("%s", error->message);
   list = sight_window_get_step_list (window);
 
-  g_print ("gaps in ms between dispatches of a %d ms timeout and between frames\n", PROBE_MS);
-  g_print ("%-14s %7s | %8s %8s %6s | %8s %8s %6s\n", "phase", "seconds", "loop max", "p99",
-           ">100", "frame max", "p99", ">100");
+  print_header ();
   for (int round = 0; round < rounds; round++)
     {
       gint64 start = g_get_monotonic_time (), end;
