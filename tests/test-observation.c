@@ -1011,7 +1011,7 @@ main (int    argc,
 
   {
     static const char *const rules[] = { "roles", "names", "states", "hidden", "modal", "frames",
-                                         "classes" };
+                                         "classes", "details" };
 
     for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
       {

@@ -71,6 +71,7 @@
     byRef: new Map (),        /* ref -> WeakRef(Element) */
     next: 1,
     frames: new WeakMap (),   /* iframe Element -> frame number */
+    uaSummaries: new WeakMap (),  /* <details> without a <summary> -> its UA summary's ref */
     nextFrame: 1,
   };
 
@@ -1128,8 +1129,10 @@
       ;
     else {
       let textBox = box;
-      /* A closed <details> renders its summary only. */
+      /* A closed <details> renders its summary only; without one, the UA's. */
       const closed = tag === 'details' && !el.open;
+      if (tag === 'details' && node && visible && !el.querySelector (':scope > summary'))
+        target.push (uaSummary (el, node, ctx));
       /* Siblings, not a NodeList's iterator: several times faster in WebKit. */
       const list = el.shadowRoot || tag === 'slot' ? children (el) : null;
       for (let i = 0, child = list ? list[0] : el.firstChild; child;
@@ -1184,6 +1187,32 @@
   }
 
   const BREAK = { brk: true };
+
+  /* A <details> without a <summary> child shows the UA's own: a disclosure
+   * button named "Details", as engines expose it (HTML: "the user agent
+   * should provide its own legend"). No element of the page stands for it,
+   * so its ref resolves to the <details>; its box is the first line of the
+   * <details>, the whole of it while closed. */
+  function uaSummary (el, node, ctx) {
+    let ref = state.uaSummaries.get (el);
+    if (ref === undefined) {
+      ref = (ctx.prefix || '') + 'e' + state.next++;
+      state.uaSummaries.set (el, ref);
+      state.byRef.set (ref, new WeakRef (el));
+    }
+    const b = node.box;
+    let h = b[3];
+    if (el.open) {
+      const cs = el.ownerDocument.defaultView.getComputedStyle (el);
+      const line = parseFloat (cs.lineHeight) || parseFloat (cs.fontSize) * 1.2;
+      if (line > 0) h = Math.min (h, Math.round (line));
+    }
+    const box = [b[0], b[1], b[2], h];
+    ctx.count.nodes++;
+    ctx.count.interactive++;
+    return { ref, role: 'button', name: 'Details', expanded: el.open, box,
+             inView: inViewport (box, ctx) };
+  }
 
   /* An image map's <area href>s are links inside the image that uses the
    * map (the <map> itself renders nothing), each with the box its coords
