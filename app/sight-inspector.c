@@ -90,21 +90,31 @@ states_of (JsonObject *node)
   return g_string_free (g_steal_pointer (&text), FALSE);
 }
 
+/* The states are read when the row is first shown: a tree of 200,000 nodes
+ * makes items only for the rows expanded, and strings only for the rows
+ * bound. */
 static SightTreeNode *
 sight_tree_node_new (JsonObject *node)
 {
   SightTreeNode *self = g_object_new (SIGHT_TYPE_TREE_NODE, NULL);
 
   self->node = json_object_ref (node);
-  self->states = states_of (node);
   return self;
 }
 
 static const char *
-node_string (SightTreeNode *self,
-             const char    *member)
+sight_tree_node_get_states (SightTreeNode *self)
 {
-  JsonNode *value = json_object_get_member (self->node, member);
+  if (self->states == NULL)
+    self->states = states_of (self->node);
+  return self->states;
+}
+
+static const char *
+member_string (JsonObject *node,
+               const char *member)
+{
+  JsonNode *value = json_object_get_member (node, member);
 
   if (value == NULL || !JSON_NODE_HOLDS_VALUE (value) ||
       json_node_get_value_type (value) != G_TYPE_STRING)
@@ -112,9 +122,17 @@ node_string (SightTreeNode *self,
   return json_node_get_string (value);
 }
 
+static const char *
+node_string (SightTreeNode *self,
+             const char    *member)
+{
+  return member_string (self->node, member);
+}
+
 static GListStore *
 children_store (JsonObject *node)
 {
+  g_autoptr(GPtrArray) items = NULL;
   GListStore *store;
   JsonArray *children;
 
@@ -124,17 +142,17 @@ children_store (JsonObject *node)
   children = json_object_get_array_member (node, "children");
   if (json_array_get_length (children) == 0)
     return NULL;
-  store = g_list_store_new (SIGHT_TYPE_TREE_NODE);
+  /* One splice, one items-changed: a node may have 20,000 children. */
+  items = g_ptr_array_new_full (json_array_get_length (children), g_object_unref);
   for (guint i = 0; i < json_array_get_length (children); i++)
     {
       JsonNode *child = json_array_get_element (children, i);
-      g_autoptr(SightTreeNode) item = NULL;
 
-      if (!JSON_NODE_HOLDS_OBJECT (child))
-        continue;
-      item = sight_tree_node_new (json_node_get_object (child));
-      g_list_store_append (store, item);
+      if (JSON_NODE_HOLDS_OBJECT (child))
+        g_ptr_array_add (items, sight_tree_node_new (json_node_get_object (child)));
     }
+  store = g_list_store_new (SIGHT_TYPE_TREE_NODE);
+  g_list_store_splice (store, 0, 0, items->pdata, items->len);
   return store;
 }
 
@@ -160,6 +178,10 @@ struct _SightInspector
 
   /* owned */
   SightObservation  *observation;
+  JsonObject        *root;          /* the observation's tree */
+  GArray            *entries;       /* Entry, in document order; NULL until needed */
+  GHashTable        *entry_of;      /* JsonObject * -> index in entries */
+  GHashTable        *entry_of_ref;  /* ref -> index in entries */
   GtkSingleSelection *selection;
   gboolean           syncing;
 };
@@ -168,18 +190,6 @@ G_DEFINE_FINAL_TYPE (SightInspector, sight_inspector, ADW_TYPE_BIN)
 
 enum { NODE_SELECTED, N_SIGNALS };
 static guint signals[N_SIGNALS];
-
-static SightTreeNode *
-node_at (SightInspector *self,
-         guint           position)
-{
-  g_autoptr(GtkTreeListRow) row = g_list_model_get_item (G_LIST_MODEL (self->selection),
-                                                         position);
-
-  if (row == NULL)
-    return NULL;
-  return gtk_tree_list_row_get_item (row);
-}
 
 const char *
 sight_inspector_get_selected_ref (SightInspector *self)
@@ -221,11 +231,141 @@ select_position (SightInspector *self,
                                 position);
 }
 
+/* Rows are made lazily: the list holds the rows of expanded nodes only (the
+ * model asks create_children_cb() for a node's children when it is
+ * expanded). A new tree opens expanded as far as it shows at most
+ * INITIAL_ROWS rows, which is all of a small page; a node selected by
+ * ref, by search or from the screenshot has its ancestors expanded. Search
+ * and selection use an index of the observation's JSON, never the rows. */
+#define INITIAL_ROWS 500
+
+static JsonArray *
+node_children (JsonObject *node)
+{
+  JsonNode *children = json_object_get_member (node, "children");
+
+  return children != NULL && JSON_NODE_HOLDS_ARRAY (children)
+    ? json_node_get_array (children) : NULL;
+}
+
+/* Expands, in document order, every node whose children still fit in
+ * INITIAL_ROWS rows: a list of 20,000 cards stays folded until asked for. */
+static void
+expand_initial (GtkTreeListModel *tree)
+{
+  GListModel *rows = G_LIST_MODEL (tree);
+
+  for (guint i = 0; i < g_list_model_get_n_items (rows); i++)
+    {
+      g_autoptr(GtkTreeListRow) row = gtk_tree_list_model_get_row (tree, i);
+      g_autoptr(SightTreeNode) node = gtk_tree_list_row_get_item (row);
+      JsonArray *kids = node_children (node->node);
+
+      if (kids != NULL &&
+          g_list_model_get_n_items (rows) + json_array_get_length (kids) <= INITIAL_ROWS)
+        gtk_tree_list_row_set_expanded (row, TRUE);
+    }
+}
+
+/* The tree in document order, made on the first search or selection of an
+ * observation: one walk over its JSON, then every search is a scan of an
+ * array and every selection a hash lookup and a walk up the parents. */
+typedef struct {
+  JsonObject *node;
+  const char *role, *name, *ref;   /* owned by the observation's JSON */
+  guint       parent;              /* G_MAXUINT for the root */
+  guint       position;            /* among the parent's object children */
+} Entry;
+
+static void
+index_node (SightInspector *self,
+            JsonObject     *node,
+            guint           parent,
+            guint           position)
+{
+  Entry entry = { node, member_string (node, "role"), member_string (node, "name"),
+                  member_string (node, "ref"), parent, position };
+  guint index = self->entries->len;
+  JsonArray *kids;
+  guint n = 0;
+
+  g_array_append_val (self->entries, entry);
+  g_hash_table_insert (self->entry_of, node, GUINT_TO_POINTER (index));
+  if (entry.ref[0] != '\0')
+    g_hash_table_insert (self->entry_of_ref, (gpointer) entry.ref, GUINT_TO_POINTER (index));
+  kids = node_children (node);
+  for (guint i = 0; kids != NULL && i < json_array_get_length (kids); i++)
+    {
+      JsonNode *child = json_array_get_element (kids, i);
+
+      if (JSON_NODE_HOLDS_OBJECT (child))
+        index_node (self, json_node_get_object (child), index, n++);
+    }
+}
+
+static void
+clear_index (SightInspector *self)
+{
+  g_clear_pointer (&self->entries, g_array_unref);
+  g_clear_pointer (&self->entry_of, g_hash_table_unref);
+  g_clear_pointer (&self->entry_of_ref, g_hash_table_unref);
+}
+
+static void
+ensure_index (SightInspector *self)
+{
+  if (self->entries != NULL || self->root == NULL)
+    return;
+  self->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
+  self->entry_of = g_hash_table_new (NULL, NULL);
+  self->entry_of_ref = g_hash_table_new (g_str_hash, g_str_equal);
+  index_node (self, self->root, G_MAXUINT, 0);
+}
+
+/* The row of entry @index, its ancestors expanded. */
+static guint
+reveal (SightInspector *self,
+        guint           index)
+{
+  GtkTreeListModel *tree = GTK_TREE_LIST_MODEL (gtk_single_selection_get_model (self->selection));
+  g_autoptr(GArray) path = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GtkTreeListRow) row = NULL;
+
+  if (tree == NULL)
+    return GTK_INVALID_LIST_POSITION;
+  for (guint i = index; g_array_index (self->entries, Entry, i).parent != G_MAXUINT;
+       i = g_array_index (self->entries, Entry, i).parent)
+    g_array_prepend_val (path, g_array_index (self->entries, Entry, i).position);
+  row = gtk_tree_list_model_get_row (tree, 0);
+  for (guint i = 0; row != NULL && i < path->len; i++)
+    {
+      GtkTreeListRow *child;
+
+      gtk_tree_list_row_set_expanded (row, TRUE);
+      child = gtk_tree_list_row_get_child_row (row, g_array_index (path, guint, i));
+      g_object_unref (row);
+      row = child;
+    }
+  return row != NULL ? gtk_tree_list_row_get_position (row) : GTK_INVALID_LIST_POSITION;
+}
+
+static gboolean
+select_entry (SightInspector *self,
+              guint           index)
+{
+  guint position = reveal (self, index);
+
+  if (position == GTK_INVALID_LIST_POSITION)
+    return FALSE;
+  select_position (self, position);
+  return TRUE;
+}
+
 gboolean
 sight_inspector_select_ref (SightInspector *self,
                             const char     *ref)
 {
-  guint n;
+  gpointer index;
 
   g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), FALSE);
 
@@ -234,26 +374,31 @@ sight_inspector_select_ref (SightInspector *self,
       select_position (self, GTK_INVALID_LIST_POSITION);
       return TRUE;
     }
-  n = g_list_model_get_n_items (G_LIST_MODEL (self->selection));
-  for (guint i = 0; i < n; i++)
-    {
-      g_autoptr(SightTreeNode) node = node_at (self, i);
-
-      if (node != NULL && g_str_equal (node_string (node, "ref"), ref))
-        {
-          select_position (self, i);
-          return TRUE;
-        }
-    }
-  return FALSE;
+  ensure_index (self);
+  if (self->entries == NULL ||
+      !g_hash_table_lookup_extended (self->entry_of_ref, ref, NULL, &index))
+    return FALSE;
+  return select_entry (self, GPOINTER_TO_UINT (index));
 }
 
 static gboolean
 contains_casefold (const char *haystack,
-                   const char *needle)
+                   const char *needle,
+                   gboolean    ascii)
 {
-  g_autofree char *h = g_utf8_casefold (haystack, -1);
+  g_autofree char *h = NULL;
 
+  /* An ASCII needle is compared without folding (and copying) every name. */
+  if (ascii)
+    {
+      size_t n = strlen (needle);
+
+      for (const char *p = haystack; *p != '\0'; p++)
+        if (g_ascii_strncasecmp (p, needle, n) == 0)
+          return TRUE;
+      return FALSE;
+    }
+  h = g_utf8_casefold (haystack, -1);
   return strstr (h, needle) != NULL;
 }
 
@@ -262,30 +407,38 @@ sight_inspector_search (SightInspector *self,
                         const char     *text)
 {
   g_autofree char *needle = NULL;
-  guint n, start;
+  GtkTreeListRow *selected;
+  gboolean ascii;
+  guint n, start = 0;
 
   g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), FALSE);
 
-  if (text == NULL || *text == '\0')
+  if (text == NULL || *text == '\0' || self->root == NULL)
     return FALSE;
+  ensure_index (self);
   needle = g_utf8_casefold (text, -1);
-  n = g_list_model_get_n_items (G_LIST_MODEL (self->selection));
-  start = gtk_single_selection_get_selected (self->selection);
-  start = start == GTK_INVALID_LIST_POSITION ? 0 : start + 1;
+  ascii = g_str_is_ascii (needle);
+  /* From the node after the selected one, round to the selected one, in
+   * document order: as the rows of the whole tree expanded are listed. */
+  selected = gtk_single_selection_get_selected_item (self->selection);
+  if (selected != NULL)
+    {
+      g_autoptr(SightTreeNode) node = gtk_tree_list_row_get_item (selected);
+      gpointer index;
+
+      if (node != NULL && g_hash_table_lookup_extended (self->entry_of, node->node, NULL, &index))
+        start = GPOINTER_TO_UINT (index) + 1;
+    }
+  n = self->entries->len;
   for (guint k = 0; k < n; k++)
     {
       guint i = (start + k) % n;
-      g_autoptr(SightTreeNode) node = node_at (self, i);
+      const Entry *entry = &g_array_index (self->entries, Entry, i);
 
-      if (node == NULL)
-        continue;
-      if (contains_casefold (node_string (node, "role"), needle) ||
-          contains_casefold (node_string (node, "name"), needle) ||
-          g_str_equal (node_string (node, "ref"), text))
-        {
-          select_position (self, i);
-          return TRUE;
-        }
+      if (contains_casefold (entry->role, needle, ascii) ||
+          contains_casefold (entry->name, needle, ascii) ||
+          g_str_equal (entry->ref, text))
+        return select_entry (self, i);
     }
   return FALSE;
 }
@@ -393,8 +546,8 @@ bind_row_cb (GtkSignalListItemFactory *factory,
   gtk_label_set_text (GTK_LABEL (role), node_string (node, "role"));
   text = node_string (node, "name");
   gtk_label_set_text (GTK_LABEL (name), *text ? text : "");
-  gtk_label_set_text (GTK_LABEL (states), node->states);
-  gtk_widget_set_visible (states, node->states[0] != '\0');
+  gtk_label_set_text (GTK_LABEL (states), sight_tree_node_get_states (node));
+  gtk_widget_set_visible (states, sight_tree_node_get_states (node)[0] != '\0');
   gtk_label_set_text (GTK_LABEL (ref), node_string (node, "ref"));
 
   label = sight_observation_node_line (node->node);
@@ -416,6 +569,8 @@ sight_inspector_dispose (GObject *object)
   SightInspector *self = SIGHT_INSPECTOR (object);
 
   g_clear_object (&self->selection);
+  clear_index (self);
+  self->root = NULL;
   g_clear_object (&self->observation);
   G_OBJECT_CLASS (sight_inspector_parent_class)->dispose (object);
 }
@@ -498,14 +653,17 @@ sight_inspector_set_observation (SightInspector   *self,
 
   self->syncing = TRUE;
   root = observation != NULL ? sight_observation_get_tree (observation) : NULL;
-  if (root != NULL && JSON_NODE_HOLDS_OBJECT (root))
+  clear_index (self);
+  self->root = root != NULL && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  if (self->root != NULL)
     {
       GListStore *top = g_list_store_new (SIGHT_TYPE_TREE_NODE);
-      g_autoptr(SightTreeNode) item = sight_tree_node_new (json_node_get_object (root));
+      g_autoptr(SightTreeNode) item = sight_tree_node_new (self->root);
 
       g_list_store_append (top, item);
-      tree = gtk_tree_list_model_new (G_LIST_MODEL (top), FALSE, TRUE,
+      tree = gtk_tree_list_model_new (G_LIST_MODEL (top), FALSE, FALSE,
                                       create_children_cb, NULL, NULL);
+      expand_initial (tree);
       gtk_single_selection_set_model (self->selection, G_LIST_MODEL (tree));
       g_object_unref (tree);
     }
