@@ -74,8 +74,11 @@ collect_boxes (SightShotView *self,
   if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
     return;
   object = json_node_get_object (node);
-  if (json_object_get_boolean_member_with_default (object, "inView", FALSE) &&
-      box_of (object, &box.box))
+  /* The walk marks a node in view when any of its children is: nothing
+   * under a node out of view is drawn (most of a page of 200,000). */
+  if (!json_object_get_boolean_member_with_default (object, "inView", FALSE))
+    return;
+  if (box_of (object, &box.box))
     {
       box.interactive = is_interactive (object);
       g_array_append_val (self->boxes, box);
