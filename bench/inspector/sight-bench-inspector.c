@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "sight-bench-probe.h"
+#include "sight-bench-wait.h"
 #include "sight-graphics.h"
 #include "sight-inspector.h"
 #include "sight-observation.h"
@@ -37,21 +38,6 @@
 #define DEADLINE_MS  600000
 #define SETTLE_MS    500
 
-typedef struct {
-  GMainLoop    *loop;
-  GAsyncResult *result;
-} Waiter;
-
-static void
-done_cb (GObject      *source,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  Waiter *w = user_data;
-
-  w->result = g_object_ref (result);
-  g_main_loop_quit (w->loop);
-}
 
 static void
 serve_cb (SoupServer        *server,
@@ -88,8 +74,7 @@ capture (SightWebPage *page,
 
   g_clear_object (&w->result);
   sight_observation_capture_async (page, SIGHT_OBSERVE_FULL_TEXT, DEADLINE_MS, NULL, done_cb, w);
-  g_main_loop_run (w->loop);
-  observation = sight_observation_capture_finish (w->result, &error);
+  observation = sight_observation_capture_finish (wait_for (w), &error);
   if (observation == NULL)
     g_error ("observation: %s", error->message);
   *ms = (g_get_monotonic_time () - t0) / 1000.0;
@@ -180,8 +165,7 @@ main (int    argc,
   page = sight_web_page_new ();
   sight_web_page_set_viewport (page, 1280, 720, 1.0);
   sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, DEADLINE_MS, NULL, done_cb, &w);
-  g_main_loop_run (w.loop);
-  if (!sight_web_page_load_finish (page, w.result, &error))
+  if (!sight_web_page_load_finish (page, wait_for (&w), &error))
     g_error ("%s: %s", url, error->message);
 
   window = gtk_window_new ();

@@ -18,29 +18,8 @@
 
 #include "sight-observation.h"
 #include "sight-web-page.h"
+#include "sight-bench-wait.h"
 
-typedef struct {
-  GMainLoop    *loop;
-  GAsyncResult *result;
-} Waiter;
-
-static void
-done_cb (GObject      *source,
-         GAsyncResult *result,
-         gpointer      user_data)
-{
-  Waiter *w = user_data;
-
-  w->result = g_object_ref (result);
-  g_main_loop_quit (w->loop);
-}
-
-static GAsyncResult *
-wait_for (Waiter *w)
-{
-  g_main_loop_run (w->loop);
-  return w->result;
-}
 
 static int
 cmp_double (gconstpointer a,
