@@ -92,7 +92,10 @@ async function agreement(page, cdp) {
     const rec = ns => { for (const n of ns || []) {
       if (n.role && ${JSON.stringify([...INTERACTIVE])}.includes(n.role) && !n.ref.startsWith('f')) {
         const el = __sight.snapshot.resolve(n.ref);
-        if (el) { el.setAttribute('data-sight-ref', n.ref);
+        // The "Details" disclosure of a <details> without a <summary> has no
+        // element (its ref resolves to the <details>); Chromium's is in its
+        // user-agent shadow tree, left out below as well.
+        if (el && !(el.localName === 'details' && n.role === 'button')) { el.setAttribute('data-sight-ref', n.ref);
           list.push({ ref: n.ref, role: n.role, name: n.name || '', tag: el.localName }); }
       }
       rec(n.children);
