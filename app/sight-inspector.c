@@ -180,7 +180,6 @@ struct _SightInspector
   SightObservation  *observation;
   JsonObject        *root;          /* the observation's tree */
   GArray            *entries;       /* Entry, in document order; NULL until needed */
-  GHashTable        *entry_of;      /* JsonObject * -> index in entries */
   GHashTable        *entry_of_ref;  /* ref -> index in entries */
   GtkSingleSelection *selection;
   gboolean           syncing;
@@ -290,7 +289,6 @@ index_node (SightInspector *self,
   guint n = 0;
 
   g_array_append_val (self->entries, entry);
-  g_hash_table_insert (self->entry_of, node, GUINT_TO_POINTER (index));
   if (entry.ref[0] != '\0')
     g_hash_table_insert (self->entry_of_ref, (gpointer) entry.ref, GUINT_TO_POINTER (index));
   kids = node_children (node);
@@ -307,7 +305,6 @@ static void
 clear_index (SightInspector *self)
 {
   g_clear_pointer (&self->entries, g_array_unref);
-  g_clear_pointer (&self->entry_of, g_hash_table_unref);
   g_clear_pointer (&self->entry_of_ref, g_hash_table_unref);
 }
 
@@ -317,7 +314,6 @@ ensure_index (SightInspector *self)
   if (self->entries != NULL || self->root == NULL)
     return;
   self->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
-  self->entry_of = g_hash_table_new (NULL, NULL);
   self->entry_of_ref = g_hash_table_new (g_str_hash, g_str_equal);
   index_node (self, self->root, G_MAXUINT, 0);
 }
@@ -424,10 +420,14 @@ sight_inspector_search (SightInspector *self,
   if (selected != NULL)
     {
       g_autoptr(SightTreeNode) node = gtk_tree_list_row_get_item (selected);
-      gpointer index;
 
-      if (node != NULL && g_hash_table_lookup_extended (self->entry_of, node->node, NULL, &index))
-        start = GPOINTER_TO_UINT (index) + 1;
+      /* A scan of pointers: cheaper than a hash entry for every node. */
+      for (guint i = 0; node != NULL && i < self->entries->len; i++)
+        if (g_array_index (self->entries, Entry, i).node == node->node)
+          {
+            start = i + 1;
+            break;
+          }
     }
   n = self->entries->len;
   for (guint k = 0; k < n; k++)
