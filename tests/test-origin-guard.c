@@ -216,20 +216,51 @@ test_subresources (void)
   g_assert_cmpuint (n, ==, 3);
 }
 
-/* A filter WebKit cannot compile (url-filter takes ASCII only: a bare host
- * in another script) does not leave the page unguarded: the load fails. */
-static void
-test_filter_unusable (void)
+/* Loads /subresources on a new page allowed @origins; the load's error, or
+ * NULL when it loaded. */
+static GError *
+load_guarded (const char * const *origins)
 {
   g_autoptr(SightWebPage) page = sight_web_page_new ();
   g_autoptr(GError) error = NULL;
   g_autoptr(GAsyncResult) result = NULL;
-  g_autofree char *own = g_strndup (home_url, strlen (home_url) - 1);
   g_autofree char *url = g_strconcat (home_url, "subresources", NULL);
-  const char *origins[] = { own, "b\u00fccher.example", NULL };
   gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
 
   g_assert_true (sight_web_page_set_allowed_origins (page, origins, &error));
+  g_assert_no_error (error);
+  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, 20000, NULL, done_cb, &result);
+  while (result == NULL && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (result);
+  if (sight_web_page_load_finish (page, result, &error))
+    {
+      g_assert_cmpstr (sight_web_page_get_uri (page), ==, url);
+      return NULL;
+    }
+  g_assert_cmpstr (sight_web_page_get_uri (page), !=, url);
+  return g_steal_pointer (&error);
+}
+
+/* A filter that cannot be compiled (here: its store has no temporary
+ * folder to go in) does not leave the page unguarded: the load fails. */
+static void
+test_filter_unusable (void)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *own = g_strndup (home_url, strlen (home_url) - 1);
+  g_autofree char *url = g_strconcat (home_url, "subresources", NULL);
+  g_autofree char *moved = g_strconcat (g_get_tmp_dir (), ".away", NULL);
+  const char *origins[] = { own, NULL };
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  /* The test's own TMPDIR (see main) is moved away while the filter's store
+   * would be made in it, and back. */
+  g_assert_cmpint (g_rename (g_get_tmp_dir (), moved), ==, 0);
+  g_assert_true (sight_web_page_set_allowed_origins (page, origins, &error));
+  g_assert_cmpint (g_rename (moved, g_get_tmp_dir ()), ==, 0);
   g_assert_no_error (error);
   sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, 20000, NULL, done_cb, &result);
   while (result == NULL && g_get_monotonic_time () < deadline)
@@ -242,11 +273,37 @@ test_filter_unusable (void)
   g_assert_cmpstr (sight_web_page_get_uri (page), !=, url);
 }
 
+/* A bare host in another script among the allowed ones (issue #26, item 7):
+ * it is held in its punycode form, so the filter compiles and the page
+ * loads (before, the host went into the content rules as written, which
+ * WebKit refuses, and every load of the page failed). */
+static void
+test_idna_host (void)
+{
+  g_autofree char *own = g_strndup (home_url, strlen (home_url) - 1);
+  const char *origins[] = { own, "b\u00fccher.example", NULL };
+  g_autoptr(GError) error = load_guarded (origins);
+
+  if (error != NULL)
+    g_test_message ("load: %s", error->message);
+  g_assert_no_error (error);
+}
+
 int
 main (int    argc,
       char **argv)
 {
+  const char *outer = g_getenv ("TMPDIR");
+  g_autofree char *tmp = g_build_filename (outer != NULL && *outer != '\0' ? outer : "/tmp",
+                                           "sight-origin-guard-tmp-XXXXXX", NULL);
+  int status;
+
+  /* A temporary folder of the test's own (filter-unusable moves it away);
+   * GLib reads TMPDIR once, on first use. */
+  g_assert_nonnull (g_mkdtemp (tmp));
+  g_setenv ("TMPDIR", tmp, TRUE);
   gtk_test_init (&argc, &argv, NULL);
+  g_assert_cmpstr (g_get_tmp_dir (), ==, tmp);
   g_unsetenv ("SIGHTLINE_MODEL");
   g_unsetenv ("OPENAI_API_KEY");
   elsewhere_url = serve (&elsewhere, elsewhere_cb);
@@ -254,5 +311,8 @@ main (int    argc,
   g_test_add_func ("/origin-guard/act-leaves", test_act_leaves);
   g_test_add_func ("/origin-guard/subresources", test_subresources);
   g_test_add_func ("/origin-guard/filter-unusable", test_filter_unusable);
-  return g_test_run ();
+  g_test_add_func ("/origin-guard/idna-host", test_idna_host);
+  status = g_test_run ();
+  g_rmdir (tmp);
+  return status;
 }
