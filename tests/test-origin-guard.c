@@ -289,6 +289,67 @@ test_idna_host (void)
   g_assert_no_error (error);
 }
 
+/* Runs the main loop for @ms. */
+static void
+spin (guint ms)
+{
+  gboolean waited = FALSE;
+
+  g_timeout_add (ms, flag_cb, &waited);
+  while (!waited)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* A navigation the page starts itself while the subresource filter compiles
+ * (issue #26, item 7): it waits for the filter, so the page it opens loads
+ * nothing from the other origin. The list holds 3,000 more origins, which
+ * makes the compile take longer than the script that navigates. */
+static void
+test_navigation_while_compiling (void)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) loaded = NULL;
+  g_autoptr(GAsyncResult) evaluated = NULL;
+  g_autoptr(GPtrArray) origins = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(JsonNode) answer = NULL;
+  g_autofree char *url = g_strconcat (home_url, "subresources", NULL);
+  g_autofree char *script = g_strdup_printf ("location.href = '%s'; return true;", url);
+  gint64 started, deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  sight_web_page_load_async (page, home_url, SIGHT_WAIT_UNTIL_LOAD, 20000, NULL, done_cb, &loaded);
+  while (loaded == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (sight_web_page_load_finish (page, loaded, &error));
+  g_assert_no_error (error);
+
+  g_ptr_array_add (origins, g_strndup (home_url, strlen (home_url) - 1));
+  for (guint i = 0; i < 3000; i++)
+    g_ptr_array_add (origins, g_strdup_printf ("https://host-%u.example", i));
+  g_ptr_array_add (origins, NULL);
+  elsewhere_subresources = 0;
+  started = g_get_monotonic_time ();
+  g_assert_true (sight_web_page_set_allowed_origins (page, (const char * const *) origins->pdata,
+                                                     &error));
+  g_assert_no_error (error);
+  sight_web_page_evaluate_async (page, script, NULL, 5000, NULL, done_cb, &evaluated);
+  while (evaluated == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  answer = sight_web_page_evaluate_finish (page, evaluated, NULL);
+  g_test_message ("navigation asked for after %" G_GINT64_FORMAT " ms",
+                  (g_get_monotonic_time () - started) / 1000);
+
+  while (g_get_monotonic_time () < deadline &&
+         (g_strcmp0 (sight_web_page_get_uri (page), url) != 0 ||
+          !sight_web_page_is_network_idle (page, 500)))
+    spin (50);
+  g_assert_cmpstr (sight_web_page_get_uri (page), ==, url);
+  spin (1000);   /* the beacon */
+  g_test_message ("navigated while compiling: %u subresource requests elsewhere",
+                  elsewhere_subresources);
+  g_assert_cmpuint (elsewhere_subresources, ==, 0);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -312,6 +373,7 @@ main (int    argc,
   g_test_add_func ("/origin-guard/subresources", test_subresources);
   g_test_add_func ("/origin-guard/filter-unusable", test_filter_unusable);
   g_test_add_func ("/origin-guard/idna-host", test_idna_host);
+  g_test_add_func ("/origin-guard/navigation-while-compiling", test_navigation_while_compiling);
   status = g_test_run ();
   g_rmdir (tmp);
   return status;
