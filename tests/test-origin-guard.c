@@ -8,6 +8,8 @@
 
 #include "sight-error.h"
 #include "sight-scripted-model.h"
+#include "sight-session.h"
+#include "sight-smoke.h"
 #include "sight-store.h"
 #include "sight-suite.h"
 #include "sight-web-page.h"
@@ -350,6 +352,78 @@ test_navigation_while_compiling (void)
   g_assert_cmpuint (elsewhere_subresources, ==, 0);
 }
 
+/* Smoke tests are held to their start origin too (issue #26, item 7): a
+ * smoke test whose step clicks the link to the other origin, its link check
+ * off; the other server sees no request. */
+static void
+test_smoke (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("sight-origin-guard-XXXXXX", &error);
+  g_autofree char *db = g_build_filename (dir, "runs.db", NULL);
+  g_autoptr(SightStore) store = NULL;
+  g_autoptr(JsonObject) args = json_object_new ();
+  g_autoptr(JsonArray) steps = json_array_new ();
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(JsonNode) report = NULL;
+
+  g_assert_no_error (error);
+  store = sight_store_new (db, &error);
+  g_assert_no_error (error);
+  elsewhere_requests = 0;
+  json_array_add_string_element (steps, "click \"Elsewhere\"");
+  json_object_set_string_member (args, "url", home_url);
+  json_object_set_array_member (args, "steps", json_array_ref (steps));
+  json_object_set_int_member (args, "maxLinks", 0);
+  sight_smoke_test_async (store, args, NULL, done_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  report = sight_smoke_test_finish (result, &error);
+  g_assert_no_error (error);
+  spin (1000);
+  g_test_message ("smoke test: %u requests elsewhere", elsewhere_requests);
+  g_assert_cmpuint (elsewhere_requests, ==, 0);
+  g_clear_object (&store);
+  g_unlink (db);
+}
+
+/* So are sessions opened without allowHosts (MCP's create_session, and the
+ * skills and tasks that open one): a script on the session's page sends it
+ * to the other origin; the other server sees no request. */
+static void
+test_session (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *script = g_strdup_printf ("location.href = '%slanding'; return true;",
+                                             elsewhere_url);
+  g_autoptr(JsonObject) args = json_object_new ();
+  g_autoptr(GAsyncResult) opened = NULL;
+  g_autoptr(GAsyncResult) evaluated = NULL;
+  g_autoptr(JsonNode) answer = NULL;
+  g_autoptr(SightSession) session = NULL;
+  SightWebPage *page;
+
+  elsewhere_requests = 0;
+  json_object_set_string_member (args, "startUrl", home_url);
+  sight_session_registry_create_async (sight_session_registry_get_default (), args, NULL,
+                                       done_cb, &opened);
+  while (opened == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  session = sight_session_registry_create_finish (sight_session_registry_get_default (), opened,
+                                                  &error);
+  g_assert_no_error (error);
+  page = sight_session_get_page (session);
+  sight_web_page_evaluate_async (page, script, NULL, 5000, NULL, done_cb, &evaluated);
+  while (evaluated == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  answer = sight_web_page_evaluate_finish (page, evaluated, NULL);
+  spin (1500);
+  g_test_message ("session without allowHosts: %u requests elsewhere", elsewhere_requests);
+  g_assert_cmpuint (elsewhere_requests, ==, 0);
+  g_assert_cmpstr (sight_web_page_get_uri (page), ==, home_url);
+  sight_session_stop (session, "stopped");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -374,6 +448,8 @@ main (int    argc,
   g_test_add_func ("/origin-guard/filter-unusable", test_filter_unusable);
   g_test_add_func ("/origin-guard/idna-host", test_idna_host);
   g_test_add_func ("/origin-guard/navigation-while-compiling", test_navigation_while_compiling);
+  g_test_add_func ("/origin-guard/smoke", test_smoke);
+  g_test_add_func ("/origin-guard/session", test_session);
   status = g_test_run ();
   g_rmdir (tmp);
   return status;
