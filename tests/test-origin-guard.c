@@ -47,8 +47,9 @@ home_cb (SoupServer        *server,
                             elsewhere_url, elsewhere_url, elsewhere_url);
   else
     body = g_strdup_printf ("<!doctype html><html lang=en><title>Home</title>"
-                            "<a href=\"%slanding\">Elsewhere</a></html>",
-                            elsewhere_url);
+                            "<a href=\"%slanding\">Elsewhere</a>"
+                            "<img src=\"%spixel.png\" alt=\"\"></html>",
+                            elsewhere_url, elsewhere_url);
 
   soup_server_message_set_status (msg, 200, NULL);
   soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_COPY, body, strlen (body));
@@ -152,17 +153,24 @@ test_act_leaves (void)
   g_autofree char *origin = g_strndup (elsewhere_url, strlen (elsewhere_url) - 1);
   g_autofree char *allowed = g_strdup_printf ("[\"%s\"]", origin);
   g_autofree char *refused = g_strdup_printf ("%slanding was refused", elsewhere_url);
+  g_autofree char *blocked_image = g_strdup_printf ("\"url\":\"%spixel.png\",\"status\":0,"
+                                                    "\"error\":\"Blocked a subresource (img) "
+                                                    "outside the allowed origins\"",
+                                                    elsewhere_url);
 
   g_assert_no_error (error);
   guarded = run_leaving (model, NULL);
   g_test_message ("guarded: %u requests elsewhere", elsewhere_requests);
   g_assert_cmpuint (elsewhere_requests, ==, 0);
   g_assert_nonnull (strstr (guarded, refused));
+  /* The start page's image elsewhere is in the report's failed requests. */
+  g_assert_nonnull (strstr (guarded, blocked_image));
 
   widened = run_leaving (model, allowed);
   g_test_message ("allowedOrigins %s: %u requests elsewhere", allowed, elsewhere_requests);
   g_assert_cmpuint (elsewhere_requests, >=, 1);
   g_assert_null (strstr (widened, "was refused"));
+  g_assert_null (strstr (widened, "Blocked a subresource"));
 }
 
 static gboolean
@@ -176,7 +184,8 @@ flag_cb (gpointer user_data)
  * go quiet and a second more (the beacon), and counts what reached the
  * other server. */
 static guint
-subresources_reaching (const char * const *origins)
+subresources_reaching (const char * const *origins,
+                       GString            *blocked)
 {
   g_autoptr(SightWebPage) page = sight_web_page_new ();
   g_autoptr(GError) error = NULL;
@@ -198,6 +207,14 @@ subresources_reaching (const char * const *origins)
   g_timeout_add (1000, flag_cb, &waited);
   while (!waited)
     g_main_context_iteration (NULL, TRUE);
+  /* What the page's log says the guard refused, "kind url" per line. */
+  for (guint i = 0; i < sight_web_page_get_log (page)->len; i++)
+    {
+      SightLogEntry *entry = g_ptr_array_index (sight_web_page_get_log (page), i);
+
+      if (entry->kind == SIGHT_LOG_BLOCKED)
+        g_string_append_printf (blocked, "%s %s\n", entry->text, entry->url);
+    }
   return elsewhere_subresources;
 }
 
@@ -210,12 +227,24 @@ test_subresources (void)
   const char *widened[] = { own, other, NULL };
   guint n;
 
-  n = subresources_reaching (guarded);
-  g_test_message ("guarded: %u subresource requests elsewhere", n);
+  g_autoptr(GString) blocked = g_string_new ("");
+  g_autofree char *img = g_strdup_printf ("(img) outside the allowed origins %ssub/img.png\n",
+                                          elsewhere_url);
+  g_autofree char *fetched = g_strdup_printf ("(fetch) outside the allowed origins %ssub/fetch\n",
+                                              elsewhere_url);
+
+  n = subresources_reaching (guarded, blocked);
+  g_test_message ("guarded: %u subresource requests elsewhere; logged:\n%s", n, blocked->str);
   g_assert_cmpuint (n, ==, 0);
-  n = subresources_reaching (widened);
+  /* Each refused load is named in the log, which the steps read
+   * (navigationBlocked); the beacon fails unseen. */
+  g_assert_nonnull (strstr (blocked->str, img));
+  g_assert_nonnull (strstr (blocked->str, fetched));
+  g_string_truncate (blocked, 0);
+  n = subresources_reaching (widened, blocked);
   g_test_message ("elsewhere allowed: %u subresource requests elsewhere", n);
   g_assert_cmpuint (n, ==, 3);
+  g_assert_cmpstr (blocked->str, ==, "");
 }
 
 /* Loads /subresources on a new page allowed @origins; the load's error, or

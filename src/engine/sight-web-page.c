@@ -665,6 +665,20 @@ handle_log_message (SightWebPage *self,
     add_log_entry (self, SIGHT_LOG_PAGE_ERROR, "error",
                    json_object_get_string_member_with_default (object, "text", ""),
                    json_object_get_string_member_with_default (object, "url", ""), 0);
+  else if (g_str_equal (kind, "resource") && self->origin_policy != NULL)
+    {
+      /* A subresource that failed outside the allowed origins is one the
+       * content filter refused (it lets data: and blob: through). */
+      const char *url = json_object_get_string_member_with_default (object, "url", "");
+      g_autofree char *text = NULL;
+
+      if (g_ascii_strncasecmp (url, "data:", 5) == 0 || g_ascii_strncasecmp (url, "blob:", 5) == 0 ||
+          sight_origin_policy_allows (self->origin_policy, url))
+        return;
+      text = g_strdup_printf ("Blocked a subresource (%s) outside the allowed origins",
+                              json_object_get_string_member_with_default (object, "text", "load"));
+      add_log_entry (self, SIGHT_LOG_BLOCKED, NULL, text, url, 0);
+    }
 }
 
 /* ----------------------------------------------------------------------- */
