@@ -10,6 +10,7 @@
 #include "sight-commands.h"
 #include "sight-error.h"
 #include "sight-json.h"
+#include "sight-page-guard.h"
 #include "sight-project.h"
 #include "sight-step-request.h"
 
@@ -176,6 +177,7 @@ run_step (SightStepKind   kind,
     return report (error);
 
   page = sight_web_page_new ();
+  sight_page_guard (page, project, argv[1], NULL, NULL);
   sight_web_page_set_viewport (page, 1280, 720, 1.0);
   sight_web_page_load_async (page, argv[1], SIGHT_WAIT_UNTIL_LOAD,
                              (guint) MIN (LOAD_TIMEOUT_MS, request->limits.timeout_ms), NULL,

@@ -318,6 +318,39 @@ test_policy_entries (void)
   g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT);
 }
 
+/* A host in another script is held in the punycode form WebKit puts in
+ * URLs; the content rules carry that ASCII form (url-filter takes ASCII
+ * only); a host with no ASCII form is refused (issue #26, item 7). */
+static void
+test_policy_idna (void)
+{
+  const char *entries[] = { "https://B\u00fccher.example", "\u00e9cole.example", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightOriginPolicy) policy = sight_origin_policy_new (entries, &error);
+  g_autoptr(GString) long_label = g_string_new ("");
+  g_autofree char *rules = NULL;
+  const char *unusable[] = { NULL, NULL };
+
+  g_assert_no_error (error);
+  g_assert_true (sight_origin_policy_allows (policy, "https://xn--bcher-kva.example/katalog"));
+  g_assert_false (sight_origin_policy_allows (policy, "http://xn--bcher-kva.example/"));
+  g_assert_false (sight_origin_policy_allows (policy, "https://bucher.example/"));
+  g_assert_true (sight_origin_policy_allows (policy, "http://xn--cole-9oa.example:8080/"));
+  rules = sight_origin_policy_to_content_rules (policy);
+  g_assert_nonnull (strstr (rules, "xn--bcher-kva\\\\.example"));
+  g_assert_nonnull (strstr (rules, "xn--cole-9oa\\\\.example"));
+  for (const char *c = rules; *c != '\0'; c++)
+    g_assert_cmpint ((guchar) *c, <, 0x80);
+
+  for (guint i = 0; i < 70; i++)
+    g_string_append (long_label, "\u00fc");
+  g_string_append (long_label, ".example");
+  unusable[0] = long_label->str;
+  g_assert_null (sight_origin_policy_new (unusable, &error));
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "no ASCII (IDNA) form"));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -333,6 +366,7 @@ main (int    argc,
   outside_url = listen (outside);
 
   g_test_add_func ("/origin-policy/entries", test_policy_entries);
+  g_test_add_func ("/origin-policy/idna", test_policy_idna);
   g_test_add_func ("/origin-policy/ways-out", test_ways_out);
   status = g_test_run ();
 

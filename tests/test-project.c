@@ -217,6 +217,38 @@ test_agent_choice (void)
   g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT);
 }
 
+/* allowedOrigins with a host in another script (issue #26, item 7): kept in
+ * the ASCII form WebKit writes in URLs, so the guard and a credential's
+ * origin match the page; a host with no such form is refused at load. */
+static void
+test_origins_idna (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightProject) p = NULL;
+  g_autoptr(GString) long_label = g_string_new ("{\"allowedOrigins\": [\"https://");
+  const char * const *origins;
+  const SightCredential *c;
+
+  p = sight_project_new_from_data ("{\"allowedOrigins\": [\"https://B\u00fccher.example\", "
+                                   "\"http://127.0.0.1:8765\"], \"credentials\": {\"pw\": "
+                                   "{\"purpose\": \"password\", \"allowedOrigins\": "
+                                   "[\"https://b\u00fccher.example\"], \"source\": "
+                                   "{\"env\": \"X\"}}}}", -1, NULL, &error);
+  g_assert_no_error (error);
+  origins = sight_project_get_allowed_origins (p);
+  g_assert_cmpstr (origins[0], ==, "https://xn--bcher-kva.example");
+  g_assert_cmpstr (origins[1], ==, "http://127.0.0.1:8765");
+  c = sight_secrets_lookup (sight_project_get_secrets (p), "pw");
+  g_assert_true (sight_credential_origin_allowed (c, "https://xn--bcher-kva.example/login"));
+  g_assert_false (sight_credential_origin_allowed (c, "https://bucher.example/login"));
+
+  /* 70 "ü" make a label of more than 63 characters once encoded. */
+  for (guint i = 0; i < 70; i++)
+    g_string_append (long_label, "\u00fc");
+  g_string_append (long_label, ".example\"]}");
+  project_fails (long_label->str, "/allowedOrigins/0: the host has no ASCII (IDNA) form");
+}
+
 static void
 write_file (const char *path,
             const char *contents)
@@ -396,5 +428,6 @@ main (int    argc,
   g_test_add_func ("/project/agent-choice", test_agent_choice);
   g_test_add_func ("/project/find-and-load", test_find_and_load);
   g_test_add_func ("/project/credentials", test_credentials);
+  g_test_add_func ("/project/origins-idna", test_origins_idna);
   return g_test_run ();
 }

@@ -400,7 +400,15 @@ parse_origins (Ctx        *c,
       g_autofree char *origin = NULL;
 
       if (!is_string (o) || (origin = sight_origin_normalize (json_node_get_string (o))) == NULL)
-        return bad (c, osub, "must be an origin such as \"https://app.example.test\"");
+        {
+          g_autoptr(GUri) uri = is_string (o) ? g_uri_parse (json_node_get_string (o),
+                                                             G_URI_FLAGS_NON_DNS, NULL) : NULL;
+
+          if (uri != NULL && g_uri_get_host (uri) != NULL && *g_uri_get_host (uri) != '\0')
+            return bad (c, osub, "the host has no ASCII (IDNA) form (each label may be at "
+                        "most 63 characters once encoded)");
+          return bad (c, osub, "must be an origin such as \"https://app.example.test\"");
+        }
       g_ptr_array_add (origins, g_steal_pointer (&origin));
     }
   return TRUE;

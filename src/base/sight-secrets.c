@@ -88,7 +88,9 @@ sight_origin_normalize (const char *url_or_origin)
     return NULL;
 
   scheme = g_ascii_strdown (g_uri_get_scheme (uri), -1);
-  host = g_ascii_strdown (g_uri_get_host (uri), -1);
+  host = sight_host_to_ascii (g_uri_get_host (uri));
+  if (host == NULL)
+    return NULL;
   port = g_uri_get_port (uri);
   if ((port == 80 && (g_str_equal (scheme, "http") || g_str_equal (scheme, "ws"))) ||
       (port == 443 && (g_str_equal (scheme, "https") || g_str_equal (scheme, "wss"))))
@@ -98,6 +100,17 @@ sight_origin_normalize (const char *url_or_origin)
   return g_strdup_printf ("%s://%s%s%s%s", scheme,
                           strchr (host, ':') ? "[" : "", host, strchr (host, ':') ? "]" : "",
                           port_text);
+}
+
+char *
+sight_host_to_ascii (const char *host)
+{
+  g_autofree char *ascii = NULL;
+
+  if (host == NULL || *host == '\0')
+    return NULL;
+  ascii = g_hostname_to_ascii (host);
+  return ascii != NULL ? g_ascii_strdown (ascii, -1) : NULL;
 }
 
 gboolean

@@ -43,9 +43,17 @@ void             sight_credential_free     (SightCredential       *cred);
 /* The purposes a credential may declare. */
 gboolean         sight_credential_purpose_is_valid (const char *purpose);
 
-/* "scheme://host[:port]" of @url_or_origin, lower-cased, default port dropped;
- * NULL when it has no scheme and host (e.g. "about:blank", "data:…"). */
+/* "scheme://host[:port]" of @url_or_origin, lower-cased, default port dropped,
+ * the host in its ASCII (IDNA, punycode) form as WebKit writes it; NULL when
+ * it has no scheme and host (e.g. "about:blank", "data:…") or a host that
+ * has no ASCII form. */
 char            *sight_origin_normalize    (const char *url_or_origin);
+
+/* @host (UTF-8) as WebKit writes it in a URL: lower case, each label in
+ * another script in its punycode form ("bücher.example" is
+ * "xn--bcher-kva.example"); NULL when it has none (a label longer than DNS
+ * allows, text that is not UTF-8). The one rule for comparing hosts. */
+char            *sight_host_to_ascii       (const char *host);
 
 /* Whether the origin of @url (a page URL or an origin) is one of the credential's
  * allowed origins.  A credential with no allowed origins is allowed nowhere. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-secrets.h"
 
 typedef struct {
   char *scheme;   /* NULL: http or https */
@@ -39,22 +40,20 @@ default_port (const char *scheme)
   return -1;
 }
 
-/* Scheme, host and port of @uri; FALSE when it has no host. */
+/* Scheme, host (its ASCII form) and port of @uri; FALSE when it has no host
+ * or the host has no ASCII form. */
 static gboolean
 parse_origin (const char *uri,
               Origin     *out)
 {
   g_autoptr(GUri) parsed = g_uri_parse (uri, G_URI_FLAGS_ENCODED | G_URI_FLAGS_PARSE_RELAXED,
                                         NULL);
-  const char *host;
+  char *host;
 
-  if (parsed == NULL)
-    return FALSE;
-  host = g_uri_get_host (parsed);
-  if (host == NULL || *host == '\0')
+  if (parsed == NULL || (host = sight_host_to_ascii (g_uri_get_host (parsed))) == NULL)
     return FALSE;
   out->scheme = g_ascii_strdown (g_uri_get_scheme (parsed), -1);
-  out->host = g_ascii_strdown (host, -1);
+  out->host = host;
   out->port = g_uri_get_port (parsed) > 0 ? g_uri_get_port (parsed) : default_port (out->scheme);
   return TRUE;
 }
@@ -78,7 +77,8 @@ sight_origin_policy_new (const char * const  *entries,
           if (!parse_origin (entry, &origin))
             {
               g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
-                           "“%s” is not an origin (scheme://host[:port])", entry);
+                           "“%s” is not an origin (scheme://host[:port]) with a host that "
+                           "has an ASCII (IDNA) form", entry);
               return NULL;
             }
         }
@@ -90,7 +90,16 @@ sight_origin_policy_new (const char * const  *entries,
                            "“%s” is not a host name", entry);
               return NULL;
             }
-          origin.host = g_ascii_strdown (entry, -1);
+          /* WebKit's URLs carry a host in another script as punycode, and its
+           * content-rule url-filter takes ASCII only. */
+          origin.host = sight_host_to_ascii (entry);
+          if (origin.host == NULL)
+            {
+              g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                           "“%s”: the host has no ASCII (IDNA) form (each label may be at "
+                           "most 63 characters once encoded)", entry);
+              return NULL;
+            }
         }
       g_array_append_val (self->origins, origin);
     }

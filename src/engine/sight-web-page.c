@@ -44,6 +44,7 @@ struct _SightWebPage
   guint                     filter_generation; /* bumped by each set_allowed_origins */
   guint                     filter_timeout;    /* the compile's deadline, while compiling */
   char                     *deferred_uri;   /* the load waiting for the filter */
+  GPtrArray                *held;           /* WebKitPolicyDecision waiting for it */
   WebKitWebView            *view;
   WebKitNetworkSession     *session;
   WebKitUserContentManager *content;
@@ -664,6 +665,20 @@ handle_log_message (SightWebPage *self,
     add_log_entry (self, SIGHT_LOG_PAGE_ERROR, "error",
                    json_object_get_string_member_with_default (object, "text", ""),
                    json_object_get_string_member_with_default (object, "url", ""), 0);
+  else if (g_str_equal (kind, "resource") && self->origin_policy != NULL)
+    {
+      /* A subresource that failed outside the allowed origins is one the
+       * content filter refused (it lets data: and blob: through). */
+      const char *url = json_object_get_string_member_with_default (object, "url", "");
+      g_autofree char *text = NULL;
+
+      if (g_ascii_strncasecmp (url, "data:", 5) == 0 || g_ascii_strncasecmp (url, "blob:", 5) == 0 ||
+          sight_origin_policy_allows (self->origin_policy, url))
+        return;
+      text = g_strdup_printf ("Blocked a subresource (%s) outside the allowed origins",
+                              json_object_get_string_member_with_default (object, "text", "load"));
+      add_log_entry (self, SIGHT_LOG_BLOCKED, NULL, text, url, 0);
+    }
 }
 
 /* ----------------------------------------------------------------------- */
@@ -948,8 +963,24 @@ filter_settle (SightWebPage            *self,
                GError                  *error)
 {
   g_autofree char *uri = g_steal_pointer (&self->deferred_uri);
+  g_autoptr(GPtrArray) held = g_steal_pointer (&self->held);
 
   g_clear_handle_id (&self->filter_timeout, g_source_remove);
+  /* What the page started while the filter compiled goes on with it (if
+   * the list, which may have changed since, still allows it), or not at all. */
+  for (guint i = 0; held != NULL && i < held->len; i++)
+    {
+      WebKitPolicyDecision *decision = g_ptr_array_index (held, i);
+      WebKitNavigationAction *action = webkit_navigation_policy_decision_get_navigation_action (
+        WEBKIT_NAVIGATION_POLICY_DECISION (decision));
+      const char *target = webkit_uri_request_get_uri (webkit_navigation_action_get_request (action));
+
+      if (error == NULL &&
+          (self->origin_policy == NULL || sight_origin_policy_allows (self->origin_policy, target)))
+        webkit_policy_decision_use (decision);
+      else
+        webkit_policy_decision_ignore (decision);
+    }
   if (error != NULL)
     {
       add_log_entry (self, SIGHT_LOG_PAGE_ERROR, NULL, error->message, NULL, 0);
@@ -1073,7 +1104,7 @@ sight_web_page_set_allowed_origins (SightWebPage       *self,
   g_clear_pointer (&self->content_filter, webkit_user_content_filter_unref);
   if (policy != NULL)
     filter_compile (self);
-  else if (self->deferred_uri != NULL)
+  else if (self->deferred_uri != NULL || self->held != NULL)
     filter_settle (self, NULL, NULL);
   return TRUE;
 }
@@ -1097,7 +1128,16 @@ decide_policy_cb (WebKitWebView            *view,
     WEBKIT_NAVIGATION_POLICY_DECISION (decision));
   uri = webkit_uri_request_get_uri (webkit_navigation_action_get_request (action));
   if (sight_origin_policy_allows (self->origin_policy, uri))
-    return FALSE;
+    {
+      /* A navigation the page or a click starts while the subresource filter
+       * compiles waits for it (filter_settle), at most its deadline. */
+      if (self->filter_timeout == 0)
+        return FALSE;
+      if (self->held == NULL)
+        self->held = g_ptr_array_new_with_free_func (g_object_unref);
+      g_ptr_array_add (self->held, g_object_ref (decision));
+      return TRUE;
+    }
   text = g_strdup_printf ("Blocked %s outside the allowed origins",
                           type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION
                             ? "a new window"
@@ -2198,6 +2238,16 @@ create_cb (WebKitWebView          *view,
                      "Blocked a new window outside the allowed origins", uri, 0);
       return NULL;
     }
+  /* A view must be returned at once: one opened while the subresource
+   * filter compiles would load without it. */
+  if (self->filter_timeout != 0)
+    {
+      g_debug ("Blocked a new window while the allowed-origins filter compiles: %s", uri);
+      add_log_entry (self, SIGHT_LOG_BLOCKED, NULL,
+                     "Blocked a new window opened before the allowed-origins subresource filter "
+                     "was ready", uri, 0);
+      return NULL;
+    }
   popup = g_object_new (SIGHT_TYPE_WEB_PAGE, "opener", self, NULL);
   sight_web_page_set_viewport (popup, self->width, self->height, self->device_scale);
   if (self->origin_policy != NULL)
@@ -2250,6 +2300,9 @@ sight_web_page_dispose (GObject *object)
   g_clear_pointer (&self->content_filter, webkit_user_content_filter_unref);
   g_clear_error (&self->filter_error);
   g_clear_pointer (&self->deferred_uri, g_free);
+  for (guint i = 0; self->held != NULL && i < self->held->len; i++)
+    webkit_policy_decision_ignore (g_ptr_array_index (self->held, i));
+  g_clear_pointer (&self->held, g_ptr_array_unref);
   if (self->view != NULL)
     {
       g_signal_handlers_disconnect_by_data (self->view, self);

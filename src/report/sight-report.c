@@ -205,7 +205,8 @@ is_console_error (const SightLogRecord *l)
 static gboolean
 is_failed_request (const SightLogRecord *l)
 {
-  return g_strcmp0 (l->kind, "request_failed") == 0;
+  /* "blocked": a load the origin guard refused (navigation or subresource) */
+  return g_strcmp0 (l->kind, "request_failed") == 0 || g_strcmp0 (l->kind, "blocked") == 0;
 }
 
 /* A link of a page that did not work (a smoke test's): its address in url,

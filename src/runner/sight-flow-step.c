@@ -137,26 +137,3 @@ sight_flow_step_run_finish (GAsyncResult  *result,
 
   return g_task_propagate_pointer (G_TASK (result), error);
 }
-
-void
-sight_flow_guard_page (SightWebPage *page,
-                       SightProject *project,
-                       const char   *start_url)
-{
-  const char * const *extra = sight_project_get_allowed_origins (project);
-  g_autoptr(GPtrArray) origins = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *start = start_url != NULL ? sight_origin_normalize (start_url) : NULL;
-  g_autoptr(GError) error = NULL;
-
-  g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
-
-  if (start == NULL || (extra != NULL && g_strv_contains (extra, "*")))
-    return;
-  g_ptr_array_add (origins, g_steal_pointer (&start));
-  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
-    g_ptr_array_add (origins, g_strdup (extra[i]));
-  g_ptr_array_add (origins, NULL);
-  /* The origins are normalized already: a refusal here is a bug. */
-  if (!sight_web_page_set_allowed_origins (page, (const char * const *) origins->pdata, &error))
-    g_critical ("allowed origins: %s", error->message);
-}

@@ -26,13 +26,4 @@ JsonObject *sight_flow_step_run_finish (GAsyncResult        *result,
  * NULL when it can stand as written. Borrowed from @result. */
 const char *sight_flow_step_run_get_masked_text (GAsyncResult        *result);
 
-/* Holds @page to the origin of @start_url and the project's allowedOrigins
- * (sight_project_get_allowed_origins(); "*" there: anywhere) in WebKit's
- * policy handler: navigations, redirects, popups and frames elsewhere are
- * refused and logged, and the steps record them (navigationBlocked). A start
- * URL with no http(s) origin leaves the page unguarded. */
-void        sight_flow_guard_page     (SightWebPage        *page,
-                                       SightProject        *project,
-                                       const char          *start_url);
-
 G_END_DECLS

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sight-error.h"
+#include "sight-page-guard.h"
 #include "sight-session-agent.h"
 #include "sight-tool-args.h"
 
@@ -742,21 +743,18 @@ open_session (SightSessionRegistry *self,
           *h = lower;
         }
       session->allow_hosts = g_steal_pointer (&allow_hosts);
-      /* Navigations, redirects, frames and popups elsewhere are refused in
-       * WebKit's policy handler, and logged. */
-      if (!sight_web_page_set_allowed_origins (session->page,
-                                               (const char * const *) session->allow_hosts,
-                                               &error))
-        {
-          g_clear_object (&session->page);
-          session->status = SIGHT_SESSION_CLOSED;
-          g_task_return_error (task, g_steal_pointer (&error));
-          g_object_unref (task);
-          g_object_unref (session);
-          return;
-        }
     }
   g_strfreev (allow_hosts);
+  if (!sight_page_guard (session->page, NULL, start_url,
+                         (const char * const *) session->allow_hosts, &error))
+    {
+      g_clear_object (&session->page);
+      session->status = SIGHT_SESSION_CLOSED;
+      g_task_return_error (task, g_steal_pointer (&error));
+      g_object_unref (task);
+      g_object_unref (session);
+      return;
+    }
 
   session->max_duration_id = g_timeout_add (session->max_duration_ms, max_duration_cb, session);
   sight_session_touch (session);

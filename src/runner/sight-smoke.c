@@ -11,6 +11,7 @@
 #include "sight-error.h"
 #include "sight-flow-step.h"
 #include "sight-observation.h"
+#include "sight-page-guard.h"
 #include "sight-page-scripts.h"
 #include "sight-report.h"
 #include "sight-run-record.h"
@@ -939,6 +940,7 @@ sight_smoke_test_start (SightStore          *store,
   g_task_set_source_tag (task, sight_smoke_test_start);
   g_task_set_task_data (task, smoke, (GDestroyNotify) smoke_free);
   smoke->page = sight_web_page_new ();
+  sight_page_guard (smoke->page, NULL, smoke->url, NULL, NULL);
   smoke->http = soup_session_new_with_options ("timeout", LINK_TIMEOUT_S,
                                                "user-agent", "Sightline link check", NULL);
   run_id = g_strdup (smoke->run_id);

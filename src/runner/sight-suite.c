@@ -11,6 +11,7 @@
 #include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-observation.h"
+#include "sight-page-guard.h"
 #include "sight-flow-step.h"
 #include "sight-project.h"
 #include "sight-report.h"
@@ -637,7 +638,7 @@ attempt_start (Suite *suite,
     }
 
   attempt->page = sight_web_page_new ();
-  sight_flow_guard_page (attempt->page, test->project, test->url);
+  sight_page_guard (attempt->page, test->project, test->url, NULL, NULL);
   step_open (attempt, "load", "load the start page", test->url ? test->url : "about:blank",
              NULL);
   sight_web_page_load_async (attempt->page, test->url ? test->url : "about:blank",

@@ -44,6 +44,43 @@
     const text = event.error instanceof Error ? String (event.error) : String (event.message);
     send ({ kind: 'error', text, url: event.filename || '' });
   }, true);
+  /* Loads that failed, for the origin guard, which names the ones its
+   * content filter refused (it fails them like a network error, unseen by
+   * Sightline otherwise): elements (img, script, link, media), fetch and
+   * XMLHttpRequest. The page's own handling is left as it was. */
+  const absolute = (url) => {
+    try {
+      return String (new URL (String (url), location.href));
+    } catch (e) {
+      return '';
+    }
+  };
+  const failed = (what, url) => {
+    if (url)
+      send ({ kind: 'resource', text: what, url });
+  };
+  window.addEventListener ('error', (event) => {
+    const target = event.target;
+    if (event instanceof ErrorEvent || !(target instanceof Element))
+      return;
+    failed (target.localName, absolute (target.currentSrc || target.src || target.href || ''));
+  }, true);
+  const originalFetch = window.fetch;
+  if (typeof originalFetch === 'function') {
+    window.fetch = function (input, init) {
+      const url = absolute (input instanceof Request ? input.url : input);
+      return originalFetch.call (this, input, init).then ((response) => response, (error) => {
+        failed ('fetch', url);
+        throw error;
+      });
+    };
+  }
+  const originalOpen = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+    const target = absolute (url);
+    this.addEventListener ('error', () => failed ('xhr', target));
+    return originalOpen.call (this, method, url, ...rest);
+  };
   window.addEventListener ('unhandledrejection', (event) => {
     send ({ kind: 'error', text: 'Unhandled rejection: ' + toText (event.reason) });
   }, true);
