@@ -7,7 +7,9 @@
 
 #include <string.h>
 
+#include "sight-agent-enums.h"
 #include "sight-direct-step.h"
+#include "sight-enum.h"
 #include "sight-error.h"
 #include "sight-json.h"
 #include "sight-params.h"
@@ -25,12 +27,11 @@ gboolean
 sight_export_format_from_string (const char        *name,
                                  SightExportFormat *out)
 {
-  if (g_strcmp0 (name, "playwright") == 0)
-    *out = SIGHT_EXPORT_PLAYWRIGHT;
-  else if (g_strcmp0 (name, "e2e") == 0)
-    *out = SIGHT_EXPORT_E2E;
-  else
+  int value;
+
+  if (!sight_enum_from_nick (SIGHT_TYPE_EXPORT_FORMAT, name, &value))
     return FALSE;
+  *out = value;
   return TRUE;
 }
 

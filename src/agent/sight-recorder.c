@@ -7,7 +7,9 @@
 
 #include <string.h>
 
+#include "sight-agent-enums.h"
 #include "sight-direct-step.h"
+#include "sight-enum.h"
 #include "sight-json.h"
 #include "sight-observation.h"
 #include "sight-recorder-resources.h"
@@ -366,14 +368,15 @@ void
 sight_recorder_pick (SightRecorder *self,
                      SightPickKind  kind)
 {
-  static const char *kinds[] = { "visible", "text", "value", "checked" };
   g_autofree char *script = NULL;
 
   g_return_if_fail (SIGHT_IS_RECORDER (self));
-  g_return_if_fail ((guint) kind < G_N_ELEMENTS (kinds));
+  g_return_if_fail (kind >= SIGHT_PICK_VISIBLE && kind <= SIGHT_PICK_CHECKED);
 
+  /* recorder.js takes the kind by its nick */
   script = g_strdup_printf ("if (globalThis.__sight && __sight.recorder) "
-                            "__sight.recorder.pick ('%s');", kinds[kind]);
+                            "__sight.recorder.pick ('%s');",
+                            sight_enum_to_nick (SIGHT_TYPE_PICK_KIND, kind));
   run_in_world (self, script);
 }
 
