@@ -179,16 +179,42 @@ value_expression (Emitter                *em,
   return TRUE;
 }
 
-/* The interactive roles Sightline tries for a target without a role hint. */
-static const char control_helper[] =
-  "// A control with this accessible name, whatever its role: how Sightline resolves a\n"
-  "// target written without a kind (\"click Sign in\").\n"
-  "function control(page: Page, name: string, exact = false): Locator {\n"
-  "  const roles = ['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem',\n"
-  "                 'option', 'combobox', 'textbox', 'searchbox'] as const;\n"
-  "  return roles.map((role) => page.getByRole(role, { name, exact }))\n"
-  "              .reduce((all, one) => all.or(one));\n"
-  "}\n\n";
+/* The control() helper: the roles are the resolver's (sight-direct-step.c),
+ * in its order, so an exported "click Sign in" finds what Sightline's does. */
+static void
+append_control_helper (GString *s)
+{
+  const char * const *roles = sight_direct_control_roles ();
+  const char *indent = "  const roles = [";
+  gsize line_start = s->len;
+
+  g_string_append (s,
+    "// A control with this accessible name, whatever its role: how Sightline resolves a\n"
+    "// target written without a kind (\"click Sign in\").\n"
+    "function control(page: Page, name: string, exact = false): Locator {\n");
+  line_start = s->len;
+  g_string_append (s, indent);
+  for (guint i = 0; roles[i] != NULL; i++)
+    {
+      g_autofree char *item = g_strdup_printf ("'%s'%s", roles[i],
+                                               roles[i + 1] != NULL ? "," : "] as const;");
+
+      if (i > 0 && s->len - line_start + 1 + strlen (item) > 90)
+        {
+          g_string_append_c (s, '\n');
+          line_start = s->len;
+          g_string_append_printf (s, "%*s", (int) strlen (indent), "");
+        }
+      else if (i > 0)
+        g_string_append_c (s, ' ');
+      g_string_append (s, item);
+    }
+  g_string_append (s,
+    "\n"
+    "  return roles.map((role) => page.getByRole(role, { name, exact }))\n"
+    "              .reduce((all, one) => all.or(one));\n"
+    "}\n\n");
+}
 
 static char *
 locator_for (Emitter               *em,
@@ -790,7 +816,7 @@ sight_export_test (JsonNode           *test_file,
       g_string_append (out, "import { z } from 'zod';\n");
     g_string_append_c (out, '\n');
     if (em.uses_control)
-      g_string_append (out, control_helper);
+      append_control_helper (out);
 
     if (format == SIGHT_EXPORT_E2E)
       g_string_append_printf (out, "test(%s, async ({ page, agent, credentials }) => {\n", title);
