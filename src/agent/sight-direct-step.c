@@ -2034,6 +2034,20 @@ sight_direct_verb_to_action (SightDirectVerb  verb,
   return TRUE;
 }
 
+gboolean
+sight_direct_verb_from_action (SightActionKind  kind,
+                               SightDirectVerb *out_verb)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (verbs); i++)
+    if (verbs[i].action == (int) kind)
+      {
+        if (out_verb != NULL)
+          *out_verb = i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
 const char * const *
 sight_direct_control_roles (void)
 {

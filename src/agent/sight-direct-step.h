@@ -98,6 +98,10 @@ const char      *sight_expect_kind_to_string   (SightExpectKind  kind);
  * and a wait for text, which only observe. */
 gboolean         sight_direct_verb_to_action   (SightDirectVerb  verb,
                                                 SightActionKind *out_kind);
+/* The verb of a step that performs @kind; FALSE for an action no direct step
+ * performs (a tap at a point, act's screenshot and done). */
+gboolean         sight_direct_verb_from_action (SightActionKind  kind,
+                                                SightDirectVerb *out_verb);
 /* The roles a click looks for when the step names no kind of element
  * ("click Sign in"), in the order they are tried; NULL-terminated. */
 const char * const *sight_direct_control_roles (void);
