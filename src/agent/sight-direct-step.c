@@ -1752,6 +1752,88 @@ append_target (GString           *s,
     g_string_append (s, "element");
 }
 
+/* The controls a click, a double click, a press or an upload looks for when
+ * the step names no kind of element ("click Sign in"). The exporter's
+ * control() helper tries the same roles (sight_direct_control_roles). */
+static const char * const control_roles[] = {
+  "button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox",
+  "menuitemradio", "option", "combobox", "listbox", "textbox", "searchbox", "spinbutton",
+  "slider", "treeitem", "gridcell", "columnheader", "row", NULL,
+};
+static const char * const field_roles[] = {
+  "textbox", "searchbox", "combobox", "spinbutton", NULL,
+};
+static const char * const choice_roles[] = { "combobox", "listbox", NULL };
+static const char * const check_roles[] = {
+  "checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio", "option", NULL,
+};
+static const char * const checked_state_roles[] = {
+  "checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio", "option", "tab", "button",
+  NULL,
+};
+static const char * const value_roles[] = {
+  "textbox", "searchbox", "combobox", "spinbutton", "slider", "listbox", NULL,
+};
+
+/* Each verb once: the page action it performs (-1: none, it observes), the
+ * roles it acts on when the step gives no role hint (NULL: any) and, for a
+ * verb that takes no value, its canonical words (the target follows them
+ * when the verb acts on one). */
+static const struct {
+  int                 action;   /* SightActionKind */
+  const char * const *roles;
+  const char         *words;
+} verbs[] = {
+  [SIGHT_DIRECT_CLICK]         = { SIGHT_ACTION_CLICK, control_roles, "click" },
+  [SIGHT_DIRECT_DOUBLE_CLICK]  = { SIGHT_ACTION_DOUBLE_CLICK, control_roles, "double-click" },
+  [SIGHT_DIRECT_HOVER]         = { SIGHT_ACTION_HOVER, NULL, "hover over" },
+  [SIGHT_DIRECT_FILL]          = { SIGHT_ACTION_FILL, field_roles, NULL },
+  [SIGHT_DIRECT_PRESS]         = { SIGHT_ACTION_PRESS, control_roles, NULL },
+  [SIGHT_DIRECT_SELECT]        = { SIGHT_ACTION_SELECT, choice_roles, NULL },
+  [SIGHT_DIRECT_CHECK]         = { SIGHT_ACTION_CHECK, check_roles, "check" },
+  [SIGHT_DIRECT_UNCHECK]       = { SIGHT_ACTION_UNCHECK, check_roles, "uncheck" },
+  [SIGHT_DIRECT_UPLOAD]        = { SIGHT_ACTION_UPLOAD, control_roles, NULL },
+  [SIGHT_DIRECT_GOTO]          = { SIGHT_ACTION_NAVIGATE, NULL, NULL },
+  [SIGHT_DIRECT_BACK]          = { SIGHT_ACTION_BACK, NULL, "go back" },
+  [SIGHT_DIRECT_FORWARD]       = { SIGHT_ACTION_FORWARD, NULL, "go forward" },
+  [SIGHT_DIRECT_RELOAD]        = { SIGHT_ACTION_RELOAD, NULL, "reload" },
+  [SIGHT_DIRECT_SCROLL]        = { SIGHT_ACTION_SCROLL, NULL, NULL },
+  [SIGHT_DIRECT_WAIT_FOR_TEXT] = { -1, NULL, NULL },
+  [SIGHT_DIRECT_WAIT_TIME]     = { SIGHT_ACTION_WAIT, NULL, NULL },
+  [SIGHT_DIRECT_EXPECT]        = { -1, NULL, NULL },
+};
+
+gboolean
+sight_direct_verb_to_action (SightDirectVerb  verb,
+                             SightActionKind *out_kind)
+{
+  if ((guint) verb >= G_N_ELEMENTS (verbs) || verbs[verb].action < 0)
+    return FALSE;
+  if (out_kind != NULL)
+    *out_kind = verbs[verb].action;
+  return TRUE;
+}
+
+gboolean
+sight_direct_verb_from_action (SightActionKind  kind,
+                               SightDirectVerb *out_verb)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (verbs); i++)
+    if (verbs[i].action == (int) kind)
+      {
+        if (out_verb != NULL)
+          *out_verb = i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char * const *
+sight_direct_control_roles (void)
+{
+  return control_roles;
+}
+
 static void
 append_value (GString               *s,
               const SightDirectStep *step)
@@ -1769,20 +1851,18 @@ sight_direct_step_to_text (const SightDirectStep *step)
 
   g_return_val_if_fail (step != NULL, NULL);
 
+  if ((guint) step->verb < G_N_ELEMENTS (verbs) && verbs[step->verb].words != NULL)
+    {
+      g_string_append (s, verbs[step->verb].words);
+      if (sight_action_kind_is_page_action (verbs[step->verb].action))
+        {
+          g_string_append_c (s, ' ');
+          append_target (s, &step->target);
+        }
+      return g_string_free (s, FALSE);
+    }
   switch (step->verb)
     {
-    case SIGHT_DIRECT_CLICK:
-      g_string_append (s, "click ");
-      append_target (s, &step->target);
-      break;
-    case SIGHT_DIRECT_DOUBLE_CLICK:
-      g_string_append (s, "double-click ");
-      append_target (s, &step->target);
-      break;
-    case SIGHT_DIRECT_HOVER:
-      g_string_append (s, "hover over ");
-      append_target (s, &step->target);
-      break;
     case SIGHT_DIRECT_FILL:
       if (step->param == NULL && (step->value == NULL || step->value[0] == '\0') &&
           step->has_target)
@@ -1813,14 +1893,6 @@ sight_direct_step_to_text (const SightDirectStep *step)
       g_string_append (s, " in ");
       append_target (s, &step->target);
       break;
-    case SIGHT_DIRECT_CHECK:
-      g_string_append (s, "check ");
-      append_target (s, &step->target);
-      break;
-    case SIGHT_DIRECT_UNCHECK:
-      g_string_append (s, "uncheck ");
-      append_target (s, &step->target);
-      break;
     case SIGHT_DIRECT_UPLOAD:
       g_string_append (s, "upload ");
       append_value (s, step);
@@ -1832,15 +1904,6 @@ sight_direct_step_to_text (const SightDirectStep *step)
       break;
     case SIGHT_DIRECT_GOTO:
       g_string_append_printf (s, "go to %s", step->value);
-      break;
-    case SIGHT_DIRECT_BACK:
-      g_string_append (s, "go back");
-      break;
-    case SIGHT_DIRECT_FORWARD:
-      g_string_append (s, "go forward");
-      break;
-    case SIGHT_DIRECT_RELOAD:
-      g_string_append (s, "reload");
       break;
     case SIGHT_DIRECT_SCROLL:
       switch (step->scroll)
@@ -1973,85 +2036,6 @@ name_key (const char *name,
       return g_steal_pointer (&folded);
     }
   return g_string_free (s, FALSE);
-}
-
-/* The controls a click, a double click, a press or an upload looks for when
- * the step names no kind of element ("click Sign in"). The exporter's
- * control() helper tries the same roles (sight_direct_control_roles). */
-static const char * const control_roles[] = {
-  "button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox",
-  "menuitemradio", "option", "combobox", "listbox", "textbox", "searchbox", "spinbutton",
-  "slider", "treeitem", "gridcell", "columnheader", "row", NULL,
-};
-static const char * const field_roles[] = {
-  "textbox", "searchbox", "combobox", "spinbutton", NULL,
-};
-static const char * const choice_roles[] = { "combobox", "listbox", NULL };
-static const char * const check_roles[] = {
-  "checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio", "option", NULL,
-};
-static const char * const checked_state_roles[] = {
-  "checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio", "option", "tab", "button",
-  NULL,
-};
-static const char * const value_roles[] = {
-  "textbox", "searchbox", "combobox", "spinbutton", "slider", "listbox", NULL,
-};
-
-/* Each verb once: the page action it performs (-1: none, it observes) and
- * the roles it acts on when the step gives no role hint (NULL: any). */
-static const struct {
-  int                 action;   /* SightActionKind */
-  const char * const *roles;
-} verbs[] = {
-  [SIGHT_DIRECT_CLICK]         = { SIGHT_ACTION_CLICK, control_roles },
-  [SIGHT_DIRECT_DOUBLE_CLICK]  = { SIGHT_ACTION_DOUBLE_CLICK, control_roles },
-  [SIGHT_DIRECT_HOVER]         = { SIGHT_ACTION_HOVER, NULL },
-  [SIGHT_DIRECT_FILL]          = { SIGHT_ACTION_FILL, field_roles },
-  [SIGHT_DIRECT_PRESS]         = { SIGHT_ACTION_PRESS, control_roles },
-  [SIGHT_DIRECT_SELECT]        = { SIGHT_ACTION_SELECT, choice_roles },
-  [SIGHT_DIRECT_CHECK]         = { SIGHT_ACTION_CHECK, check_roles },
-  [SIGHT_DIRECT_UNCHECK]       = { SIGHT_ACTION_UNCHECK, check_roles },
-  [SIGHT_DIRECT_UPLOAD]        = { SIGHT_ACTION_UPLOAD, control_roles },
-  [SIGHT_DIRECT_GOTO]          = { SIGHT_ACTION_NAVIGATE, NULL },
-  [SIGHT_DIRECT_BACK]          = { SIGHT_ACTION_BACK, NULL },
-  [SIGHT_DIRECT_FORWARD]       = { SIGHT_ACTION_FORWARD, NULL },
-  [SIGHT_DIRECT_RELOAD]        = { SIGHT_ACTION_RELOAD, NULL },
-  [SIGHT_DIRECT_SCROLL]        = { SIGHT_ACTION_SCROLL, NULL },
-  [SIGHT_DIRECT_WAIT_FOR_TEXT] = { -1, NULL },
-  [SIGHT_DIRECT_WAIT_TIME]     = { SIGHT_ACTION_WAIT, NULL },
-  [SIGHT_DIRECT_EXPECT]        = { -1, NULL },
-};
-
-gboolean
-sight_direct_verb_to_action (SightDirectVerb  verb,
-                             SightActionKind *out_kind)
-{
-  if ((guint) verb >= G_N_ELEMENTS (verbs) || verbs[verb].action < 0)
-    return FALSE;
-  if (out_kind != NULL)
-    *out_kind = verbs[verb].action;
-  return TRUE;
-}
-
-gboolean
-sight_direct_verb_from_action (SightActionKind  kind,
-                               SightDirectVerb *out_verb)
-{
-  for (guint i = 0; i < G_N_ELEMENTS (verbs); i++)
-    if (verbs[i].action == (int) kind)
-      {
-        if (out_verb != NULL)
-          *out_verb = i;
-        return TRUE;
-      }
-  return FALSE;
-}
-
-const char * const *
-sight_direct_control_roles (void)
-{
-  return control_roles;
 }
 
 /* The roles a step acts on when it gives no role hint. */

@@ -311,6 +311,30 @@ resolve_url (Emitter    *em,
   return joined != NULL ? g_uri_to_string (joined) : g_strdup (url);
 }
 
+/* The Playwright call of an action that takes no value, or NULL. */
+static const char *
+playwright_call (SightActionKind kind)
+{
+  static const struct {
+    SightActionKind  kind;
+    const char      *call;
+  } calls[] = {
+    { SIGHT_ACTION_CLICK, "click" },
+    { SIGHT_ACTION_DOUBLE_CLICK, "dblclick" },
+    { SIGHT_ACTION_HOVER, "hover" },
+    { SIGHT_ACTION_CHECK, "check" },
+    { SIGHT_ACTION_UNCHECK, "uncheck" },
+    { SIGHT_ACTION_BACK, "goBack" },
+    { SIGHT_ACTION_FORWARD, "goForward" },
+    { SIGHT_ACTION_RELOAD, "reload" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (calls); i++)
+    if (calls[i].kind == kind)
+      return calls[i].call;
+  return NULL;
+}
+
 static gboolean
 emit_direct (Emitter     *em,
              JsonObject  *step_object,
@@ -324,6 +348,8 @@ emit_direct (Emitter     *em,
   g_autofree char *value = NULL;
   JsonObject *params = NULL;
   GString *b = em->body;
+  SightActionKind kind;
+  const char *call;
 
   if (step == NULL)
     {
@@ -339,17 +365,15 @@ emit_direct (Emitter     *em,
   if (step->has_target)
     loc = locator_for (em, step);
 
+  if (sight_direct_verb_to_action (step->verb, &kind) && (call = playwright_call (kind)) != NULL)
+    {
+      /* on the target's locator, or on the page */
+      g_string_append_printf (b, "  await %s.%s();\n",
+                              sight_action_kind_is_page_action (kind) ? loc : "page", call);
+      return TRUE;
+    }
   switch (step->verb)
     {
-    case SIGHT_DIRECT_CLICK:
-      g_string_append_printf (b, "  await %s.click();\n", loc);
-      break;
-    case SIGHT_DIRECT_DOUBLE_CLICK:
-      g_string_append_printf (b, "  await %s.dblclick();\n", loc);
-      break;
-    case SIGHT_DIRECT_HOVER:
-      g_string_append_printf (b, "  await %s.hover();\n", loc);
-      break;
     case SIGHT_DIRECT_FILL:
       if (!value_expression (em, step, params, &value, error))
         return FALSE;
@@ -373,12 +397,6 @@ emit_direct (Emitter     *em,
         return FALSE;
       g_string_append_printf (b, "  await %s.selectOption(%s);\n", loc, value);
       break;
-    case SIGHT_DIRECT_CHECK:
-      g_string_append_printf (b, "  await %s.check();\n", loc);
-      break;
-    case SIGHT_DIRECT_UNCHECK:
-      g_string_append_printf (b, "  await %s.uncheck();\n", loc);
-      break;
     case SIGHT_DIRECT_UPLOAD:
       if (!value_expression (em, step, params, &value, error))
         return FALSE;
@@ -392,15 +410,6 @@ emit_direct (Emitter     *em,
 
         g_string_append_printf (b, "  await page.goto(%s);\n", url_js);
       }
-      break;
-    case SIGHT_DIRECT_BACK:
-      g_string_append (b, "  await page.goBack();\n");
-      break;
-    case SIGHT_DIRECT_FORWARD:
-      g_string_append (b, "  await page.goForward();\n");
-      break;
-    case SIGHT_DIRECT_RELOAD:
-      g_string_append (b, "  await page.reload();\n");
       break;
     case SIGHT_DIRECT_SCROLL:
       switch (step->scroll)
