@@ -4,8 +4,10 @@
 #include <glib.h>
 #include <string.h>
 
+#include "sight-action.h"
 #include "sight-direct-step.h"
 #include "sight-error.h"
+#include "sight-json.h"
 
 /* One row: a phrasing and the step it must parse to. NULL means "not set". */
 typedef struct {
@@ -487,6 +489,108 @@ test_node_list (void)
   }
 }
 
+static char *
+compact (JsonObject *object)
+{
+  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
+
+  return json_to_string (node, FALSE);
+}
+
+/* A trace's actions as sight-direct-run.c and act wrote them before there was
+ * a SightAction: read and written again they are the same, and the engine gets
+ * the object the old verb strings built. */
+static void
+test_actions (void)
+{
+  static const struct {
+    const char *record;
+    const char *engine;    /* NULL: no page action */
+  } records[] = {
+    { "{\"tool\":\"click\",\"args\":{\"ref\":\"e1\"}}", "{\"type\":\"click\"}" },
+    { "{\"tool\":\"dblclick\",\"args\":{\"ref\":\"e1\"}}",
+      "{\"clickCount\":2,\"type\":\"click\"}" },
+    { "{\"tool\":\"fill\",\"args\":{\"ref\":\"e2\",\"value\":\"a@b.c\"}}",
+      "{\"value\":\"a@b.c\",\"type\":\"fill\"}" },
+    { "{\"tool\":\"fill\",\"args\":{\"ref\":\"e2\",\"param\":\"password\"}}",
+      "{\"value\":\"\",\"type\":\"fill\"}" },
+    { "{\"tool\":\"select\",\"args\":{\"ref\":\"e4\",\"option\":\"Pro\"}}",
+      "{\"values\":[\"Pro\"],\"type\":\"select\"}" },
+    { "{\"tool\":\"press\",\"args\":{\"key\":\"Enter\"}}",
+      "{\"keys\":\"Enter\",\"type\":\"press\"}" },
+    { "{\"tool\":\"check\",\"args\":{\"ref\":\"e3\",\"checked\":true}}", "{\"type\":\"check\"}" },
+    { "{\"tool\":\"check\",\"args\":{\"ref\":\"e3\",\"checked\":false}}",
+      "{\"type\":\"uncheck\"}" },
+    { "{\"tool\":\"scroll\",\"args\":{\"direction\":\"up\"}}",
+      "{\"pages\":-1,\"type\":\"scroll\"}" },
+    { "{\"tool\":\"scroll\",\"args\":{\"ref\":\"e9\"}}", "{\"type\":\"scrollIntoView\"}" },
+    { "{\"tool\":\"hover\",\"args\":{\"ref\":\"e5\"}}", "{\"type\":\"hover\"}" },
+    { "{\"tool\":\"navigate\",\"args\":{\"url\":\"/pricing\"}}", NULL },
+    { "{\"tool\":\"back\",\"args\":{}}", NULL },
+    { "{\"tool\":\"wait\",\"args\":{\"ms\":250}}", NULL },
+    { "{\"tool\":\"screenshot\",\"args\":{}}", NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (records); i++)
+    {
+      g_autoptr(JsonNode) record = sight_json_parse (records[i].record, -1, 8, NULL);
+      JsonObject *o = json_node_get_object (record);
+      g_auto(SightAction) action = { 0 };
+      g_autoptr(JsonObject) args = NULL;
+      g_autoptr(JsonObject) engine = NULL;
+      g_autoptr(JsonObject) again = json_object_new ();
+      g_autofree char *written = NULL;
+      const char *tool = NULL;
+
+      g_assert_true (sight_action_from_tool_call (&action, json_object_get_string_member (o, "tool"),
+                                                  json_object_get_object_member (o, "args")));
+      args = sight_action_to_tool_call (&action, &tool);
+      g_assert_nonnull (args);
+      json_object_set_string_member (again, "tool", tool);
+      json_object_set_object_member (again, "args", g_steal_pointer (&args));
+      written = compact (again);
+      g_assert_cmpstr (written, ==, records[i].record);
+
+      engine = sight_action_to_engine (&action);
+      if (records[i].engine == NULL)
+        g_assert_null (engine);
+      else
+        {
+          g_autofree char *engine_text = compact (engine);
+
+          g_assert_cmpstr (engine_text, ==, records[i].engine);
+        }
+    }
+
+  /* older traces call a tap "tap"; a tool that is no action is refused */
+  {
+    g_auto(SightAction) tap = { 0 };
+    g_auto(SightAction) none = { 0 };
+
+    g_assert_true (sight_action_from_tool_call (&tap, "tap", NULL));
+    g_assert_cmpint (tap.kind, ==, SIGHT_ACTION_TAP_AT);
+    g_assert_false (sight_action_from_tool_call (&none, "teleport", NULL));
+  }
+
+  /* every verb that acts maps to a kind and back; the observing ones to none */
+  for (SightDirectVerb verb = SIGHT_DIRECT_CLICK; verb <= SIGHT_DIRECT_EXPECT; verb++)
+    {
+      SightActionKind kind;
+      SightDirectVerb back;
+
+      if (!sight_direct_verb_to_action (verb, &kind))
+        {
+          g_assert_true (verb == SIGHT_DIRECT_WAIT_FOR_TEXT || verb == SIGHT_DIRECT_EXPECT);
+          continue;
+        }
+      g_assert_true (sight_direct_verb_from_action (kind, &back));
+      g_assert_cmpint (back, ==, verb);
+      g_assert_true (sight_action_kind_from_nick (sight_action_kind_to_nick (kind), &kind));
+    }
+  g_assert_cmpstr (sight_direct_verb_to_string (SIGHT_DIRECT_WAIT_FOR_TEXT), ==, "wait-for-text");
+  g_assert_cmpstr (sight_expect_kind_to_string (SIGHT_EXPECT_URL_CONTAINS), ==, "url-contains");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -502,5 +606,6 @@ main (int    argc,
   g_test_add_func ("/direct-step/resolve", test_resolve);
   g_test_add_func ("/direct-step/ambiguity-hint", test_ambiguity_hint);
   g_test_add_func ("/direct-step/node-list", test_node_list);
+  g_test_add_func ("/direct-step/actions", test_actions);
   return g_test_run ();
 }

@@ -9,6 +9,7 @@
 
 #include "cli-test-common.h"
 #include "export-site-common.h"
+#include "sight-direct-step.h"
 #include "sight-error.h"
 #include "sight-export.h"
 
@@ -103,6 +104,82 @@ test_escaping (void)
   g_assert_nonnull (strstr (out, "agent.act('say \\'hi\\'\\u2028now')"));
   /* the name's second line stays inside the comment */
   g_assert_nonnull (strstr (out, "\n// second line\n"));
+}
+
+/* The roles of the exported control() helper, in its order. */
+static GPtrArray *
+exported_control_roles (const char *out)
+{
+  const char *start = strstr (out, "const roles = [");
+  const char *end = start != NULL ? strstr (start, "] as const") : NULL;
+  g_autofree char *list = NULL;
+  g_auto(GStrv) items = NULL;
+  GPtrArray *roles = g_ptr_array_new_with_free_func (g_free);
+
+  g_assert_nonnull (end);
+  list = g_strndup (start + strlen ("const roles = ["), end - start - strlen ("const roles = ["));
+  items = g_strsplit_set (list, ",", -1);
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      char *role = g_strstrip (items[i]);
+
+      g_assert_true (role[0] == '\'' && role[strlen (role) - 1] == '\'');
+      g_ptr_array_add (roles, g_strndup (role + 1, strlen (role) - 2));
+    }
+  return roles;
+}
+
+/* An exported "click Go" tries exactly the roles Sightline's "click Go"
+ * prefers: for every ARIA role, a node of it named "Go" beside a heading
+ * "Go" is what the resolver clicks if and only if the helper lists the role. */
+static void
+test_control_roles_match_resolver (void)
+{
+  static const char *aria_roles[] = {
+    "alert", "alertdialog", "application", "article", "banner", "blockquote", "button",
+    "caption", "cell", "checkbox", "code", "columnheader", "combobox", "complementary",
+    "contentinfo", "definition", "deletion", "dialog", "directory", "document", "emphasis",
+    "feed", "figure", "form", "generic", "grid", "gridcell", "group", "img", "insertion",
+    "link", "list", "listbox", "listitem", "log", "main", "marquee", "math", "menu", "menubar",
+    "menuitem", "menuitemcheckbox", "menuitemradio", "meter", "navigation", "note", "option",
+    "paragraph", "progressbar", "radio", "radiogroup", "region", "row", "rowgroup", "rowheader",
+    "scrollbar", "search", "searchbox", "separator", "slider", "spinbutton", "status", "strong",
+    "subscript", "superscript", "switch", "tab", "table", "tablist", "tabpanel", "term",
+    "textbox", "time", "timer", "toolbar", "tooltip", "tree", "treegrid", "treeitem",
+  };
+  g_autoptr(JsonNode) file = parse_json (
+    "{ \"name\": \"roles\", \"steps\": [ { \"do\": \"click Go\" } ] }");
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = sight_export_test (file, "roles.sightline.json",
+                                            SIGHT_EXPORT_PLAYWRIGHT, &error);
+  g_autoptr(GPtrArray) exported = NULL;
+  g_autoptr(SightDirectStep) step = sight_direct_step_parse ("click Go", &error);
+  guint n_preferred = 0;
+
+  g_assert_no_error (error);
+  exported = exported_control_roles (out);
+  for (guint i = 0; i < G_N_ELEMENTS (aria_roles); i++)
+    {
+      SightNodeView nodes[] = {
+        { "e1", "heading", "Go", NULL, 0, "Go" },
+        { "e2", aria_roles[i], "Go", NULL, 0, "Go" },
+      };
+      g_autoptr(GError) local_error = NULL;
+      guint index = G_MAXUINT;
+      gboolean preferred = sight_direct_step_resolve (step, nodes, G_N_ELEMENTS (nodes), &index,
+                                                      &local_error) && index == 1;
+      gboolean listed = g_ptr_array_find_with_equal_func (exported, aria_roles[i], g_str_equal,
+                                                          NULL);
+
+      if (preferred != listed)
+        g_error ("the resolver %s a \"%s\" for \"click Go\", the exported control() %s it",
+                 preferred ? "prefers" : "does not prefer", aria_roles[i],
+                 listed ? "lists" : "does not list");
+      n_preferred += preferred;
+    }
+  /* every role the helper lists is a role the resolver prefers, none is left over */
+  g_assert_cmpuint (n_preferred, ==, exported->len);
+  g_assert_cmpuint (exported->len, >, 2);
 }
 
 static void
@@ -392,6 +469,7 @@ main (int    argc,
   g_test_add_func ("/export/golden", test_golden);
   g_test_add_func ("/export/escaping", test_escaping);
   g_test_add_func ("/export/bad-files", test_bad_files);
+  g_test_add_func ("/export/control-roles-match-resolver", test_control_roles_match_resolver);
   g_test_add_func ("/export/cli", test_cli);
   g_test_add_func ("/export/runs-under-playwright", test_runs_under_playwright);
   return g_test_run ();

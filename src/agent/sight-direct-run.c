@@ -9,7 +9,9 @@
 
 #include "sight-actions.h"
 
+#include "sight-agent-enums.h"
 #include "sight-direct-step.h"
+#include "sight-enum.h"
 #include "sight-error.h"
 #include "sight-observation.h"
 #include "sight-params.h"
@@ -206,50 +208,46 @@ check_element (Run                  *run,
     }
 }
 
+/* The name of the action @run's step performs, for summaries and messages. */
 static const char *
-action_of (SightDirectVerb verb)
+action_name (Run *run)
 {
-  switch (verb)
-    {
-    case SIGHT_DIRECT_CLICK: return "click";
-    case SIGHT_DIRECT_DOUBLE_CLICK: return "dblclick";
-    case SIGHT_DIRECT_HOVER: return "hover";
-    case SIGHT_DIRECT_FILL: return "fill";
-    case SIGHT_DIRECT_PRESS: return "press";
-    case SIGHT_DIRECT_SELECT: return "select";
-    case SIGHT_DIRECT_CHECK: return "check";
-    case SIGHT_DIRECT_UNCHECK: return "uncheck";
-    case SIGHT_DIRECT_SCROLL: return "scroll";
-    case SIGHT_DIRECT_UPLOAD: return "upload";
-    case SIGHT_DIRECT_GOTO:
-    case SIGHT_DIRECT_BACK:
-    case SIGHT_DIRECT_FORWARD:
-    case SIGHT_DIRECT_RELOAD:
-    case SIGHT_DIRECT_WAIT_FOR_TEXT:
-    case SIGHT_DIRECT_WAIT_TIME:
-    case SIGHT_DIRECT_EXPECT:
-    default:
-      return NULL;
-    }
+  SightActionKind kind = SIGHT_ACTION_CLICK;
+
+  sight_direct_verb_to_action (run->step->verb, &kind);
+  return sight_action_kind_to_nick (kind);
+}
+
+/* Which way a scroll of the page goes, as act's scroll tool names it. */
+static const char *
+scroll_direction (SightScrollKind kind)
+{
+  if (kind == SIGHT_SCROLL_UP || kind == SIGHT_SCROLL_TOP || kind == SIGHT_SCROLL_BOTTOM)
+    return sight_enum_to_nick (SIGHT_TYPE_SCROLL_KIND, kind);
+  return "down";
 }
 
 typedef struct {
-  GTask *task;
-  char  *seen;
-  char  *ref;
-  gboolean secure;   /* the target is a password or one-time-code field */
+  GTask       *task;
+  char        *seen;
+  SightAction  action;
+  gboolean     secure;   /* the target is a password or one-time-code field */
 } ActionCall;
 
 /* Keeps what was done as the trace cache records act's actions: the tool, its
- * arguments (a param by name, never a secret value) and the engine's descriptor. */
+ * arguments (a param by name, never a secret value) and the engine's descriptor.
+ * An action a trace does not replay (an upload) leaves no record. */
 static void
-set_record (Run        *run,
-            const char *tool,
-            JsonObject *args,
-            JsonObject *reply)
+set_record (Run               *run,
+            const SightAction *action,
+            JsonObject        *reply)
 {
+  const char *tool = NULL;
+  JsonObject *args = sight_action_to_tool_call (action, &tool);
   JsonNode *descriptor = reply != NULL ? json_object_get_member (reply, "descriptor") : NULL;
 
+  if (args == NULL)
+    return;
   g_clear_pointer (&run->record, json_object_unref);
   run->record = json_object_new ();
   json_object_set_string_member (run->record, "tool", tool);
@@ -268,63 +266,29 @@ set_record (Run        *run,
     json_object_set_null_member (run->record, "descriptor");
 }
 
+/* Records @call's action; a page scroll by its direction (a pixel count is
+ * not replayed). */
 static void
 record_action (Run        *run,
-               const char *ref,
+               ActionCall *call,
                JsonObject *reply)
 {
-  JsonObject *args = json_object_new ();
-  const char *tool = action_of (run->step->verb);
+  SightAction *action = &call->action;
 
-  if (ref != NULL)
-    json_object_set_string_member (args, "ref", ref);
-  switch (run->step->verb)
+  if (action->kind == SIGHT_ACTION_SCROLL && action->ref == NULL)
     {
-    case SIGHT_DIRECT_FILL:
-      if (run->step->param != NULL)
-        json_object_set_string_member (args, "param", run->step->param);
-      else
-        json_object_set_string_member (args, "value", run->value);
-      break;
-    case SIGHT_DIRECT_SELECT:
-      if (run->step->param != NULL)
-        json_object_set_string_member (args, "param", run->step->param);
-      else
-        json_object_set_string_member (args, "option", run->value);
-      break;
-    case SIGHT_DIRECT_PRESS:
-      json_object_set_string_member (args, "key", run->value);
-      break;
-    case SIGHT_DIRECT_CHECK:
-    case SIGHT_DIRECT_UNCHECK:
-      tool = "check";
-      json_object_set_boolean_member (args, "checked", run->step->verb == SIGHT_DIRECT_CHECK);
-      break;
-    case SIGHT_DIRECT_UPLOAD:
-      /* a file path is not replayed from a trace */
-      json_object_unref (args);
-      return;
-    case SIGHT_DIRECT_CLICK:
-    case SIGHT_DIRECT_DOUBLE_CLICK:
-    case SIGHT_DIRECT_HOVER:
-    case SIGHT_DIRECT_SCROLL:
-    case SIGHT_DIRECT_GOTO:
-    case SIGHT_DIRECT_BACK:
-    case SIGHT_DIRECT_FORWARD:
-    case SIGHT_DIRECT_RELOAD:
-    case SIGHT_DIRECT_WAIT_FOR_TEXT:
-    case SIGHT_DIRECT_WAIT_TIME:
-    case SIGHT_DIRECT_EXPECT:
-    default:
-      break;
+      g_free (action->value);
+      action->value = g_strdup (scroll_direction (run->step->scroll));
     }
-  if (run->step->verb == SIGHT_DIRECT_SCROLL && ref == NULL)
-    {
-      static const char *kinds[] = { "down", "down", "up", "top", "bottom", "down" };
+  set_record (run, action, action->ref != NULL ? reply : NULL);
+}
 
-      json_object_set_string_member (args, "direction", kinds[run->step->scroll]);
-    }
-  set_record (run, tool, args, ref != NULL ? reply : NULL);
+static void
+action_call_free (ActionCall *call)
+{
+  g_free (call->seen);
+  sight_action_clear (&call->action);
+  g_free (call);
 }
 
 static void
@@ -339,14 +303,12 @@ action_cb (GObject      *source,
   g_autoptr(JsonObject) reply =
     g_task_get_source_tag (G_TASK (result)) == sight_secret_fill_async
       ? sight_secret_fill_finish (SIGHT_WEB_PAGE (source), result, &error)
-      : _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
-  g_autofree char *seen = g_steal_pointer (&call->seen);
-  g_autofree char *ref = g_steal_pointer (&call->ref);
+      : sight_web_page_perform_action_finish (SIGHT_WEB_PAGE (source), result, &error);
+  const char *seen = call->seen;
   g_autofree char *summary = NULL;
-  const char *verb = action_of (run->step->verb);
+  const char *verb = action_name (run);
   gboolean secure = call->secure;
 
-  g_free (call);
   if (reply == NULL)
     {
       /* The engine already waited for actionability until the deadline;
@@ -361,10 +323,11 @@ action_cb (GObject      *source,
           g_task_return_error (task, g_steal_pointer (&error));
           g_object_unref (task);
         }
+      action_call_free (call);
       return;
     }
 
-  record_action (run, ref, reply);
+  record_action (run, call, reply);
   if (seen == NULL && run->step->verb == SIGHT_DIRECT_SCROLL)
     summary = g_strdup ("scrolled the page");
   else if (seen == NULL)
@@ -393,6 +356,7 @@ action_cb (GObject      *source,
       g_free (summary);
       summary = longer;
     }
+  action_call_free (call);
   succeed (task, summary);
 }
 
@@ -440,31 +404,31 @@ perform_step (GTask      *task,
     }
   call->task = task;
   call->seen = seen;
-  call->ref = g_strdup (ref);
   call->secure = secure;
-  if (run->step->verb == SIGHT_DIRECT_SCROLL && ref == NULL)
+  sight_action_init (&call->action, SIGHT_ACTION_CLICK);
+  sight_direct_verb_to_action (run->step->verb, &call->action.kind);
+  call->action.ref = g_strdup (ref);
+  call->action.param = g_strdup (run->step->param);
+  call->action.value = g_strdup (value);
+  if (call->action.kind == SIGHT_ACTION_SCROLL && ref == NULL)
     {
-      static const char *kinds[] = { "down", "down", "up", "top", "bottom", "down" };
-      g_autofree char *by = NULL;
-
+      g_free (call->action.value);
       if (run->step->amount > 0 &&
           (run->step->scroll == SIGHT_SCROLL_DOWN || run->step->scroll == SIGHT_SCROLL_UP))
-        by = g_strdup_printf ("%d", run->step->scroll == SIGHT_SCROLL_UP ? -run->step->amount
-                                                                          : run->step->amount);
-      _sight_direct_perform_async (run->page, NULL, FALSE, 0, 0, "scroll",
-                                   by != NULL ? by : kinds[run->step->scroll], remaining_ms (run),
-                                   g_task_get_cancellable (task), action_cb, call);
-      return;
+        call->action.value = g_strdup_printf ("%d", run->step->scroll == SIGHT_SCROLL_UP
+                                                      ? -run->step->amount : run->step->amount);
+      else
+        call->action.value = g_strdup (scroll_direction (run->step->scroll));
     }
-  if (run->secret_name != NULL)
+  else if (run->secret_name != NULL)
     {
       sight_secret_fill_async (run->page, run->secrets, run->secret_name, run->step->param,
                                run->origin, ref, remaining_ms (run),
                                g_task_get_cancellable (task), action_cb, call);
       return;
     }
-  _sight_direct_perform_async (run->page, ref, FALSE, 0, 0, action_of (run->step->verb), value,
-                               remaining_ms (run), g_task_get_cancellable (task), action_cb, call);
+  sight_web_page_perform_action_async (run->page, &call->action, remaining_ms (run),
+                                       g_task_get_cancellable (task), action_cb, call);
 }
 
 static void
@@ -580,7 +544,11 @@ history_cb (GObject      *source,
       return;
     }
   if (((Run *) g_task_get_task_data (task))->step->verb == SIGHT_DIRECT_BACK)
-    set_record (g_task_get_task_data (task), "back", json_object_new (), NULL);
+    {
+      g_auto(SightAction) back = { SIGHT_ACTION_BACK };
+
+      set_record (g_task_get_task_data (task), &back, NULL);
+    }
   summary = g_strdup_printf ("now on %s", sight_web_page_get_uri (SIGHT_WEB_PAGE (source)));
   succeed (task, summary);
 }
@@ -602,10 +570,10 @@ load_cb (GObject      *source,
   {
     g_autofree char *summary = g_strdup_printf ("went to %s",
                                                 sight_web_page_get_uri (SIGHT_WEB_PAGE (source)));
-    JsonObject *args = json_object_new ();
+    g_auto(SightAction) navigate = { SIGHT_ACTION_NAVIGATE };
 
-    json_object_set_string_member (args, "url", sight_web_page_get_uri (SIGHT_WEB_PAGE (source)));
-    set_record (g_task_get_task_data (task), "navigate", args, NULL);
+    navigate.value = g_strdup (sight_web_page_get_uri (SIGHT_WEB_PAGE (source)));
+    set_record (g_task_get_task_data (task), &navigate, NULL);
     succeed (task, summary);
   }
 }
@@ -911,84 +879,6 @@ sight_direct_step_run_finish (SightWebPage  *page,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-/* The source tag of a tap by point. */
-static const char tap_tag[] = "tap";
-
-/* The engine action (sight-actions.h) a verb stands for. */
-static JsonObject *
-engine_action (const char *verb,
-               const char *value,
-               gboolean    with_ref)
-{
-  JsonObject *action = json_object_new ();
-  const char *type = verb;
-
-  if (g_str_equal (verb, "dblclick"))
-    {
-      type = "click";
-      json_object_set_int_member (action, "clickCount", 2);
-    }
-  else if (g_str_equal (verb, "fill"))
-    json_object_set_string_member (action, "value", value != NULL ? value : "");
-  else if (g_str_equal (verb, "press"))
-    json_object_set_string_member (action, "keys", value != NULL && *value ? value : "Enter");
-  else if (g_str_equal (verb, "select"))
-    {
-      JsonArray *values = json_array_new ();
-
-      json_array_add_string_element (values, value != NULL ? value : "");
-      json_object_set_array_member (action, "values", values);
-    }
-  else if (g_str_equal (verb, "upload"))
-    {
-      JsonArray *files = json_array_new ();
-
-      type = "setFiles";
-      json_array_add_string_element (files, value != NULL ? value : "");
-      json_object_set_array_member (action, "files", files);
-    }
-  else if (g_str_equal (verb, "scroll") && with_ref)
-    type = "scrollIntoView";
-  else if (g_str_equal (verb, "scroll"))
-    {
-      /* the page: "down", "up", "top", "bottom" or a pixel count */
-      const char *how = value != NULL ? value : "down";
-
-      if (g_str_equal (how, "up"))
-        json_object_set_int_member (action, "pages", -1);
-      else if (g_str_equal (how, "top"))
-        json_object_set_int_member (action, "dy", -G_MAXINT32);
-      else if (g_str_equal (how, "bottom"))
-        json_object_set_int_member (action, "dy", G_MAXINT32);
-      else if (g_ascii_isdigit (how[0]) || how[0] == '-')
-        json_object_set_int_member (action, "dy", g_ascii_strtoll (how, NULL, 10));
-      else
-        json_object_set_int_member (action, "pages", 1);
-    }
-  json_object_set_string_member (action, "type", type);
-  return action;
-}
-
-static void
-perform_cb (GObject      *source,
-            GAsyncResult *result,
-            gpointer      data)
-{
-  GTask *task = data;
-  GError *error = NULL;
-  JsonObject *reply;
-
-  if (g_task_get_source_tag (task) == (gpointer) tap_tag)
-    reply = sight_web_page_tap_at_finish (SIGHT_WEB_PAGE (source), result, &error);
-  else
-    reply = sight_web_page_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
-  if (reply == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, reply, (GDestroyNotify) json_object_unref);
-  g_object_unref (task);
-}
-
 void
 _sight_direct_perform_async (SightWebPage        *page,
                              const char          *ref,
@@ -1002,18 +892,24 @@ _sight_direct_perform_async (SightWebPage        *page,
                              GAsyncReadyCallback  callback,
                              gpointer             user_data)
 {
-  GTask *task = g_task_new (page, cancellable, callback, user_data);
-  g_autoptr(JsonObject) engine = NULL;
+  g_auto(SightAction) typed = { SIGHT_ACTION_TAP_AT };
 
   if (at_point)
     {
-      g_task_set_source_tag (task, (gpointer) tap_tag);
-      sight_web_page_tap_at_async (page, x, y, timeout_ms, cancellable, perform_cb, task);
+      typed.x = x;
+      typed.y = y;
+    }
+  else if (!sight_action_kind_from_nick (action, &typed.kind))
+    {
+      g_task_report_new_error (page, callback, user_data, _sight_direct_perform_async,
+                               SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                               "“%s” is not an action", action != NULL ? action : "");
       return;
     }
-  g_task_set_source_tag (task, _sight_direct_perform_async);
-  engine = engine_action (action, value, ref != NULL);
-  sight_web_page_perform_async (page, ref, engine, timeout_ms, cancellable, perform_cb, task);
+  else
+    typed.ref = g_strdup (ref);
+  typed.value = g_strdup (value);
+  sight_web_page_perform_action_async (page, &typed, timeout_ms, cancellable, callback, user_data);
 }
 
 JsonObject *

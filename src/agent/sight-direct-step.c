@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sight-agent-enums.h"
+#include "sight-enum.h"
 #include "sight-error.h"
 #include "sight-observation.h"
 
@@ -1750,6 +1752,88 @@ append_target (GString           *s,
     g_string_append (s, "element");
 }
 
+/* The controls a click, a double click, a press or an upload looks for when
+ * the step names no kind of element ("click Sign in"). The exporter's
+ * control() helper tries the same roles (sight_direct_control_roles). */
+static const char * const control_roles[] = {
+  "button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox",
+  "menuitemradio", "option", "combobox", "listbox", "textbox", "searchbox", "spinbutton",
+  "slider", "treeitem", "gridcell", "columnheader", "row", NULL,
+};
+static const char * const field_roles[] = {
+  "textbox", "searchbox", "combobox", "spinbutton", NULL,
+};
+static const char * const choice_roles[] = { "combobox", "listbox", NULL };
+static const char * const check_roles[] = {
+  "checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio", "option", NULL,
+};
+static const char * const checked_state_roles[] = {
+  "checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio", "option", "tab", "button",
+  NULL,
+};
+static const char * const value_roles[] = {
+  "textbox", "searchbox", "combobox", "spinbutton", "slider", "listbox", NULL,
+};
+
+/* Each verb once: the page action it performs (-1: none, it observes), the
+ * roles it acts on when the step gives no role hint (NULL: any) and, for a
+ * verb that takes no value, its canonical words (the target follows them
+ * when the verb acts on one). */
+static const struct {
+  int                 action;   /* SightActionKind */
+  const char * const *roles;
+  const char         *words;
+} verbs[] = {
+  [SIGHT_DIRECT_CLICK]         = { SIGHT_ACTION_CLICK, control_roles, "click" },
+  [SIGHT_DIRECT_DOUBLE_CLICK]  = { SIGHT_ACTION_DOUBLE_CLICK, control_roles, "double-click" },
+  [SIGHT_DIRECT_HOVER]         = { SIGHT_ACTION_HOVER, NULL, "hover over" },
+  [SIGHT_DIRECT_FILL]          = { SIGHT_ACTION_FILL, field_roles, NULL },
+  [SIGHT_DIRECT_PRESS]         = { SIGHT_ACTION_PRESS, control_roles, NULL },
+  [SIGHT_DIRECT_SELECT]        = { SIGHT_ACTION_SELECT, choice_roles, NULL },
+  [SIGHT_DIRECT_CHECK]         = { SIGHT_ACTION_CHECK, check_roles, "check" },
+  [SIGHT_DIRECT_UNCHECK]       = { SIGHT_ACTION_UNCHECK, check_roles, "uncheck" },
+  [SIGHT_DIRECT_UPLOAD]        = { SIGHT_ACTION_UPLOAD, control_roles, NULL },
+  [SIGHT_DIRECT_GOTO]          = { SIGHT_ACTION_NAVIGATE, NULL, NULL },
+  [SIGHT_DIRECT_BACK]          = { SIGHT_ACTION_BACK, NULL, "go back" },
+  [SIGHT_DIRECT_FORWARD]       = { SIGHT_ACTION_FORWARD, NULL, "go forward" },
+  [SIGHT_DIRECT_RELOAD]        = { SIGHT_ACTION_RELOAD, NULL, "reload" },
+  [SIGHT_DIRECT_SCROLL]        = { SIGHT_ACTION_SCROLL, NULL, NULL },
+  [SIGHT_DIRECT_WAIT_FOR_TEXT] = { -1, NULL, NULL },
+  [SIGHT_DIRECT_WAIT_TIME]     = { SIGHT_ACTION_WAIT, NULL, NULL },
+  [SIGHT_DIRECT_EXPECT]        = { -1, NULL, NULL },
+};
+
+gboolean
+sight_direct_verb_to_action (SightDirectVerb  verb,
+                             SightActionKind *out_kind)
+{
+  if ((guint) verb >= G_N_ELEMENTS (verbs) || verbs[verb].action < 0)
+    return FALSE;
+  if (out_kind != NULL)
+    *out_kind = verbs[verb].action;
+  return TRUE;
+}
+
+gboolean
+sight_direct_verb_from_action (SightActionKind  kind,
+                               SightDirectVerb *out_verb)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (verbs); i++)
+    if (verbs[i].action == (int) kind)
+      {
+        if (out_verb != NULL)
+          *out_verb = i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char * const *
+sight_direct_control_roles (void)
+{
+  return control_roles;
+}
+
 static void
 append_value (GString               *s,
               const SightDirectStep *step)
@@ -1767,20 +1851,18 @@ sight_direct_step_to_text (const SightDirectStep *step)
 
   g_return_val_if_fail (step != NULL, NULL);
 
+  if ((guint) step->verb < G_N_ELEMENTS (verbs) && verbs[step->verb].words != NULL)
+    {
+      g_string_append (s, verbs[step->verb].words);
+      if (sight_action_kind_is_page_action (verbs[step->verb].action))
+        {
+          g_string_append_c (s, ' ');
+          append_target (s, &step->target);
+        }
+      return g_string_free (s, FALSE);
+    }
   switch (step->verb)
     {
-    case SIGHT_DIRECT_CLICK:
-      g_string_append (s, "click ");
-      append_target (s, &step->target);
-      break;
-    case SIGHT_DIRECT_DOUBLE_CLICK:
-      g_string_append (s, "double-click ");
-      append_target (s, &step->target);
-      break;
-    case SIGHT_DIRECT_HOVER:
-      g_string_append (s, "hover over ");
-      append_target (s, &step->target);
-      break;
     case SIGHT_DIRECT_FILL:
       if (step->param == NULL && (step->value == NULL || step->value[0] == '\0') &&
           step->has_target)
@@ -1811,14 +1893,6 @@ sight_direct_step_to_text (const SightDirectStep *step)
       g_string_append (s, " in ");
       append_target (s, &step->target);
       break;
-    case SIGHT_DIRECT_CHECK:
-      g_string_append (s, "check ");
-      append_target (s, &step->target);
-      break;
-    case SIGHT_DIRECT_UNCHECK:
-      g_string_append (s, "uncheck ");
-      append_target (s, &step->target);
-      break;
     case SIGHT_DIRECT_UPLOAD:
       g_string_append (s, "upload ");
       append_value (s, step);
@@ -1830,15 +1904,6 @@ sight_direct_step_to_text (const SightDirectStep *step)
       break;
     case SIGHT_DIRECT_GOTO:
       g_string_append_printf (s, "go to %s", step->value);
-      break;
-    case SIGHT_DIRECT_BACK:
-      g_string_append (s, "go back");
-      break;
-    case SIGHT_DIRECT_FORWARD:
-      g_string_append (s, "go forward");
-      break;
-    case SIGHT_DIRECT_RELOAD:
-      g_string_append (s, "reload");
       break;
     case SIGHT_DIRECT_SCROLL:
       switch (step->scroll)
@@ -1921,28 +1986,13 @@ sight_direct_step_to_text (const SightDirectStep *step)
 const char *
 sight_direct_verb_to_string (SightDirectVerb verb)
 {
-  static const char *names[] = {
-    "click", "double-click", "hover", "fill", "press", "select", "check", "uncheck",
-    "upload", "goto", "back", "forward", "reload", "scroll", "wait-for-text", "wait-time",
-    "expect",
-  };
-
-  if ((guint) verb < G_N_ELEMENTS (names))
-    return names[verb];
-  return "unknown";
+  return sight_enum_to_nick (SIGHT_TYPE_DIRECT_VERB, verb);
 }
 
 const char *
 sight_expect_kind_to_string (SightExpectKind kind)
 {
-  static const char *names[] = {
-    "none", "text", "no-text", "url-contains", "url-equals", "visible", "hidden",
-    "checked", "unchecked", "enabled", "disabled", "value", "has-text",
-  };
-
-  if ((guint) kind < G_N_ELEMENTS (names))
-    return names[kind];
-  return "unknown";
+  return sight_enum_to_nick (SIGHT_TYPE_EXPECT_KIND, kind);
 }
 
 char *
@@ -1988,57 +2038,30 @@ name_key (const char *name,
   return g_string_free (s, FALSE);
 }
 
-/* The roles a verb acts on when the step gives no role hint. */
-static const char *
+/* The roles a step acts on when it gives no role hint. */
+static const char * const *
 verb_roles (const SightDirectStep *step)
 {
-  switch (step->verb)
+  if (step->verb == SIGHT_DIRECT_EXPECT)
     {
-    case SIGHT_DIRECT_CLICK:
-    case SIGHT_DIRECT_DOUBLE_CLICK:
-    case SIGHT_DIRECT_PRESS:
-    case SIGHT_DIRECT_UPLOAD:
-      return " button link checkbox radio switch tab menuitem menuitemcheckbox menuitemradio "
-             "option combobox listbox textbox searchbox spinbutton slider treeitem gridcell "
-             "columnheader row summary ";
-    case SIGHT_DIRECT_FILL:
-      return " textbox searchbox combobox spinbutton ";
-    case SIGHT_DIRECT_SELECT:
-      return " combobox listbox ";
-    case SIGHT_DIRECT_CHECK:
-    case SIGHT_DIRECT_UNCHECK:
-      return " checkbox switch radio menuitemcheckbox menuitemradio option ";
-    case SIGHT_DIRECT_EXPECT:
       if (step->expect == SIGHT_EXPECT_CHECKED || step->expect == SIGHT_EXPECT_UNCHECKED)
-        return " checkbox switch radio menuitemcheckbox menuitemradio option tab button ";
+        return checked_state_roles;
       if (step->expect == SIGHT_EXPECT_VALUE)
-        return " textbox searchbox combobox spinbutton slider listbox ";
-      return NULL;
-    case SIGHT_DIRECT_HOVER:
-    case SIGHT_DIRECT_GOTO:
-    case SIGHT_DIRECT_BACK:
-    case SIGHT_DIRECT_FORWARD:
-    case SIGHT_DIRECT_RELOAD:
-    case SIGHT_DIRECT_SCROLL:
-    case SIGHT_DIRECT_WAIT_FOR_TEXT:
-    case SIGHT_DIRECT_WAIT_TIME:
-    default:
+        return value_roles;
       return NULL;
     }
+  return (guint) step->verb < G_N_ELEMENTS (verbs) ? verbs[step->verb].roles : NULL;
 }
 
 static gboolean
-role_in (const char *roles,
-         const char *role)
+role_in (const char * const *roles,
+         const char         *role)
 {
-  g_autofree char *needle = NULL;
-
   if (roles == NULL)
     return TRUE;
   if (role == NULL)
     return FALSE;
-  needle = g_strdup_printf (" %s ", role);
-  return strstr (roles, needle) != NULL;
+  return g_strv_contains (roles, role);
 }
 
 typedef enum {
@@ -2053,7 +2076,7 @@ static GArray *
 collect (const SightNodeView *nodes,
          guint                n_nodes,
          const char          *role_hint,
-         const char          *roles,
+         const char * const  *roles,
          const char          *name,
          MatchTier            tier)
 {
@@ -2113,9 +2136,9 @@ append_candidate (GString             *s,
 }
 
 typedef struct {
-  const char *role_hint;
-  const char *roles;
-  const char *name;
+  const char         *role_hint;
+  const char * const *roles;
+  const char         *name;
 } Pass;
 
 /* Finds candidates, trying the tiers in order, then the role families and
@@ -2126,7 +2149,7 @@ find_candidates (const SightDirectStep *step,
                  guint                  n_nodes)
 {
   const SightTarget *target = &step->target;
-  const char *roles = verb_roles (step);
+  const char * const *roles = verb_roles (step);
   Pass passes[4];
   guint n_passes = 0;
 

@@ -3,6 +3,7 @@
 
 #include <glib.h>
 
+#include "sight-action.h"
 #include "sight-observation.h"
 
 G_BEGIN_DECLS
@@ -89,8 +90,21 @@ SightDirectStep *sight_direct_step_parse  (const char       *text,
 /* A canonical text of @step that parses back to the same step. */
 char            *sight_direct_step_to_text (const SightDirectStep *step);
 
+/* The nicks of the generated enum types (sight-agent-enums.h). */
 const char      *sight_direct_verb_to_string   (SightDirectVerb  verb);
 const char      *sight_expect_kind_to_string   (SightExpectKind  kind);
+
+/* The page action @verb performs (sight-action.h); FALSE for an expectation
+ * and a wait for text, which only observe. */
+gboolean         sight_direct_verb_to_action   (SightDirectVerb  verb,
+                                                SightActionKind *out_kind);
+/* The verb of a step that performs @kind; FALSE for an action no direct step
+ * performs (a tap at a point, act's screenshot and done). */
+gboolean         sight_direct_verb_from_action (SightActionKind  kind,
+                                                SightDirectVerb *out_verb);
+/* The roles a click looks for when the step names no kind of element
+ * ("click Sign in"), in the order they are tried; NULL-terminated. */
+const char * const *sight_direct_control_roles (void);
 
 /* The ARIA role a hint word stands for ("button", "field", "check box"), or
  * NULL when @words is not a role hint. */

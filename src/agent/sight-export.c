@@ -7,7 +7,9 @@
 
 #include <string.h>
 
+#include "sight-agent-enums.h"
 #include "sight-direct-step.h"
+#include "sight-enum.h"
 #include "sight-error.h"
 #include "sight-json.h"
 #include "sight-params.h"
@@ -25,12 +27,11 @@ gboolean
 sight_export_format_from_string (const char        *name,
                                  SightExportFormat *out)
 {
-  if (g_strcmp0 (name, "playwright") == 0)
-    *out = SIGHT_EXPORT_PLAYWRIGHT;
-  else if (g_strcmp0 (name, "e2e") == 0)
-    *out = SIGHT_EXPORT_E2E;
-  else
+  int value;
+
+  if (!sight_enum_from_nick (SIGHT_TYPE_EXPORT_FORMAT, name, &value))
     return FALSE;
+  *out = value;
   return TRUE;
 }
 
@@ -178,16 +179,42 @@ value_expression (Emitter                *em,
   return TRUE;
 }
 
-/* The interactive roles Sightline tries for a target without a role hint. */
-static const char control_helper[] =
-  "// A control with this accessible name, whatever its role: how Sightline resolves a\n"
-  "// target written without a kind (\"click Sign in\").\n"
-  "function control(page: Page, name: string, exact = false): Locator {\n"
-  "  const roles = ['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem',\n"
-  "                 'option', 'combobox', 'textbox', 'searchbox'] as const;\n"
-  "  return roles.map((role) => page.getByRole(role, { name, exact }))\n"
-  "              .reduce((all, one) => all.or(one));\n"
-  "}\n\n";
+/* The control() helper: the roles are the resolver's (sight-direct-step.c),
+ * in its order, so an exported "click Sign in" finds what Sightline's does. */
+static void
+append_control_helper (GString *s)
+{
+  const char * const *roles = sight_direct_control_roles ();
+  const char *indent = "  const roles = [";
+  gsize line_start = s->len;
+
+  g_string_append (s,
+    "// A control with this accessible name, whatever its role: how Sightline resolves a\n"
+    "// target written without a kind (\"click Sign in\").\n"
+    "function control(page: Page, name: string, exact = false): Locator {\n");
+  line_start = s->len;
+  g_string_append (s, indent);
+  for (guint i = 0; roles[i] != NULL; i++)
+    {
+      g_autofree char *item = g_strdup_printf ("'%s'%s", roles[i],
+                                               roles[i + 1] != NULL ? "," : "] as const;");
+
+      if (i > 0 && s->len - line_start + 1 + strlen (item) > 90)
+        {
+          g_string_append_c (s, '\n');
+          line_start = s->len;
+          g_string_append_printf (s, "%*s", (int) strlen (indent), "");
+        }
+      else if (i > 0)
+        g_string_append_c (s, ' ');
+      g_string_append (s, item);
+    }
+  g_string_append (s,
+    "\n"
+    "  return roles.map((role) => page.getByRole(role, { name, exact }))\n"
+    "              .reduce((all, one) => all.or(one));\n"
+    "}\n\n");
+}
 
 static char *
 locator_for (Emitter               *em,
@@ -284,6 +311,30 @@ resolve_url (Emitter    *em,
   return joined != NULL ? g_uri_to_string (joined) : g_strdup (url);
 }
 
+/* The Playwright call of an action that takes no value, or NULL. */
+static const char *
+playwright_call (SightActionKind kind)
+{
+  static const struct {
+    SightActionKind  kind;
+    const char      *call;
+  } calls[] = {
+    { SIGHT_ACTION_CLICK, "click" },
+    { SIGHT_ACTION_DOUBLE_CLICK, "dblclick" },
+    { SIGHT_ACTION_HOVER, "hover" },
+    { SIGHT_ACTION_CHECK, "check" },
+    { SIGHT_ACTION_UNCHECK, "uncheck" },
+    { SIGHT_ACTION_BACK, "goBack" },
+    { SIGHT_ACTION_FORWARD, "goForward" },
+    { SIGHT_ACTION_RELOAD, "reload" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (calls); i++)
+    if (calls[i].kind == kind)
+      return calls[i].call;
+  return NULL;
+}
+
 static gboolean
 emit_direct (Emitter     *em,
              JsonObject  *step_object,
@@ -297,6 +348,8 @@ emit_direct (Emitter     *em,
   g_autofree char *value = NULL;
   JsonObject *params = NULL;
   GString *b = em->body;
+  SightActionKind kind;
+  const char *call;
 
   if (step == NULL)
     {
@@ -312,17 +365,15 @@ emit_direct (Emitter     *em,
   if (step->has_target)
     loc = locator_for (em, step);
 
+  if (sight_direct_verb_to_action (step->verb, &kind) && (call = playwright_call (kind)) != NULL)
+    {
+      /* on the target's locator, or on the page */
+      g_string_append_printf (b, "  await %s.%s();\n",
+                              sight_action_kind_is_page_action (kind) ? loc : "page", call);
+      return TRUE;
+    }
   switch (step->verb)
     {
-    case SIGHT_DIRECT_CLICK:
-      g_string_append_printf (b, "  await %s.click();\n", loc);
-      break;
-    case SIGHT_DIRECT_DOUBLE_CLICK:
-      g_string_append_printf (b, "  await %s.dblclick();\n", loc);
-      break;
-    case SIGHT_DIRECT_HOVER:
-      g_string_append_printf (b, "  await %s.hover();\n", loc);
-      break;
     case SIGHT_DIRECT_FILL:
       if (!value_expression (em, step, params, &value, error))
         return FALSE;
@@ -346,12 +397,6 @@ emit_direct (Emitter     *em,
         return FALSE;
       g_string_append_printf (b, "  await %s.selectOption(%s);\n", loc, value);
       break;
-    case SIGHT_DIRECT_CHECK:
-      g_string_append_printf (b, "  await %s.check();\n", loc);
-      break;
-    case SIGHT_DIRECT_UNCHECK:
-      g_string_append_printf (b, "  await %s.uncheck();\n", loc);
-      break;
     case SIGHT_DIRECT_UPLOAD:
       if (!value_expression (em, step, params, &value, error))
         return FALSE;
@@ -365,15 +410,6 @@ emit_direct (Emitter     *em,
 
         g_string_append_printf (b, "  await page.goto(%s);\n", url_js);
       }
-      break;
-    case SIGHT_DIRECT_BACK:
-      g_string_append (b, "  await page.goBack();\n");
-      break;
-    case SIGHT_DIRECT_FORWARD:
-      g_string_append (b, "  await page.goForward();\n");
-      break;
-    case SIGHT_DIRECT_RELOAD:
-      g_string_append (b, "  await page.reload();\n");
       break;
     case SIGHT_DIRECT_SCROLL:
       switch (step->scroll)
@@ -789,7 +825,7 @@ sight_export_test (JsonNode           *test_file,
       g_string_append (out, "import { z } from 'zod';\n");
     g_string_append_c (out, '\n');
     if (em.uses_control)
-      g_string_append (out, control_helper);
+      append_control_helper (out);
 
     if (format == SIGHT_EXPORT_E2E)
       g_string_append_printf (out, "test(%s, async ({ page, agent, credentials }) => {\n", title);

@@ -7,7 +7,9 @@
 
 #include <string.h>
 
+#include "sight-agent-enums.h"
 #include "sight-direct-step.h"
+#include "sight-enum.h"
 #include "sight-json.h"
 #include "sight-observation.h"
 #include "sight-recorder-resources.h"
@@ -135,45 +137,53 @@ handle_message (SightRecorder *self,
       ref = json_object_get_string_member_with_default (descriptor, "ref", NULL);
     }
 
-  if (g_str_equal (kind, "click") || g_str_equal (kind, "dblclick"))
-    step.verb = g_str_equal (kind, "click") ? SIGHT_DIRECT_CLICK : SIGHT_DIRECT_DOUBLE_CLICK;
-  else if (g_str_equal (kind, "check") || g_str_equal (kind, "uncheck"))
-    step.verb = g_str_equal (kind, "check") ? SIGHT_DIRECT_CHECK : SIGHT_DIRECT_UNCHECK;
-  else if (g_str_equal (kind, "select"))
+  if (!g_str_equal (kind, "pick"))
     {
-      step.verb = SIGHT_DIRECT_SELECT;
-      step.value = (char *) json_object_get_string_member_with_default (message, "value", "");
-    }
-  else if (g_str_equal (kind, "press"))
-    {
-      step.verb = SIGHT_DIRECT_PRESS;
-      step.value = (char *) json_object_get_string_member_with_default (message, "key", "Enter");
-      /* a key on the page itself, or on something that is not a field, needs no target */
-      if (step.has_target &&
-          !sight_role_hint_matches ("textbox", step.target.role) &&
-          g_strcmp0 (step.target.role, "textbox") != 0)
-        step.has_target = FALSE;
-    }
-  else if (g_str_equal (kind, "fill"))
-    {
-      step.verb = SIGHT_DIRECT_FILL;
-      if (json_object_get_boolean_member_with_default (message, "secure", FALSE))
-        {
-          /* The value was never read: the step names a credential instead. */
-          g_autoptr(JsonObject) params = json_object_new ();
-          g_autoptr(JsonObject) secret = json_object_new ();
+      SightActionKind action;
 
-          param = param_name (step.target.name);
-          step.param = param;
-          json_object_set_string_member (secret, "secret", self->credential_name);
-          json_object_set_object_member (params, param, g_steal_pointer (&secret));
-          json_object_set_object_member (out, "params", g_steal_pointer (&params));
+      /* recorder.js names what the person did by its action's nick */
+      if (!sight_action_kind_from_nick (kind, &action) ||
+          !sight_direct_verb_from_action (action, &step.verb))
+        return;
+      switch (step.verb)
+        {
+        case SIGHT_DIRECT_SELECT:
+          step.value = (char *) json_object_get_string_member_with_default (message, "value", "");
+          break;
+        case SIGHT_DIRECT_PRESS:
+          step.value = (char *) json_object_get_string_member_with_default (message, "key",
+                                                                            "Enter");
+          /* a key on the page itself, or on something that is not a field, needs no target */
+          if (step.has_target &&
+              !sight_role_hint_matches ("textbox", step.target.role) &&
+              g_strcmp0 (step.target.role, "textbox") != 0)
+            step.has_target = FALSE;
+          break;
+        case SIGHT_DIRECT_FILL:
+          if (json_object_get_boolean_member_with_default (message, "secure", FALSE))
+            {
+              /* The value was never read: the step names a credential instead. */
+              g_autoptr(JsonObject) params = json_object_new ();
+              g_autoptr(JsonObject) secret = json_object_new ();
+
+              param = param_name (step.target.name);
+              step.param = param;
+              json_object_set_string_member (secret, "secret", self->credential_name);
+              json_object_set_object_member (params, param, g_steal_pointer (&secret));
+              json_object_set_object_member (out, "params", g_steal_pointer (&params));
+            }
+          else
+            step.value = (char *) json_object_get_string_member_with_default (message, "value",
+                                                                              "");
+          break;
+        default:
+          /* a click, a double click, a check: the target says it all */
+          break;
         }
-      else
-        step.value = (char *) json_object_get_string_member_with_default (message, "value", "");
     }
-  else if (g_str_equal (kind, "pick"))
+  else
     {
+      /* an element picked for an assertion */
       const char *assertion = json_object_get_string_member_with_default (message, "assertion",
                                                                           "visible");
 
@@ -203,8 +213,6 @@ handle_message (SightRecorder *self,
           return;
         }
     }
-  else
-    return;
 
   text = sight_direct_step_to_text (&step);
   json_object_set_string_member (out, "do", text);
@@ -366,14 +374,15 @@ void
 sight_recorder_pick (SightRecorder *self,
                      SightPickKind  kind)
 {
-  static const char *kinds[] = { "visible", "text", "value", "checked" };
   g_autofree char *script = NULL;
 
   g_return_if_fail (SIGHT_IS_RECORDER (self));
-  g_return_if_fail ((guint) kind < G_N_ELEMENTS (kinds));
+  g_return_if_fail (kind >= SIGHT_PICK_VISIBLE && kind <= SIGHT_PICK_CHECKED);
 
+  /* recorder.js takes the kind by its nick */
   script = g_strdup_printf ("if (globalThis.__sight && __sight.recorder) "
-                            "__sight.recorder.pick ('%s');", kinds[kind]);
+                            "__sight.recorder.pick ('%s');",
+                            sight_enum_to_nick (SIGHT_TYPE_PICK_KIND, kind));
   run_in_world (self, script);
 }
 

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "sight-agent-enums.h"
+#include "sight-enum.h"
 #include "sight-secrets.h"
 
 /* Explanations are bounded prose (spec: "Sanitized, bounded prose"). */
@@ -18,17 +20,7 @@ G_DEFINE_BOXED_TYPE (SightStepResult, sight_step_result,
 const char *
 sight_step_verdict_to_string (SightStepVerdict verdict)
 {
-  switch (verdict)
-    {
-    case SIGHT_STEP_VERDICT_PASS:
-      return "pass";
-    case SIGHT_STEP_VERDICT_FAIL:
-      return "fail";
-    case SIGHT_STEP_VERDICT_BLOCKED:
-      return "blocked";
-    default:
-      return "fail";
-    }
+  return sight_enum_to_nick (SIGHT_TYPE_STEP_VERDICT, verdict);
 }
 
 SightStepResult *

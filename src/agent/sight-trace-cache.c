@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "sight-actions.h"
+#include "sight-agent-enums.h"
 #include "sight-direct-run.h"
 #include "sight-direct-step.h"
+#include "sight-enum.h"
 #include "sight-error.h"
 #include "sight-json.h"
 #include "sight-params.h"
@@ -31,16 +33,7 @@ struct _SightTraceCache {
 const char *
 sight_cache_status_to_string (SightCacheStatus status)
 {
-  switch (status)
-    {
-    case SIGHT_CACHE_SELF_FINALIZED:
-      return "self-finalized";
-    case SIGHT_CACHE_AGENT_CONCLUDED:
-      return "agent-concluded";
-    case SIGHT_CACHE_MISSED:
-    default:
-      return "missed";
-    }
+  return sight_enum_to_nick (SIGHT_TYPE_CACHE_STATUS, status);
 }
 
 JsonNode *
@@ -841,7 +834,7 @@ performed_cb (GObject      *source,
   g_autoptr(JsonObject) reply =
     g_task_get_source_tag (G_TASK (result)) == sight_secret_fill_async
       ? sight_secret_fill_finish (SIGHT_WEB_PAGE (source), result, &error)
-      : _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
+      : sight_web_page_perform_action_finish (SIGHT_WEB_PAGE (source), result, &error);
 
   if (reply == NULL)
     {
@@ -864,30 +857,30 @@ performed_cb (GObject      *source,
   replay_advance (task);
 }
 
-/* The value a recorded fill types: its value, or its param's; for a Secret,
- * its name in *@out_secret (the one secret fill reads and types it). */
+/* The value a recorded fill or selection types: its value, or its param's;
+ * for a Secret, its name in *@out_secret (the one secret fill reads and types
+ * it). */
 static gboolean
-replay_value (Replay      *replay,
-              JsonObject  *args,
-              char       **out,
-              const char **out_secret,
-              char       **why)
+replay_value (Replay       *replay,
+              SightAction  *action,
+              const char  **out_secret,
+              char        **why)
 {
-  const char *param = json_object_get_string_member_with_default (args, "param", NULL);
   JsonNode *value;
   const char *secret = NULL;
 
-  if (param == NULL)
+  if (action->param == NULL)
     {
-      *out = g_strdup (json_object_get_string_member_with_default (args, "value",
-                        json_object_get_string_member_with_default (args, "option", "")));
+      if (action->value == NULL)
+        action->value = g_strdup ("");
       return TRUE;
     }
   value = replay->params != NULL && JSON_NODE_HOLDS_OBJECT (replay->params)
-            ? json_object_get_member (json_node_get_object (replay->params), param) : NULL;
+            ? json_object_get_member (json_node_get_object (replay->params), action->param) : NULL;
   if (value == NULL)
     {
-      *why = g_strdup_printf ("the trace types {%s}, which this step's params do not have", param);
+      *why = g_strdup_printf ("the trace types {%s}, which this step's params do not have",
+                              action->param);
       return FALSE;
     }
   if (sight_params_is_secret (value, &secret))
@@ -895,8 +888,9 @@ replay_value (Replay      *replay,
       *out_secret = secret;
       return TRUE;
     }
-  *out = JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING
-           ? g_strdup (json_node_get_string (value)) : json_to_string (value, FALSE);
+  g_free (action->value);
+  action->value = JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING
+                    ? g_strdup (json_node_get_string (value)) : json_to_string (value, FALSE);
   return TRUE;
 }
 
@@ -909,15 +903,10 @@ replay_observed_cb (GObject      *source,
   Replay *replay = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(SightObservation) obs = sight_observation_capture_finish (result, &error);
-  JsonObject *action = sight_trace_get_action (replay->trace, replay->index);
-  const char *tool = json_object_get_string_member (action, "tool");
-  JsonObject *args = object_member (action, "args");
-  g_autofree char *ref = NULL;
+  JsonObject *recorded = sight_trace_get_action (replay->trace, replay->index);
+  g_auto(SightAction) action = { 0 };
   g_autofree char *why = NULL;
-  g_autofree char *value = NULL;
   const char *secret = NULL;
-  const char *verb = tool;
-  double x = 0, y = 0;
 
   if (obs == NULL)
     {
@@ -925,28 +914,30 @@ replay_observed_cb (GObject      *source,
       g_object_unref (task);
       return;
     }
-  if (!sight_trace_refind (replay->trace, replay->index, obs, &ref, &x, &y, &why))
+  /* replay_next read the action already */
+  sight_action_from_tool_call (&action, json_object_get_string_member (recorded, "tool"),
+                               object_member (recorded, "args"));
+  g_clear_pointer (&action.ref, g_free);
+  if (!sight_trace_refind (replay->trace, replay->index, obs, &action.ref, &action.x, &action.y,
+                           &why))
     {
       replay_outcome (task, "missed", why, replay->index);
       return;
     }
-  if (g_str_equal (tool, "tap") || g_str_equal (tool, "tap_at"))
-    verb = "click";
-  else if (g_str_equal (tool, "check"))
-    verb = args != NULL && !json_object_get_boolean_member_with_default (args, "checked", TRUE)
-             ? "uncheck" : "check";
-  if (g_str_equal (verb, "fill") || g_str_equal (verb, "select"))
+  /* a node found by its ref takes the action; a bare point is tapped */
+  if (action.ref == NULL && (action.x != 0 || action.y != 0))
+    action.kind = SIGHT_ACTION_TAP_AT;
+  if (action.kind == SIGHT_ACTION_FILL || action.kind == SIGHT_ACTION_SELECT)
     {
-      if (!replay_value (replay, args, &value, &secret, &why))
+      if (!replay_value (replay, &action, &secret, &why))
         {
           replay_outcome (task, "missed", why, replay->index);
           return;
         }
-      if (secret != NULL && g_str_equal (verb, "fill") && ref != NULL)
+      if (secret != NULL && action.kind == SIGHT_ACTION_FILL && action.ref != NULL)
         {
-          sight_secret_fill_async (replay->page, replay->secrets, secret,
-                                   json_object_get_string_member_with_default (args, "param", NULL),
-                                   replay->origin, ref, replay_remaining (replay),
+          sight_secret_fill_async (replay->page, replay->secrets, secret, action.param,
+                                   replay->origin, action.ref, replay_remaining (replay),
                                    g_task_get_cancellable (task), performed_cb, task);
           return;
         }
@@ -957,14 +948,8 @@ replay_observed_cb (GObject      *source,
           return;
         }
     }
-  else if (g_str_equal (verb, "press"))
-    value = g_strdup (args != NULL ? json_object_get_string_member_with_default (args, "key", "Enter")
-                                   : "Enter");
-  _sight_direct_perform_async (replay->page, ref, ref == NULL && (x != 0 || y != 0), x, y, verb,
-                               value, replay_remaining (replay), g_task_get_cancellable (task),
-                               performed_cb, task);
-  if (value != NULL)
-    memset (value, 0, strlen (value));
+  sight_web_page_perform_action_async (replay->page, &action, replay_remaining (replay),
+                                       g_task_get_cancellable (task), performed_cb, task);
 }
 
 static void
@@ -1029,7 +1014,8 @@ static void
 replay_next (GTask *task)
 {
   Replay *replay = g_task_get_task_data (task);
-  JsonObject *action, *args;
+  g_auto(SightAction) action = { 0 };
+  JsonObject *recorded, *args;
   const char *tool;
 
   if (g_task_return_error_if_cancelled (task))
@@ -1053,53 +1039,66 @@ replay_next (GTask *task)
       return;
     }
 
-  action = sight_trace_get_action (replay->trace, replay->index);
-  tool = json_object_get_string_member_with_default (action, "tool", "");
-  args = object_member (action, "args");
-
-  if (g_str_equal (tool, "navigate"))
+  recorded = sight_trace_get_action (replay->trace, replay->index);
+  tool = json_object_get_string_member_with_default (recorded, "tool", "");
+  args = object_member (recorded, "args");
+  if (!sight_action_from_tool_call (&action, tool, args))
     {
-      const char *url = args != NULL ? json_object_get_string_member_with_default (args, "url", "") : "";
-      g_autoptr(GUri) base = g_uri_parse (sight_web_page_get_uri (replay->page), G_URI_FLAGS_NONE, NULL);
-      g_autoptr(GUri) joined = base != NULL ? g_uri_parse_relative (base, url, G_URI_FLAGS_NONE, NULL)
-                                            : NULL;
-      g_autofree char *uri = joined != NULL ? g_uri_to_string (joined) : g_strdup (url);
+      g_autofree char *why = g_strdup_printf ("the trace holds an action Sightline does not "
+                                              "know: \"%s\"", tool);
 
-      sight_web_page_load_async (replay->page, uri, SIGHT_WAIT_UNTIL_LOAD, replay_remaining (replay),
-                                 g_task_get_cancellable (task), replay_loaded_cb, task);
+      replay_outcome (task, "missed", why, replay->index);
       return;
     }
-  if (g_str_equal (tool, "back"))
+
+  switch (action.kind)
     {
+    case SIGHT_ACTION_NAVIGATE:
+      {
+        const char *url = action.value != NULL ? action.value : "";
+        g_autoptr(GUri) base = g_uri_parse (sight_web_page_get_uri (replay->page), G_URI_FLAGS_NONE,
+                                            NULL);
+        g_autoptr(GUri) joined = base != NULL ? g_uri_parse_relative (base, url, G_URI_FLAGS_NONE,
+                                                                      NULL)
+                                              : NULL;
+        g_autofree char *uri = joined != NULL ? g_uri_to_string (joined) : g_strdup (url);
+
+        sight_web_page_load_async (replay->page, uri, SIGHT_WAIT_UNTIL_LOAD,
+                                   replay_remaining (replay), g_task_get_cancellable (task),
+                                   replay_loaded_cb, task);
+      }
+      return;
+    case SIGHT_ACTION_BACK:
       sight_web_page_history_async (replay->page, SIGHT_HISTORY_BACK, replay_remaining (replay),
                                     g_task_get_cancellable (task), replay_back_cb, task);
       return;
-    }
-  if (g_str_equal (tool, "wait"))
-    {
+    case SIGHT_ACTION_WAIT:
       replay->index++;
-      g_timeout_add ((guint) MIN (json_object_get_int_member_with_default (args, "ms", 0),
+      g_timeout_add ((guint) MIN (g_ascii_strtoll (action.value, NULL, 10),
                                   (gint64) replay_remaining (replay)),
                      replay_next_cb, task);
       return;
-    }
-  if (g_str_equal (tool, "screenshot"))
-    {
+    case SIGHT_ACTION_SCREENSHOT:
       replay->index++;
       replay_next (task);
       return;
+    default:
+      /* an action on a node or the page */
+      break;
     }
-  if (object_member (action, "descriptor") == NULL)
+  if (object_member (recorded, "descriptor") == NULL)
     {
       /* an action on the page or the focused element: a key, a page scroll */
-      gboolean press = g_str_equal (tool, "press");
-      const char *value = args == NULL ? NULL
-                          : json_object_get_string_member_with_default (args, press ? "key"
-                                                                              : "direction", NULL);
-
-      _sight_direct_perform_async (replay->page, NULL, FALSE, 0, 0, press ? "press" : "scroll",
-                                   value, replay_remaining (replay), g_task_get_cancellable (task),
-                                   performed_cb, task);
+      if (action.kind != SIGHT_ACTION_PRESS)
+        {
+          g_free (action.value);
+          action.value = g_strdup (args != NULL ? json_object_get_string_member_with_default (
+                                                    args, "direction", NULL) : NULL);
+          action.kind = SIGHT_ACTION_SCROLL;
+        }
+      g_clear_pointer (&action.ref, g_free);
+      sight_web_page_perform_action_async (replay->page, &action, replay_remaining (replay),
+                                           g_task_get_cancellable (task), performed_cb, task);
       return;
     }
   sight_observation_capture_async (replay->page, SIGHT_OBSERVE_DEFAULT, replay_remaining (replay),

@@ -7,31 +7,33 @@
 
 #include <string.h>
 
+#include "sight-base-enums.h"
+#include "sight-enum.h"
+
 G_DEFINE_QUARK (sight-error-quark, sight_error)
 
 typedef struct {
-  const char *name;
   gboolean    blocked;
   int         exit_status;
 } CodeInfo;
 
 /* Exit statuses of DESIGN.md "Commands". */
 static const CodeInfo code_info[] = {
-  [SIGHT_ERROR_ACTION_FAILED]               = { "ACTION_FAILED", FALSE, 1 },
-  [SIGHT_ERROR_ASSERTION_FAILED]            = { "ASSERTION_FAILED", FALSE, 1 },
-  [SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE] = { "AUTH_CREDENTIAL_UNAVAILABLE", TRUE, 3 },
-  [SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE]     = { "ENVIRONMENT_UNAVAILABLE", TRUE, 3 },
-  [SIGHT_ERROR_SEED_DATA_MISSING]           = { "SEED_DATA_MISSING", TRUE, 3 },
-  [SIGHT_ERROR_TEST_SETUP_FAILED]           = { "TEST_SETUP_FAILED", TRUE, 3 },
-  [SIGHT_ERROR_AUTOMATION_UNSUPPORTED]      = { "AUTOMATION_UNSUPPORTED", TRUE, 3 },
-  [SIGHT_ERROR_STEP_BUDGET_EXHAUSTED]       = { "STEP_BUDGET_EXHAUSTED", TRUE, 4 },
-  [SIGHT_ERROR_STEP_TIMEOUT]                = { "STEP_TIMEOUT", TRUE, 4 },
-  [SIGHT_ERROR_INVALID_ARGUMENT]            = { "INVALID_ARGUMENT", FALSE, 2 },
-  [SIGHT_ERROR_UNSUPPORTED_CAPABILITY]      = { "UNSUPPORTED_CAPABILITY", FALSE, 2 },
-  [SIGHT_ERROR_MODEL_OUTPUT_INVALID]        = { "MODEL_OUTPUT_INVALID", TRUE, 5 },
-  [SIGHT_ERROR_MODEL_UNAVAILABLE]           = { "MODEL_UNAVAILABLE", TRUE, 5 },
-  [SIGHT_ERROR_POLICY_DENIED]               = { "POLICY_DENIED", FALSE, 2 },
-  [SIGHT_ERROR_INTERNAL]                    = { "INTERNAL", FALSE, 70 },
+  [SIGHT_ERROR_ACTION_FAILED]               = { FALSE, 1 },
+  [SIGHT_ERROR_ASSERTION_FAILED]            = { FALSE, 1 },
+  [SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE] = { TRUE, 3 },
+  [SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE]     = { TRUE, 3 },
+  [SIGHT_ERROR_SEED_DATA_MISSING]           = { TRUE, 3 },
+  [SIGHT_ERROR_TEST_SETUP_FAILED]           = { TRUE, 3 },
+  [SIGHT_ERROR_AUTOMATION_UNSUPPORTED]      = { TRUE, 3 },
+  [SIGHT_ERROR_STEP_BUDGET_EXHAUSTED]       = { TRUE, 4 },
+  [SIGHT_ERROR_STEP_TIMEOUT]                = { TRUE, 4 },
+  [SIGHT_ERROR_INVALID_ARGUMENT]            = { FALSE, 2 },
+  [SIGHT_ERROR_UNSUPPORTED_CAPABILITY]      = { FALSE, 2 },
+  [SIGHT_ERROR_MODEL_OUTPUT_INVALID]        = { TRUE, 5 },
+  [SIGHT_ERROR_MODEL_UNAVAILABLE]           = { TRUE, 5 },
+  [SIGHT_ERROR_POLICY_DENIED]               = { FALSE, 2 },
+  [SIGHT_ERROR_INTERNAL]                    = { FALSE, 70 },
 };
 
 static const CodeInfo *
@@ -45,24 +47,21 @@ lookup (SightErrorCode code)
 const char *
 sight_error_code_to_string (SightErrorCode code)
 {
-  return lookup (code)->name;
+  return sight_enum_to_nick (SIGHT_TYPE_ERROR_CODE, lookup (code) - code_info);
 }
 
 gboolean
 sight_error_code_from_string (const char     *name,
                               SightErrorCode *out_code)
 {
+  int value;
+
   g_return_val_if_fail (out_code != NULL, FALSE);
 
-  if (name == NULL)
+  if (!sight_enum_from_nick (SIGHT_TYPE_ERROR_CODE, name, &value))
     return FALSE;
-  for (guint i = 0; i < G_N_ELEMENTS (code_info); i++)
-    if (g_str_equal (code_info[i].name, name))
-      {
-        *out_code = i;
-        return TRUE;
-      }
-  return FALSE;
+  *out_code = value;
+  return TRUE;
 }
 
 gboolean

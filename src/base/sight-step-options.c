@@ -8,34 +8,28 @@
 #include <math.h>
 #include <string.h>
 
+#include "sight-base-enums.h"
+#include "sight-enum.h"
 #include "sight-error.h"
 #include "sight-params.h"
-
-static const char *const kind_names[] = {
-  [SIGHT_STEP_ACT] = "act",
-  [SIGHT_STEP_ASSERT] = "assert",
-  [SIGHT_STEP_WAIT_FOR] = "waitFor",
-  [SIGHT_STEP_EXTRACT] = "extract",
-};
 
 const char *
 sight_step_kind_to_string (SightStepKind kind)
 {
-  g_return_val_if_fail ((guint) kind < G_N_ELEMENTS (kind_names), NULL);
-  return kind_names[kind];
+  g_return_val_if_fail (kind >= SIGHT_STEP_ACT && kind <= SIGHT_STEP_EXTRACT, NULL);
+  return sight_enum_to_nick (SIGHT_TYPE_STEP_KIND, kind);
 }
 
 gboolean
 sight_step_kind_from_string (const char    *name,
                              SightStepKind *out_kind)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (kind_names); i++)
-    if (name != NULL && g_str_equal (kind_names[i], name))
-      {
-        *out_kind = i;
-        return TRUE;
-      }
-  return FALSE;
+  int value;
+
+  if (!sight_enum_from_nick (SIGHT_TYPE_STEP_KIND, name, &value))
+    return FALSE;
+  *out_kind = value;
+  return TRUE;
 }
 
 gboolean
@@ -295,7 +289,7 @@ sight_step_options_parse (SightStepKind   kind,
   const char *name;
   JsonNode *value;
 
-  g_return_val_if_fail ((guint) kind < G_N_ELEMENTS (kind_names), NULL);
+  g_return_val_if_fail (kind >= SIGHT_STEP_ACT && kind <= SIGHT_STEP_EXTRACT, NULL);
 
   if (json != NULL)
     {
@@ -329,7 +323,8 @@ sight_step_options_parse (SightStepKind   kind,
               if (!(option_table[i].taken_by & (1u << kind)))
                 {
                   g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
-                               "%s does not take the option %s", kind_names[kind], name);
+                               "%s does not take the option %s", sight_step_kind_to_string (kind),
+                               name);
                   return NULL;
                 }
               if (!parse_option (options, option_table[i].id, name, value, error))
@@ -340,7 +335,8 @@ sight_step_options_parse (SightStepKind   kind,
               g_autofree char *safe = sight_text_sanitize (name, 64);
 
               g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
-                           "unknown option \"%s\" for %s", safe, kind_names[kind]);
+                           "unknown option \"%s\" for %s", safe,
+                           sight_step_kind_to_string (kind));
               return NULL;
             }
         }
@@ -384,7 +380,7 @@ sight_step_options_parse_step (JsonObject  *step,
       if (have_kind)
         {
           g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
-                       "a step has both %s and %s", kind_names[kind], name);
+                       "a step has both %s and %s", sight_step_kind_to_string (kind), name);
           return NULL;
         }
       have_kind = TRUE;

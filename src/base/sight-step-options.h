@@ -13,7 +13,7 @@ G_BEGIN_DECLS
 typedef enum {
   SIGHT_STEP_ACT,
   SIGHT_STEP_ASSERT,
-  SIGHT_STEP_WAIT_FOR,
+  SIGHT_STEP_WAIT_FOR,   /*< nick=waitFor >*/
   SIGHT_STEP_EXTRACT,
 } SightStepKind;
 
@@ -22,7 +22,8 @@ const char      *sight_step_kind_to_string   (SightStepKind  kind);
 gboolean         sight_step_kind_from_string (const char    *name,
                                               SightStepKind *out_kind);
 
-typedef enum {
+/* Written as JSON false, true or "only", not by nick. */
+typedef enum /*< skip >*/ {
   SIGHT_VISION_UNSET = -1,
   SIGHT_VISION_OFF = 0,   /* false: the tree */
   SIGHT_VISION_ON = 1,    /* true: the tree and a masked screenshot */

@@ -5,6 +5,9 @@
 
 #include "sight-usage.h"
 
+#include "sight-base-enums.h"
+#include "sight-enum.h"
+
 void
 sight_usage_init (SightUsage *usage)
 {
@@ -68,14 +71,7 @@ sight_usage_add (SightUsage       *total,
 const char *
 sight_token_accounting_to_string (SightTokenAccounting accounting)
 {
-  switch (accounting)
-    {
-    case SIGHT_TOKEN_ACCOUNTING_PROVIDER:
-      return "provider";
-    case SIGHT_TOKEN_ACCOUNTING_ADAPTER_UPPER_BOUND:
-    default:
-      return "adapter-upper-bound";
-    }
+  return sight_enum_to_nick (SIGHT_TYPE_TOKEN_ACCOUNTING, accounting);
 }
 
 void

@@ -5,7 +5,9 @@
 
 #include "sight-actions.h"
 
+#include "sight-engine-enums.h"
 #include "sight-engine-resources.h"
+#include "sight-enum.h"
 #include "sight-error.h"
 #include "sight-observation.h"
 #include "sight-secret-fields.h"
@@ -432,6 +434,68 @@ sight_web_page_tap_at_finish (SightWebPage  *self,
 }
 
 static void
+action_performed_cb (GObject      *source,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  GError *error = NULL;
+  JsonObject *reply;
+
+  if (g_task_get_source_tag (G_TASK (result)) == sight_web_page_tap_at_async)
+    reply = sight_web_page_tap_at_finish (SIGHT_WEB_PAGE (source), result, &error);
+  else
+    reply = sight_web_page_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
+  if (reply == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, reply, (GDestroyNotify) json_object_unref);
+}
+
+void
+sight_web_page_perform_action_async (SightWebPage        *self,
+                                     const SightAction   *action,
+                                     guint                timeout_ms,
+                                     GCancellable        *cancellable,
+                                     GAsyncReadyCallback  callback,
+                                     gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(JsonObject) engine = NULL;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  g_return_if_fail (action != NULL);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_perform_action_async);
+  if (action->kind == SIGHT_ACTION_TAP_AT && action->ref == NULL)
+    {
+      sight_web_page_tap_at_async (self, action->x, action->y, timeout_ms, cancellable,
+                                   action_performed_cb, g_steal_pointer (&task));
+      return;
+    }
+  engine = sight_action_to_engine (action);
+  if (engine == NULL)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                               "“%s” is not an action on the page",
+                               sight_action_kind_to_nick (action->kind));
+      return;
+    }
+  sight_web_page_perform_async (self, action->ref, engine, timeout_ms, cancellable,
+                                action_performed_cb, g_steal_pointer (&task));
+}
+
+JsonObject *
+sight_web_page_perform_action_finish (SightWebPage  *self,
+                                      GAsyncResult  *result,
+                                      GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
 history_loaded_cb (GObject      *source,
                    GAsyncResult *res,
                    gpointer      user_data)
@@ -466,7 +530,7 @@ sight_web_page_history_async (SightWebPage        *self,
     {
       g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
                                "There is no page to go %s to",
-                               action == SIGHT_HISTORY_BACK ? "back" : "forward");
+                               sight_enum_to_nick (SIGHT_TYPE_HISTORY_ACTION, action));
       return;
     }
   _sight_web_page_wait_for_navigation_async (self, SIGHT_WAIT_UNTIL_LOAD, timeout_ms, cancellable,

@@ -3,6 +3,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "sight-action.h"
 #include "sight-web-page.h"
 
 G_BEGIN_DECLS
@@ -60,6 +61,20 @@ void        sight_web_page_tap_at_async      (SightWebPage        *self,
 JsonObject *sight_web_page_tap_at_finish     (SightWebPage        *self,
                                               GAsyncResult        *result,
                                               GError             **error);
+
+/* Performs @action (sight-action.h): a tap at its point (a TAP_AT with no
+ * ref) as sight_web_page_tap_at_async, any other page action on its ref (or
+ * the page) as sight_web_page_perform_async. Fails with INVALID_ARGUMENT for a
+ * kind that is not a page action. Finishes with the engine's result. */
+void        sight_web_page_perform_action_async  (SightWebPage        *self,
+                                                  const SightAction   *action,
+                                                  guint                timeout_ms,
+                                                  GCancellable        *cancellable,
+                                                  GAsyncReadyCallback  callback,
+                                                  gpointer             user_data);
+JsonObject *sight_web_page_perform_action_finish (SightWebPage        *self,
+                                                  GAsyncResult        *result,
+                                                  GError             **error);
 
 typedef enum {
   SIGHT_HISTORY_BACK,

@@ -4,7 +4,10 @@
 #include "config.h"
 
 #include "sight-model-request.h"
+
+#include "sight-enum.h"
 #include "sight-json.h"
+#include "sight-model-enums.h"
 
 static void
 image_free (SightModelImage *image)
@@ -287,18 +290,5 @@ sight_model_response_parse_json (SightModelResponse *self)
 const char *
 sight_model_finish_reason_to_string (SightModelFinishReason reason)
 {
-  switch (reason)
-    {
-    case SIGHT_MODEL_FINISH_STOP:
-      return "stop";
-    case SIGHT_MODEL_FINISH_TOOL_CALLS:
-      return "tool_calls";
-    case SIGHT_MODEL_FINISH_LENGTH:
-      return "length";
-    case SIGHT_MODEL_FINISH_CONTENT_FILTER:
-      return "content_filter";
-    case SIGHT_MODEL_FINISH_OTHER:
-    default:
-      return "other";
-    }
+  return sight_enum_to_nick (SIGHT_TYPE_MODEL_FINISH_REASON, reason);
 }

@@ -30,9 +30,9 @@ typedef enum {
 
 typedef enum {
   SIGHT_MODEL_FINISH_STOP,
-  SIGHT_MODEL_FINISH_TOOL_CALLS,
+  SIGHT_MODEL_FINISH_TOOL_CALLS,      /*< nick=tool_calls >*/
   SIGHT_MODEL_FINISH_LENGTH,
-  SIGHT_MODEL_FINISH_CONTENT_FILTER,
+  SIGHT_MODEL_FINISH_CONTENT_FILTER,  /*< nick=content_filter >*/
   SIGHT_MODEL_FINISH_OTHER,
 } SightModelFinishReason;
 
