@@ -928,15 +928,14 @@ flow_step_cb (GObject      *source,
 {
   Run *run = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonObject) detail = sight_flow_step_run_finish (result, &error);
-  const char *masked = sight_flow_step_run_get_masked_text (result);
-  const char *step = masked != NULL ? masked : run->steps[run->next];
-  const char *kind = detail ? json_object_get_string_member_with_default (detail, "kind", "do")
-                            : "do";
+  g_autoptr(SightStepResult) outcome = sight_flow_step_run_finish (result, &error);
+  const char *step = outcome != NULL && outcome->instruction_masked ? outcome->instruction
+                                                                    : run->steps[run->next];
+  const char *kind = error == NULL && !outcome->direct ? "act" : "do";
 
-  if (detail != NULL)
+  if (error == NULL)
     step_record (run, run->next + 1, kind, step, SIGHT_RUN_VERDICT_PASS, NULL,
-                 json_object_get_string_member_with_default (detail, "summary", "Done"));
+                 outcome->summary ? outcome->summary : "Done");
   else
     {
       SightErrorCode code = error->domain == SIGHT_ERROR ? error->code : SIGHT_ERROR_INTERNAL;

@@ -425,20 +425,18 @@ flow_step_cb (GObject      *source,
   GTask *task = user_data;
   Smoke *smoke = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonObject) detail = sight_flow_step_run_finish (result, &error);
-  const char *masked = sight_flow_step_run_get_masked_text (result);
+  g_autoptr(SightStepResult) step = sight_flow_step_run_finish (result, &error);
+  const char *masked = step != NULL && step->instruction_masked ? step->instruction : NULL;
 
-  if (detail == NULL)
+  if (error != NULL)
     {
       smoke->flow_failed = TRUE;
-      step_close_as (smoke, sight_error_code_is_blocked (error->domain == SIGHT_ERROR
-                                                         ? error->code : SIGHT_ERROR_INTERNAL)
-                              ? SIGHT_RUN_VERDICT_ERROR : SIGHT_RUN_VERDICT_FAIL,
+      step_close_as (smoke, step != NULL && step->blocked ? SIGHT_RUN_VERDICT_ERROR
+                                                          : SIGHT_RUN_VERDICT_FAIL,
                      error, NULL, masked);
     }
   else
-    step_close_as (smoke, SIGHT_RUN_VERDICT_PASS, NULL,
-                   json_object_get_string_member_with_default (detail, "summary", "Done"),
+    step_close_as (smoke, SIGHT_RUN_VERDICT_PASS, NULL, step->summary ? step->summary : "Done",
                    masked);
   smoke->flow_step++;
   observe_then_next (task);

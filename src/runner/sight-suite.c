@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "sight-agent.h"
-#include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-observation.h"
 #include "sight-flow-step.h"
@@ -16,6 +15,7 @@
 #include "sight-report.h"
 #include "sight-run-record.h"
 #include "sight-scrape.h"
+#include "sight-step-executor.h"
 #include "sight-step-request.h"
 #include "sight-tool-args.h"
 #include "sight-web-page.h"
@@ -339,57 +339,33 @@ step_what (SightTestStep *step)
 }
 
 static void
-direct_done_cb (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
+executed_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
 {
   Attempt *attempt = user_data;
   SightTestStep *step = g_ptr_array_index (attempt->test->file->steps, attempt->step - 1);
   g_autoptr(GError) error = NULL;
-  g_autofree char *summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result,
-                                                           &error);
-  const char *masked = sight_direct_step_run_get_masked_text (result);
-
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      step_close_as (attempt, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, "Interrupted", NULL,
-                     step_what (step), masked);
-      attempt_next (attempt);
-      return;
-    }
-  if (summary == NULL)
-    step_close_as (attempt, verdict_for_code (error_code_of (error)), error, NULL, NULL,
-                   step_what (step), masked);
-  else
-    step_close_as (attempt, SIGHT_RUN_VERDICT_PASS, NULL, summary, NULL, step_what (step),
-                   masked);
-  observe_then_next (attempt);
-}
-
-static void
-agent_done_cb (GObject      *source,
-               GAsyncResult *result,
-               gpointer      user_data)
-{
-  Attempt *attempt = user_data;
-  SightTestStep *step = g_ptr_array_index (attempt->test->file->steps, attempt->step - 1);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(SightStepResult) outcome = sight_agent_run_finish (SIGHT_AGENT (source), result,
-                                                              &error);
+  g_autoptr(SightStepResult) outcome = sight_step_execute_finish (result, &error);
+  SightStepResult *recorded;
+  const char *masked;
 
   if (outcome == NULL)
     {
-      step_close (attempt, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, "Interrupted", NULL,
-                  step_what (step));
+      step_close_as (attempt, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, "Interrupted", NULL,
+                     step_what (step), sight_step_execute_get_masked_instruction (result));
       attempt_next (attempt);
       return;
     }
+  masked = outcome->instruction_masked ? outcome->instruction : NULL;
+  /* A direct step spends no model: its row has no usage. */
+  recorded = outcome->direct ? NULL : outcome;
   if (error != NULL)
-    step_close (attempt, verdict_for_code (error_code_of (error)), error, NULL, outcome,
-                step_what (step));
+    step_close_as (attempt, verdict_for_code (error_code_of (error)), error, NULL, recorded,
+                   step_what (step), masked);
   else
-    step_close (attempt, SIGHT_RUN_VERDICT_PASS, NULL, outcome->summary, outcome,
-                step_what (step));
+    step_close_as (attempt, SIGHT_RUN_VERDICT_PASS, NULL, outcome->summary, recorded,
+                   step_what (step), masked);
   observe_then_next (attempt);
 }
 
@@ -401,28 +377,15 @@ run_step (Attempt       *attempt,
   SightProject *project = attempt->test->project;
   g_autoptr(SightStepRequest) request = NULL;
   g_autoptr(GError) error = NULL;
-  static const SightStepKind kinds[] = {
-    [SIGHT_TEST_STEP_ACT] = SIGHT_STEP_ACT,
-    [SIGHT_TEST_STEP_ASSERT] = SIGHT_STEP_ASSERT,
-    [SIGHT_TEST_STEP_WAIT_FOR] = SIGHT_STEP_WAIT_FOR,
-    [SIGHT_TEST_STEP_EXTRACT] = SIGHT_STEP_EXTRACT,
-  };
+  gint64 action = sight_project_get_action_timeout (project);
 
   step_open (attempt, step_what (step), NULL, step->instruction, step->options);
-  if (step->kind == SIGHT_TEST_STEP_DO)
-    {
-      gint64 action = sight_project_get_action_timeout (project);
-
-      sight_direct_step_run_async (attempt->page, step->instruction,
-                                   json_object_get_member (step->options, "params"),
-                                   sight_project_get_secrets (project),
-                                   capped_ms (attempt, action > 0 ? action : DO_TIMEOUT_MS),
-                                   cancellable, direct_done_cb, attempt);
-      return;
-    }
-
-  request = sight_step_request_new (project, kinds[step->kind], step->instruction, step->options,
-                                    attempt->test->file->agent, remaining_ms (attempt), &error);
+  request = sight_step_request_new_for_kind (project, step_what (step), step->instruction,
+                                             step->options, attempt->test->file->agent,
+                                             remaining_ms (attempt),
+                                             capped_ms (attempt,
+                                                        action > 0 ? action : DO_TIMEOUT_MS),
+                                             &error);
   if (request == NULL)
     {
       step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, NULL, step_what (step));
@@ -431,8 +394,8 @@ run_step (Attempt       *attempt,
     }
   if (attempt->agent == NULL)
     attempt->agent = sight_agent_new (project, attempt->page);
-  sight_agent_run_async (attempt->agent, g_steal_pointer (&request), cancellable, agent_done_cb,
-                         attempt);
+  sight_step_execute_async (attempt->agent, g_steal_pointer (&request), cancellable, executed_cb,
+                            attempt);
 }
 
 /* ---------------------------------------------------------------- the end */

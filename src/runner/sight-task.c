@@ -9,6 +9,7 @@
 
 #include "sight-agent.h"
 #include "sight-error.h"
+#include "sight-step-executor.h"
 #include "sight-run-record.h"
 #include "sight-session-agent.h"
 #include "sight-tool-args.h"
@@ -502,8 +503,7 @@ agent_done_cb (GObject      *source,
 {
   g_autoptr(SightTask) self = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SightStepResult) outcome = sight_agent_run_finish (SIGHT_AGENT (source), result,
-                                                               &error);
+  g_autoptr(SightStepResult) outcome = sight_step_execute_finish (result, &error);
 
   finish (self, outcome, error);
 }
@@ -636,8 +636,8 @@ begin (Start         *start,
                                       G_CALLBACK (action_performed_cb), self);
   self->call_id = g_signal_connect (agent, "model-call-finished",
                                     G_CALLBACK (model_call_finished_cb), self);
-  sight_agent_run_async (agent, g_steal_pointer (&request), self->cancellable, agent_done_cb,
-                         g_object_ref (self));
+  sight_step_execute_async (agent, g_steal_pointer (&request), self->cancellable, agent_done_cb,
+                            g_object_ref (self));
   return g_steal_pointer (&self);
 }
 
