@@ -49,19 +49,27 @@ sight_step_request_new_for_kind (SightProject  *project,
                                  remaining_test_ms, error);
 }
 
+const char *
+sight_step_kind_for_text (const char *text)
+{
+  g_autoptr(SightDirectStep) direct = NULL;
+
+  g_return_val_if_fail (text != NULL, NULL);
+
+  direct = sight_direct_step_parse (text, NULL);
+  return direct != NULL ? "do" : "act";
+}
+
 SightStepRequest *
 sight_step_request_new_for_text (SightProject  *project,
                                  const char    *text,
                                  guint          timeout_ms,
                                  GError       **error)
 {
-  g_autoptr(SightDirectStep) direct = NULL;
-
   g_return_val_if_fail (project != NULL, NULL);
   g_return_val_if_fail (text != NULL, NULL);
 
-  direct = sight_direct_step_parse (text, NULL);
-  if (direct != NULL)
+  if (g_str_equal (sight_step_kind_for_text (text), "do"))
     return sight_step_request_new_direct (text, NULL, timeout_ms);
   /* Not a direct step: the agent acts on it, which needs a model. */
   return sight_step_request_new (project, SIGHT_STEP_ACT, text, NULL, NULL, timeout_ms, error);

@@ -38,6 +38,10 @@ SightStepRequest *sight_step_request_new_for_kind (SightProject  *project,
                                                    guint          direct_timeout_ms,
                                                    GError       **error);
 
+/* What a plain-language step of a flow runs as: "do" when @text parses as
+ * a direct step, else "act". */
+const char       *sight_step_kind_for_text        (const char    *text);
+
 /* A plain-language step of a flow (a smoke test's or a skill's steps): a
  * direct step when @text parses as one, else act (which needs a model),
  * either within @timeout_ms. */
