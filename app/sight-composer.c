@@ -463,11 +463,11 @@ show_step_result (SightComposer   *self,
 
 /* A finished direct step: shown and reported in the shape the step list
  * reads (its text masked when it typed a secret literally). */
-static void
+static JsonNode *
 show_direct_result (SightComposer   *self,
                     SightStepResult *step)
 {
-  g_autoptr(JsonNode) json = NULL;
+  JsonNode *json;
   const char *verdict = sight_step_verdict_to_string (step->verdict);
   const char *code = step->error != NULL ? sight_error_code_to_string (step->error->code) : NULL;
   const char *text = step->error != NULL ? step->error->message : step->summary;
@@ -479,7 +479,10 @@ show_direct_result (SightComposer   *self,
                        step->error != NULL ? "explanation" : "summary", text);
   if (step->instruction_masked)
     json_object_set_boolean_member (json_node_get_object (json), "masked", TRUE);
-  emit_finished (self, json);
+  self->total_steps++;
+  update_totals (self);
+  update_meters (self);
+  return json;
 }
 
 static void
@@ -498,12 +501,12 @@ executed_cb (GObject      *source,
     return;   /* cancelled: the window is closing or Stop was pressed */
 
   if (step->direct)
+    json = show_direct_result (self, step);
+  else
     {
-      show_direct_result (self, step);
-      return;
+      show_step_result (self, step);
+      json = sight_step_result_to_json (step);
     }
-  show_step_result (self, step);
-  json = sight_step_result_to_json (step);
   g_signal_emit (self, signals[STEP_FINISHED], 0, json);
 }
 
@@ -611,6 +614,48 @@ fail_before_start (SightComposer *self,
   show_result (self, kind, instruction, verdict, code, error->message);
   json = outcome_json (kind, instruction, verdict, code, "explanation", error->message);
   emit_finished (self, json);
+}
+
+SightAgent *
+sight_composer_new_agent (SightComposer *self,
+                          const char    *agent_name)
+{
+  SightAgent *agent;
+  const SightAgentConfig *config;
+
+  g_return_val_if_fail (SIGHT_IS_COMPOSER (self), NULL);
+  g_return_val_if_fail (self->page != NULL, NULL);
+
+  agent = sight_agent_new (self->project, self->page);
+  config = sight_project_resolve_agent (self->project,
+                                        agent_name != NULL && *agent_name ? agent_name : NULL,
+                                        NULL);
+  /* The preferences' model serves an agent that names none. */
+  if (config != NULL && config->provider == NULL && self->provider != NULL)
+    sight_agent_set_provider (agent, self->provider);
+  g_signal_connect_object (agent, "budget-changed", G_CALLBACK (budget_changed_cb), self, 0);
+  g_signal_connect_object (agent, "model-call-started", G_CALLBACK (model_call_started_cb), self,
+                           0);
+  g_signal_connect_object (agent, "action-starting", G_CALLBACK (action_starting_cb), self, 0);
+  /* Demo mode's slow motion pauses before each of act's actions too, so
+   * that their targets show outlined first. */
+  sight_agent_set_action_delay (agent, self->start_delay_ms);
+  return agent;
+}
+
+void
+sight_composer_show_step_result (SightComposer   *self,
+                                 SightStepResult *step)
+{
+  g_autoptr(JsonNode) json = NULL;
+
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+  g_return_if_fail (step != NULL);
+
+  if (step->direct)
+    json = show_direct_result (self, step);
+  else
+    show_step_result (self, step);
 }
 
 /* Runs @instruction as a @kind step: with @step_options (a test file's step
@@ -752,24 +797,7 @@ start_run_full (SightComposer *self,
                       : step_kind == SIGHT_STEP_ACT ? request->limits.max_actions : 0;
 
   g_clear_object (&self->agent);
-  self->agent = sight_agent_new (self->project, self->page);
-  {
-    const SightAgentConfig *config = sight_project_resolve_agent (self->project,
-                                                                  *agent ? agent : NULL,
-                                                                  NULL);
-
-    if (config != NULL && config->provider == NULL && self->provider != NULL)
-      sight_agent_set_provider (self->agent, self->provider);
-  }
-  g_signal_connect_object (self->agent, "budget-changed",
-                           G_CALLBACK (budget_changed_cb), self, 0);
-  g_signal_connect_object (self->agent, "model-call-started",
-                           G_CALLBACK (model_call_started_cb), self, 0);
-  g_signal_connect_object (self->agent, "action-starting",
-                           G_CALLBACK (action_starting_cb), self, 0);
-  /* Demo mode's slow motion pauses before each of act's actions too, so
-   * that their targets show outlined first. */
-  sight_agent_set_action_delay (self->agent, self->start_delay_ms);
+  self->agent = sight_composer_new_agent (self, agent);
   set_running (self, TRUE);
   update_meters (self);
   sight_step_execute_async (self->agent, g_steal_pointer (&request), self->run_cancellable,

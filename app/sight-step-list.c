@@ -10,7 +10,9 @@
 #include "sight-error.h"
 #include "sight-observation.h"
 #include "sight-run-record.h"
+#include "sight-json.h"
 #include "sight-store.h"
+#include "sight-suite.h"
 #include "sight-test-file.h"
 #include "sight-trace-cache.h"
 
@@ -64,6 +66,8 @@ struct _SightStepList
   gboolean       waiting;         /* for the composer's ::step-finished */
   gboolean       modified;
   gboolean       updating;        /* the rows are being filled in from the model */
+  gboolean       testing;         /* Run All: the runner runs the test */
+  SightTestFile *test_file;       /* what it runs */
 };
 
 G_DEFINE_FINAL_TYPE (SightStepList, sight_step_list, ADW_TYPE_BIN)
@@ -899,10 +903,13 @@ composer_running_cb (SightComposer *composer,
     self->next_source = g_idle_add_full (G_PRIORITY_DEFAULT, next_cb, self, NULL);
 }
 
+/* @record: the run is kept by the step list (steps run through the
+ * composer), not by the runner. */
 static void
 start_run (SightStepList *self,
            guint          index,
-           gboolean       to_end)
+           gboolean       to_end,
+           gboolean       record)
 {
   if (self->run_index >= 0 || self->composer == NULL ||
       sight_composer_get_running (self->composer) || index >= sight_step_list_get_n_steps (self))
@@ -914,30 +921,74 @@ start_run (SightStepList *self,
   self->run_to_end = to_end;
   show_status (self, NULL, NULL);
   self->run_cancellable = g_cancellable_new ();
-  record_run_start (self);
+  if (record)
+    record_run_start (self);
   update_actions (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
 }
 
+/* A step of the test running through the runner ended (-1: the start page
+ * loaded, or not): its row shows how, and the next one runs. */
 static void
-load_start_cb (GObject      *source,
-               GAsyncResult *result,
-               gpointer      user_data)
+test_step_cb (int              index,
+              SightStepResult *result,
+              gpointer         user_data)
 {
-  g_autoptr(SightStepList) self = user_data;
-  g_autoptr(GError) error = NULL;
+  SightStepList *self = user_data;
+  const char *detail = result->error != NULL ? result->error->message : result->summary;
+  const char *cache = NULL, *key = NULL;
+  guint row = index < 0 ? 0 : (guint) index;
 
-  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+  if (self->run_index < 0 || row >= self->states->len)
+    return;
+  if (index < 0)
     {
-      if (self->run_index >= 0 && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        set_state (self, self->run_index, "blocked", NULL, error->message);
-      end_run (self);
+      /* The start page did not load: the test could not start. */
+      if (result->error != NULL)
+        set_state (self, 0, "blocked", NULL, detail);
       return;
     }
-  if (self->run_index >= 0)
-    run_current (self);
+  if (self->composer != NULL)
+    sight_composer_show_step_result (self->composer, result);
+  if (result->cache != NULL && JSON_NODE_HOLDS_OBJECT (result->cache))
+    {
+      JsonObject *object = json_node_get_object (result->cache);
+
+      cache = json_object_get_string_member_with_default (object, "status", NULL);
+      key = json_object_get_string_member_with_default (object, "key", NULL);
+    }
+  set_state (self, row, sight_step_verdict_to_string (result->verdict), cache, detail);
+  if (cache != NULL && key != NULL)
+    {
+      StepState *state = g_ptr_array_index (self->states, row);
+
+      state->key = g_strdup (key);
+      update_row (self, row);
+    }
+  self->run_index = index;
+  if (result->error == NULL && row + 1 < self->states->len)
+    {
+      self->run_index = index + 1;
+      set_state (self, row + 1, "running", NULL, NULL);
+    }
 }
 
+static void
+test_done_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(SightStepList) self = user_data;
+  g_autoptr(JsonObject) attempt = sight_test_run_finish (result, NULL);
+
+  self->testing = FALSE;
+  end_run (self);
+}
+
+/* Runs the whole test as `sightline run` does (sight_test_run_async): from
+ * its start page, within its timeout, stopping at its first failure, kept
+ * as a run of kind "test"; on the window's page, with the composer's agent
+ * settings and meters. */
 static void
 run_all_action (GtkWidget  *widget,
                 const char *action_name,
@@ -945,9 +996,14 @@ run_all_action (GtkWidget  *widget,
 {
   SightStepList *self = SIGHT_STEP_LIST (widget);
   g_autofree char *url = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *path = NULL;
   g_autoptr(GError) error = NULL;
+  g_autoptr(SightAgent) agent = NULL;
+  SightProject *project;
 
-  if (sight_step_list_get_n_steps (self) == 0 || self->run_index >= 0)
+  if (sight_step_list_get_n_steps (self) == 0 || self->run_index >= 0 || self->composer == NULL ||
+      self->page == NULL || self->store == NULL)
     return;
   url = resolve_start_url (self, &error);
   if (error != NULL)
@@ -955,15 +1011,24 @@ run_all_action (GtkWidget  *widget,
       show_status (self, error->message, "error");
       return;
     }
-  start_run (self, 0, TRUE);
+  path = self->file != NULL ? g_file_get_path (self->file) : NULL;
+  text = json_to_string (self->root, FALSE);
+  g_clear_pointer (&self->test_file, sight_test_file_free);
+  self->test_file = sight_test_file_parse (path, text, -1, &error);
+  if (self->test_file == NULL)
+    {
+      show_status (self, error->message, "error");
+      return;
+    }
+  start_run (self, 0, TRUE, FALSE);
   if (self->run_index < 0)
     return;
-  /* A test starts where its file says. */
-  if (url != NULL && self->page != NULL)
-    sight_web_page_load_async (self->page, url, SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
-                               self->run_cancellable, load_start_cb, g_object_ref (self));
-  else
-    run_current (self);
+  project = sight_composer_get_project (self->composer);
+  agent = sight_composer_new_agent (self->composer, self->test_file->agent);
+  self->testing = TRUE;
+  set_state (self, 0, "running", NULL, NULL);
+  sight_test_run_async (self->store, self->test_file, project, url, agent, test_step_cb, self,
+                        self->run_cancellable, test_done_cb, g_object_ref (self));
 }
 
 static void
@@ -978,6 +1043,9 @@ stop_action (GtkWidget  *widget,
   self->run_to_end = FALSE;
   if (self->run_cancellable != NULL)
     g_cancellable_cancel (self->run_cancellable);
+  /* The runner ends the test it runs and records it as interrupted. */
+  if (self->testing)
+    return;
   if (self->composer != NULL && sight_composer_get_running (self->composer))
     gtk_widget_activate_action (GTK_WIDGET (self->composer), "composer.stop", NULL);
   else
@@ -992,7 +1060,7 @@ run_step_action (GtkWidget  *widget,
   SightStepList *self = SIGHT_STEP_LIST (widget);
   guint index = g_variant_get_uint32 (parameter);
 
-  start_run (self, index, g_str_equal (action_name, "step.run-from"));
+  start_run (self, index, g_str_equal (action_name, "step.run-from"), TRUE);
   if (self->run_index >= 0)
     run_current (self);
 }
@@ -1084,6 +1152,7 @@ sight_step_list_finalize (GObject *object)
   SightStepList *self = SIGHT_STEP_LIST (object);
 
   g_clear_pointer (&self->root, json_node_unref);
+  g_clear_pointer (&self->test_file, sight_test_file_free);
   g_clear_pointer (&self->run_id, g_free);
   g_clear_pointer (&self->base_url, g_free);
   g_clear_pointer (&self->states, g_ptr_array_unref);

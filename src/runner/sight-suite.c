@@ -64,6 +64,7 @@ struct _Attempt {
   gint64            started;      /* monotonic */
   gint64            deadline;     /* monotonic */
   gboolean          loaded;
+  gboolean          borrowed_page; /* the caller's: guarded only while the test runs */
   gboolean          stopped;      /* a step failed: the rest are skipped */
   SightRunVerdict   verdict;
   SightErrorCode    code;
@@ -445,6 +446,8 @@ static void
 attempt_finish (Attempt *attempt)
 {
   sight_run_recorder_store_log (attempt->recorder, attempt->page);
+  if (attempt->borrowed_page)
+    sight_web_page_set_allowed_origins (attempt->page, NULL, NULL);
   if (!attempt->stopped)
     attempt->verdict = SIGHT_RUN_VERDICT_PASS;
   sight_run_recorder_close (attempt->recorder, attempt->verdict,
@@ -538,6 +541,7 @@ attempt_begin (Attempt      *attempt,
   attempt->run_id = g_strdup (sight_run_recorder_get_run_id (attempt->recorder));
 
   attempt->page = page != NULL ? g_object_ref (page) : sight_web_page_new ();
+  attempt->borrowed_page = page != NULL;
   sight_flow_guard_page (attempt->page, test->project, test->url);
   sight_run_recorder_step_open (attempt->recorder, "load", "load the start page",
                                 test->url ? test->url : "about:blank", NULL);
