@@ -9,7 +9,7 @@
 
 #include "sight-error.h"
 #include "sight-observation.h"
-#include "sight-run-record.h"
+#include "sight-run-recorder.h"
 #include "sight-json.h"
 #include "sight-store.h"
 #include "sight-suite.h"
@@ -52,9 +52,9 @@ struct _SightStepList
   GCancellable  *run_cancellable;
   SightStore    *store;           /* where runs are kept, or NULL */
   char          *base_url;        /* what a relative start address resolves against */
-  char          *run_id;          /* the stored run of the run going on */
-  guint          n_recorded;      /* its steps so far */
-  gint64         step_started_at;
+  SightRunRecorder *recorder;     /* the stored run of the run going on */
+  SightRunVerdict run_verdict;    /* its first step that did not pass */
+  char          *run_explanation;
 
   /* borrowed */
   SightComposer *composer;
@@ -490,28 +490,6 @@ add_apply_cb (AdwEntryRow   *row,
 
 /* Recording runs in the store ------------------------------------------ */
 
-static void
-write_cb (GObject      *source,
-          GAsyncResult *result,
-          gpointer      user_data)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!sight_store_write_finish (SIGHT_STORE (source), result, &error) &&
-      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    g_warning ("Could not store the run: %s", error->message);
-}
-
-static SightRunVerdict
-verdict_of (const char *verdict)
-{
-  if (g_strcmp0 (verdict, "pass") == 0)
-    return SIGHT_RUN_VERDICT_PASS;
-  if (g_strcmp0 (verdict, "fail") == 0)
-    return SIGHT_RUN_VERDICT_FAIL;
-  return SIGHT_RUN_VERDICT_ERROR;   /* blocked: the code says by what */
-}
-
 /* The test's start address, a relative one ("/login") resolved against the
  * base address for tests as `sightline run --base-url` does; NULL with no
  * error when the test has none. */
@@ -553,8 +531,9 @@ record_run_start (SightStepList *self)
   g_autofree char *name = NULL;
   g_autofree char *url = resolve_start_url (self, NULL);
 
-  g_clear_pointer (&self->run_id, g_free);
-  self->n_recorded = 0;
+  g_clear_object (&self->recorder);
+  g_clear_pointer (&self->run_explanation, g_free);
+  self->run_verdict = SIGHT_RUN_VERDICT_PASS;
   if (self->store == NULL)
     return;
   name = g_strdup (json_object_get_string_member_with_default (object, "name", ""));
@@ -567,23 +546,19 @@ record_run_start (SightStepList *self)
   run.name = name;
   run.url = url != NULL ? url
             : self->page != NULL ? (char *) sight_web_page_get_uri (self->page) : NULL;
-  run.started_at = g_get_real_time ();
-  self->run_id = sight_store_open_run_async (self->store, &run, NULL, write_cb, NULL);
+  self->recorder = sight_run_recorder_open_async (self->store, &run);
 }
 
 typedef struct {
-  SightStepList *self;
-  SightStore    *store;
-  char          *run_id;
-  int            index;
+  SightStepList    *self;
+  SightRunRecorder *recorder;
 } ObservationData;
 
 static void
 observation_data_free (ObservationData *data)
 {
   g_object_unref (data->self);
-  g_object_unref (data->store);
-  g_free (data->run_id);
+  g_object_unref (data->recorder);
   g_free (data);
 }
 
@@ -598,42 +573,45 @@ record_observation_cb (GObject      *source,
   g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
 
   if (observation != NULL)
-    sight_run_store_observation (data->store, data->run_id, data->index, "after", observation,
-                                 write_cb, NULL);
+    sight_run_recorder_observe (data->recorder, "after", observation);
   continue_run (data->self);
   observation_data_free (data);
 }
 
-/* Stores step @index's outcome, then the page as it left it; the run goes
- * on once that is taken (the next step must not change it first). */
+/* Stores the outcome of the step that is open (the composer's result: its
+ * verdict, code and detail), then the page as it left it; the run goes on
+ * once that is taken (the next step must not change it first). */
 static void
 record_step (SightStepList *self,
-             guint          index,
              const char    *masked,
              const char    *verdict,
              const char    *code,
              const char    *detail)
 {
-  SightStepRecord step = { 0 };
+  g_autoptr(GError) error = NULL;
+  SightErrorCode error_code;
+  SightRunVerdict recorded = g_strcmp0 (verdict, "pass") == 0 ? SIGHT_RUN_VERDICT_PASS
+                                                              : SIGHT_RUN_VERDICT_FAIL;
   ObservationData *data;
 
-  if (self->store == NULL || self->run_id == NULL)
+  if (self->recorder == NULL)
     {
       continue_run (self);
       return;
     }
-  step.run_id = self->run_id;
-  step.index = self->n_recorded++;
-  step.kind = (char *) sight_step_list_get_step_kind (self, index);
-  step.instruction = (char *) (masked != NULL ? masked
-                                : sight_step_list_get_instruction (self, index));
-  step.verdict = verdict_of (verdict);
-  step.code = (char *) code;
-  step.explanation = (char *) detail;
-  step.started_at = self->step_started_at;
-  step.finished_at = g_get_real_time ();
-  sight_store_add_step_async (self->store, &step, NULL, write_cb, NULL);
-  sight_store_finish_step_async (self->store, &step, NULL, write_cb, NULL);
+  /* A coded failure is mapped as every runner maps it. */
+  if (recorded != SIGHT_RUN_VERDICT_PASS && code != NULL &&
+      sight_error_code_from_string (code, &error_code))
+    {
+      error = g_error_new_literal (SIGHT_ERROR, error_code, detail != NULL ? detail : "");
+      recorded = sight_run_verdict_for_error (error);
+    }
+  recorded = sight_run_recorder_step_close (self->recorder, recorded, error, detail, NULL, masked);
+  if (recorded != SIGHT_RUN_VERDICT_PASS && self->run_verdict == SIGHT_RUN_VERDICT_PASS)
+    {
+      self->run_verdict = recorded;
+      self->run_explanation = g_strdup (detail);
+    }
 
   /* What the page looked like after it, for the Runs page. */
   if (self->page == NULL)
@@ -643,43 +621,25 @@ record_step (SightStepList *self,
     }
   data = g_new0 (ObservationData, 1);
   data->self = g_object_ref (self);
-  data->store = g_object_ref (self->store);
-  data->run_id = g_strdup (self->run_id);
-  data->index = step.index;
+  data->recorder = g_object_ref (self->recorder);
   sight_observation_capture_async (self->page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT,
                                    OBSERVE_TIMEOUT_MS, NULL, record_observation_cb, data);
 }
 
 static void
 record_run_end (SightStepList *self,
-                guint          first,
-                guint          last,
                 gboolean       stopped)
 {
-  SightRunRecord run = { 0 };
-  SightRunVerdict verdict = SIGHT_RUN_VERDICT_PASS;
-
-  if (self->store == NULL || self->run_id == NULL)
+  if (self->recorder == NULL)
     return;
-  for (guint i = first; i <= last && i < self->states->len; i++)
-    {
-      const StepState *state = g_ptr_array_index (self->states, i);
-
-      if (state->verdict != NULL && !g_str_equal (state->verdict, "pass") &&
-          !g_str_equal (state->verdict, "running"))
-        {
-          verdict = verdict_of (state->verdict);
-          run.explanation = state->detail;
-          break;
-        }
-    }
   if (stopped)
-    verdict = SIGHT_RUN_VERDICT_INTERRUPTED;
-  run.id = self->run_id;
-  run.verdict = verdict;
-  run.final_url = self->page != NULL ? (char *) sight_web_page_get_uri (self->page) : NULL;
-  sight_store_finish_run_async (self->store, &run, NULL, write_cb, NULL);
-  g_clear_pointer (&self->run_id, g_free);
+    sight_run_recorder_interrupt (self->recorder, self->run_explanation,
+                                  self->page != NULL ? sight_web_page_get_uri (self->page) : NULL);
+  else
+    sight_run_recorder_close (self->recorder, self->run_verdict, NULL, self->run_explanation,
+                              self->page != NULL ? sight_web_page_get_uri (self->page) : NULL,
+                              NULL, NULL);
+  g_clear_object (&self->recorder);
 }
 
 /* Running ---------------------------------------------------------------- */
@@ -773,7 +733,7 @@ end_run (SightStepList *self)
           stopped = TRUE;
         }
       update_status (self, self->run_first, self->run_index, stopped);
-      record_run_end (self, self->run_first, self->run_index, stopped);
+      record_run_end (self, stopped);
     }
   self->run_index = -1;
   self->waiting = FALSE;
@@ -812,7 +772,9 @@ run_current (SightStepList *self)
   json_object_remove_member (options, kind);
   set_state (self, self->run_index, "running", NULL, NULL);
   self->waiting = TRUE;
-  self->step_started_at = g_get_real_time ();
+  if (self->recorder != NULL)
+    sight_run_recorder_step_open (self->recorder, kind, NULL,
+                                  json_object_get_string_member (step, kind), NULL);
   if (!sight_composer_run_step (self->composer, kind,
                                 json_object_get_string_member (step, kind), options))
     end_run (self);
@@ -867,7 +829,7 @@ step_finished_cb (SightComposer *composer,
    * a secure field is masked by the composer. */
   masked = json_object_get_boolean_member_with_default (object, "masked", FALSE)
            ? json_object_get_string_member_with_default (object, "instruction", NULL) : NULL;
-  record_step (self, self->run_index, masked, verdict,
+  record_step (self, masked, verdict,
                json_object_get_string_member_with_default (object, "code", NULL), detail);
 }
 
@@ -1153,7 +1115,8 @@ sight_step_list_finalize (GObject *object)
 
   g_clear_pointer (&self->root, json_node_unref);
   g_clear_pointer (&self->test_file, sight_test_file_free);
-  g_clear_pointer (&self->run_id, g_free);
+  g_clear_object (&self->recorder);
+  g_clear_pointer (&self->run_explanation, g_free);
   g_clear_pointer (&self->base_url, g_free);
   g_clear_pointer (&self->states, g_ptr_array_unref);
   g_clear_pointer (&self->rows, g_ptr_array_unref);
