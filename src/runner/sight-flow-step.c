@@ -63,14 +63,9 @@ SightStepResult *
 sight_flow_step_run_finish (GAsyncResult  *result,
                             GError       **error)
 {
-  SightStepResult *step;
-
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-
-  step = g_task_propagate_pointer (G_TASK (result), error);
-  if (step != NULL && step->error != NULL)
-    sight_step_result_propagate (step, error);
-  return step;
+  /* The flow's task ends as the executor's does: a result, or NULL when
+   * cancelled. */
+  return sight_step_execute_finish (result, error);
 }
 
 void
