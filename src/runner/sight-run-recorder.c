@@ -283,6 +283,23 @@ sight_run_recorder_step_skip (SightRunRecorder *self,
 }
 
 void
+sight_run_recorder_step_add (SightRunRecorder      *self,
+                             const SightStepRecord *step)
+{
+  SightStepRecord record;
+
+  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
+  g_return_if_fail (step != NULL);
+  g_return_if_fail (!self->step_open);
+
+  record = *step;
+  record.run_id = self->run_id;
+  record.index = self->index++;
+  sight_store_add_step_async (self->store, &record, NULL, write_done_cb, NULL);
+  sight_store_finish_step_async (self->store, &record, NULL, write_done_cb, NULL);
+}
+
+void
 sight_run_recorder_observe (SightRunRecorder *self,
                             const char       *phase,
                             SightObservation *observation)
@@ -298,9 +315,18 @@ void
 sight_run_recorder_store_log (SightRunRecorder *self,
                               SightWebPage     *page)
 {
+  sight_run_recorder_store_log_between (self, page, 0, 0);
+}
+
+void
+sight_run_recorder_store_log_between (SightRunRecorder *self,
+                                      SightWebPage     *page,
+                                      gint64            since,
+                                      gint64            until)
+{
   g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
 
-  sight_run_store_page_log (self->store, self->run_id, page, 0, 0, write_done_cb, NULL);
+  sight_run_store_page_log (self->store, self->run_id, page, since, until, write_done_cb, NULL);
 }
 
 void
@@ -314,9 +340,6 @@ sight_run_recorder_close (SightRunRecorder    *self,
 {
   SightRunRecord run = { 0 };
 
-  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
-
-  run.id = self->run_id;
   run.verdict = verdict;
   run.final_url = (char *) final_url;
   if (verdict != SIGHT_RUN_VERDICT_PASS)
@@ -324,7 +347,23 @@ sight_run_recorder_close (SightRunRecorder    *self,
       run.code = (char *) code;
       run.explanation = (char *) explanation;
     }
-  sight_store_finish_run_async (self->store, &run, NULL, callback ? callback : write_done_cb,
+  sight_run_recorder_close_record (self, &run, callback, user_data);
+}
+
+void
+sight_run_recorder_close_record (SightRunRecorder     *self,
+                                 const SightRunRecord *run,
+                                 GAsyncReadyCallback   callback,
+                                 gpointer              user_data)
+{
+  SightRunRecord record;
+
+  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
+  g_return_if_fail (run != NULL);
+
+  record = *run;
+  record.id = self->run_id;
+  sight_store_finish_run_async (self->store, &record, NULL, callback ? callback : write_done_cb,
                                 user_data);
 }
 

@@ -77,14 +77,24 @@ void              sight_run_recorder_step_skip     (SightRunRecorder *self,
                                                     const char       *instruction,
                                                     JsonObject       *options,
                                                     const char       *why);
+/* Records a step that has already ended, as @step gives it (kind, label,
+ * instruction, verdict, spend, times; the run and the index are the
+ * recorder's): each action of a task as it is committed. */
+void              sight_run_recorder_step_add      (SightRunRecorder *self,
+                                                    const SightStepRecord *step);
 /* Stores @observation as the page after the last closed step (@phase
  * "after", "final", …). */
 void              sight_run_recorder_observe       (SightRunRecorder *self,
                                                     const char       *phase,
                                                     SightObservation *observation);
-/* Stores what @page logged (NULL: nothing) as the run's log. */
+/* Stores what @page logged (NULL: nothing) as the run's log; _between
+ * keeps the entries stamped from @since (0: the start) to @until (0: now). */
 void              sight_run_recorder_store_log     (SightRunRecorder *self,
                                                     SightWebPage     *page);
+void              sight_run_recorder_store_log_between (SightRunRecorder *self,
+                                                        SightWebPage     *page,
+                                                        gint64            since,
+                                                        gint64            until);
 /* Closes the run: @verdict, with @code and @explanation unless it passed,
  * and the URL the page ended on. @callback gets the store's write
  * (sight_store_write_finish); NULL: a failed write is logged. */
@@ -93,6 +103,13 @@ void              sight_run_recorder_close         (SightRunRecorder *self,
                                                     const char       *code,
                                                     const char       *explanation,
                                                     const char       *final_url,
+                                                    GAsyncReadyCallback callback,
+                                                    gpointer          user_data);
+/* The same with everything @run says (a task's answer, notes, when it
+ * finished); its id is the recorder's. A run may be closed again (a task's
+ * log stored once its session ends). */
+void              sight_run_recorder_close_record  (SightRunRecorder *self,
+                                                    const SightRunRecord *run,
                                                     GAsyncReadyCallback callback,
                                                     gpointer          user_data);
 /* Closes the run as interrupted, saying @explanation. */
