@@ -605,6 +605,31 @@ count_cb (guint *counter)
   (*counter)++;
 }
 
+/* Shows the Runs page and opens the @nth run it lists (newest first);
+ * @n_shown: how many it lists. */
+static const SightRunData *
+open_listed_run (guint  nth,
+                 guint *n_shown)
+{
+  SightHistory *history = sight_window_get_history (window);
+  guint runs_loaded = 0, run_loaded = 0;
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+  gulong a, b;
+
+  a = g_signal_connect_swapped (history, "runs-loaded", G_CALLBACK (count_cb), &runs_loaded);
+  b = g_signal_connect_swapped (history, "run-loaded", G_CALLBACK (count_cb), &run_loaded);
+  sight_window_show_page (window, "runs");
+  while (runs_loaded == 0 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  *n_shown = sight_history_get_n_shown (history);
+  sight_history_open_run (history, sight_history_get_shown_run_id (history, nth));
+  while (run_loaded == 0 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_signal_handler_disconnect (history, a);
+  g_signal_handler_disconnect (history, b);
+  return sight_history_get_run (history);
+}
+
 /* The runs above were kept: the Runs page lists them and time-travels
  * through their steps. */
 static void
@@ -613,24 +638,13 @@ test_runs_are_kept (void)
   SightHistory *history;
   const SightRunData *data;
   const SightStepRecord *step;
-  guint runs_loaded = 0, run_loaded = 0;
-  gint64 deadline;
-  gulong a, b;
+  guint n_shown;
 
   ensure_window ();
   history = sight_window_get_history (window);
-  a = g_signal_connect_swapped (history, "runs-loaded", G_CALLBACK (count_cb), &runs_loaded);
-  b = g_signal_connect_swapped (history, "run-loaded", G_CALLBACK (count_cb), &run_loaded);
-  sight_window_show_page (window, "runs");
-  deadline = g_get_monotonic_time () + DEADLINE_US;
-  while (runs_loaded == 0 && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
   /* Newest first: the single step, then the whole test. */
-  g_assert_cmpuint (sight_history_get_n_shown (history), ==, 2);
-  sight_history_open_run (history, sight_history_get_shown_run_id (history, 1));
-  while (run_loaded == 0 && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  data = sight_history_get_run (history);
+  data = open_listed_run (1, &n_shown);
+  g_assert_cmpuint (n_shown, ==, 2);
   g_assert_nonnull (data);
   g_assert_cmpstr (data->run->kind, ==, "test");
   g_assert_cmpstr (data->run->name, ==, "Signs in");
@@ -660,8 +674,6 @@ test_runs_are_kept (void)
                                    sight_window_get_demo_url (window)));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (history), "history.back", NULL));
   sight_window_show_page (window, "test");
-  g_signal_handler_disconnect (history, a);
-  g_signal_handler_disconnect (history, b);
 }
 
 /* Run All runs the test as `sightline run` does: its timeout holds for the
@@ -678,9 +690,8 @@ test_run_all_applies_timeout (void)
   const SightRunData *data;
   const SightStepRecord *step;
   SightStepList *list;
-  guint runs_loaded = 0, run_loaded = 0;
-  gint64 started, deadline;
-  gulong a, b;
+  guint n_shown;
+  gint64 started;
 
   ensure_window ();
   list = sight_window_get_step_list (window);
@@ -705,16 +716,7 @@ test_run_all_applies_timeout (void)
                                    "Step 3 was blocked: The test's time (4000 ms) ran out"));
 
   history = sight_window_get_history (window);
-  a = g_signal_connect_swapped (history, "runs-loaded", G_CALLBACK (count_cb), &runs_loaded);
-  b = g_signal_connect_swapped (history, "run-loaded", G_CALLBACK (count_cb), &run_loaded);
-  sight_window_show_page (window, "runs");
-  deadline = g_get_monotonic_time () + DEADLINE_US;
-  while (runs_loaded == 0 && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  sight_history_open_run (history, sight_history_get_shown_run_id (history, 0));
-  while (run_loaded == 0 && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  data = sight_history_get_run (history);
+  data = open_listed_run (0, &n_shown);
   g_assert_nonnull (data);
   g_assert_cmpstr (data->run->name, ==, "Slow");
   g_assert_cmpint (data->run->verdict, ==, SIGHT_RUN_VERDICT_ERROR);
@@ -723,8 +725,6 @@ test_run_all_applies_timeout (void)
   g_assert_cmpstr (step->code, ==, "STEP_TIMEOUT");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (history), "history.back", NULL));
   sight_window_show_page (window, "test");
-  g_signal_handler_disconnect (history, a);
-  g_signal_handler_disconnect (history, b);
 }
 
 /* A relative start address resolves against the base address for tests of
