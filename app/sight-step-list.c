@@ -11,6 +11,7 @@
 #include "sight-observation.h"
 #include "sight-run-recorder.h"
 #include "sight-json.h"
+#include "sight-step-executor.h"
 #include "sight-store.h"
 #include "sight-suite.h"
 #include "sight-test-file.h"
@@ -19,7 +20,8 @@
 #define LOAD_TIMEOUT_MS 30000
 #define OBSERVE_TIMEOUT_MS 10000
 
-static const char * const kinds[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+/* The step kinds, in the kind menu's order, are the executor's. */
+#define kinds sight_step_kind_names
 
 typedef struct {
   char *verdict;   /* "pass", "fail", "blocked", "running" or NULL */
@@ -482,7 +484,8 @@ add_apply_cb (AdwEntryRow   *row,
       gtk_widget_error_bell (GTK_WIDGET (row));
       return;
     }
-  json_object_set_string_member (step, kinds[MIN (selected, G_N_ELEMENTS (kinds) - 2)], text);
+  json_object_set_string_member (step, kinds[MIN (selected, g_strv_length ((GStrv) kinds) - 1)],
+                                 text);
   json_node_set_object (node, step);
   sight_step_list_append_step (self, node);
   gtk_editable_set_text (GTK_EDITABLE (row), "");
