@@ -8,11 +8,11 @@
 #include <glib/gi18n.h>
 
 #include "sight-agent.h"
-#include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-json.h"
 #include "sight-model-config.h"
 #include "sight-project.h"
+#include "sight-step-executor.h"
 #include "sight-step-request.h"
 #include "sight-step-result.h"
 
@@ -461,23 +461,52 @@ show_step_result (SightComposer   *self,
   update_meters (self);
 }
 
+/* A finished direct step: shown and reported in the shape the step list
+ * reads (its text masked when it typed a secret literally). */
+static JsonNode *
+show_direct_result (SightComposer   *self,
+                    SightStepResult *step)
+{
+  JsonNode *json;
+  const char *verdict = sight_step_verdict_to_string (step->verdict);
+  const char *code = step->error != NULL ? sight_error_code_to_string (step->error->code) : NULL;
+  const char *text = step->error != NULL ? step->error->message : step->summary;
+
+  if (step->error == NULL)
+    self->actions++;
+  show_result (self, "do", step->instruction, verdict, code, text);
+  json = outcome_json ("do", step->instruction, verdict, code,
+                       step->error != NULL ? "explanation" : "summary", text);
+  if (step->instruction_masked)
+    json_object_set_boolean_member (json_node_get_object (json), "masked", TRUE);
+  self->total_steps++;
+  update_totals (self);
+  update_meters (self);
+  return json;
+}
+
 static void
-agent_run_cb (GObject      *source,
-              GAsyncResult *result,
-              gpointer      user_data)
+executed_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
 {
   g_autoptr(SightComposer) self = user_data;
   g_autoptr(SightStepResult) step = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) json = NULL;
 
-  step = sight_agent_run_finish (SIGHT_AGENT (source), result, &error);
+  step = sight_step_execute_finish (result, &error);
   set_running (self, FALSE);
   if (step == NULL)
     return;   /* cancelled: the window is closing or Stop was pressed */
 
-  show_step_result (self, step);
-  json = sight_step_result_to_json (step);
+  if (step->direct)
+    json = show_direct_result (self, step);
+  else
+    {
+      show_step_result (self, step);
+      json = sight_step_result_to_json (step);
+    }
   g_signal_emit (self, signals[STEP_FINISHED], 0, json);
 }
 
@@ -546,45 +575,6 @@ followed_step_cancelled_cb (SightAgent    *agent,
                self->stopping_followed ? _("Stopped") : reason);
 }
 
-static void
-direct_run_cb (GObject      *source,
-               GAsyncResult *result,
-               gpointer      user_data)
-{
-  g_autoptr(SightComposer) self = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *summary = NULL;
-  g_autoptr(JsonNode) json = NULL;
-  const char *instruction = g_object_get_data (G_OBJECT (self), "direct-instruction");
-  const char *verdict, *code = NULL, *masked;
-
-  summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result, &error);
-  /* A value typed literally into a password field is shown, reported and
-   * stored masked. */
-  masked = sight_direct_step_run_get_masked_text (result);
-  if (masked != NULL)
-    instruction = masked;
-  set_running (self, FALSE);
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-  if (error != NULL && error->domain == SIGHT_ERROR)
-    code = sight_error_code_to_string (error->code);
-  verdict = error == NULL ? "pass"
-            : error->domain == SIGHT_ERROR && sight_error_code_is_blocked (error->code)
-            ? "blocked" : "fail";
-  if (error == NULL)
-    self->actions++;
-  show_result (self, "do", instruction, verdict, code,
-               error != NULL ? error->message : summary);
-
-  json = outcome_json ("do", instruction, verdict, code,
-                      error != NULL ? "explanation" : "summary",
-                      error != NULL ? error->message : summary);
-  if (masked != NULL)
-    json_object_set_boolean_member (json_node_get_object (json), "masked", TRUE);
-  emit_finished (self, json);
-}
-
 static JsonNode *
 parse_json_view (GtkTextView  *view,
                  const char   *what,
@@ -626,6 +616,48 @@ fail_before_start (SightComposer *self,
   emit_finished (self, json);
 }
 
+SightAgent *
+sight_composer_new_agent (SightComposer *self,
+                          const char    *agent_name)
+{
+  SightAgent *agent;
+  const SightAgentConfig *config;
+
+  g_return_val_if_fail (SIGHT_IS_COMPOSER (self), NULL);
+  g_return_val_if_fail (self->page != NULL, NULL);
+
+  agent = sight_agent_new (self->project, self->page);
+  config = sight_project_resolve_agent (self->project,
+                                        agent_name != NULL && *agent_name ? agent_name : NULL,
+                                        NULL);
+  /* The preferences' model serves an agent that names none. */
+  if (config != NULL && config->provider == NULL && self->provider != NULL)
+    sight_agent_set_provider (agent, self->provider);
+  g_signal_connect_object (agent, "budget-changed", G_CALLBACK (budget_changed_cb), self, 0);
+  g_signal_connect_object (agent, "model-call-started", G_CALLBACK (model_call_started_cb), self,
+                           0);
+  g_signal_connect_object (agent, "action-starting", G_CALLBACK (action_starting_cb), self, 0);
+  /* Demo mode's slow motion pauses before each of act's actions too, so
+   * that their targets show outlined first. */
+  sight_agent_set_action_delay (agent, self->start_delay_ms);
+  return agent;
+}
+
+void
+sight_composer_show_step_result (SightComposer   *self,
+                                 SightStepResult *step)
+{
+  g_autoptr(JsonNode) json = NULL;
+
+  g_return_if_fail (SIGHT_IS_COMPOSER (self));
+  g_return_if_fail (step != NULL);
+
+  if (step->direct)
+    json = show_direct_result (self, step);
+  else
+    show_step_result (self, step);
+}
+
 /* Runs @instruction as a @kind step: with @step_options (a test file's step
  * members other than the instruction) when given, else with what the
  * composer's fields say. */
@@ -664,139 +696,112 @@ start_run_full (SightComposer *self,
       return TRUE;
     }
 
-  if (g_str_equal (kind, "do"))
-    {
-      guint timeout = step_options != NULL
-                      ? (guint) json_object_get_int_member_with_default (step_options, "timeout", 0)
-                      : (guint) gtk_spin_button_get_value_as_int (self->timeout_spin);
+  g_autoptr(JsonObject) options = json_object_new ();
+  g_autoptr(JsonNode) schema = NULL;
+  g_autoptr(SightStepRequest) request = NULL;
+  SightStepKind step_kind = SIGHT_STEP_ACT;
+  guint vision = gtk_drop_down_get_selected (self->vision_dropdown);
+  const char *agent = gtk_editable_get_text (GTK_EDITABLE (self->agent_entry));
+  gboolean direct = g_str_equal (kind, "do");
+  guint direct_timeout = step_options != NULL
+                         ? (guint) json_object_get_int_member_with_default (step_options,
+                                                                            "timeout", 0)
+                         : (guint) gtk_spin_button_get_value_as_int (self->timeout_spin);
 
-      self->timeout_ms = timeout > 0 ? timeout : DIRECT_STEP_TIMEOUT_MS;
-      self->max_calls = 0;
-      self->max_actions = 1;
-      g_object_set_data_full (G_OBJECT (self), "direct-instruction", g_strdup (instruction),
-                              g_free);
-      set_running (self, TRUE);
-      update_meters (self);
-      sight_direct_step_run_async (self->page, instruction, params,
-                                   sight_project_get_secrets (self->project),
-                                   self->timeout_ms, self->run_cancellable,
-                                   direct_run_cb, g_object_ref (self));
-      return TRUE;
+  sight_step_kind_from_string (kind, &step_kind);
+  if (step_options != NULL)
+    {
+      json_object_unref (options);
+      options = json_object_ref (step_options);
+      agent = json_object_get_string_member_with_default (step_options, "agent", "");
+    }
+  else if (direct)
+    {
+      if (params != NULL)
+        json_object_set_member (options, "params", g_steal_pointer (&params));
     }
   else
     {
-      g_autoptr(JsonObject) options = json_object_new ();
-      g_autoptr(JsonNode) schema = NULL;
-      g_autoptr(SightStepRequest) request = NULL;
-      g_autoptr(SightModelProvider) provider = NULL;
-      SightStepKind step_kind = SIGHT_STEP_ACT;
-      guint vision = gtk_drop_down_get_selected (self->vision_dropdown);
-      const char *agent = gtk_editable_get_text (GTK_EDITABLE (self->agent_entry));
-
-      sight_step_kind_from_string (kind, &step_kind);
-      if (step_options != NULL)
+      if (params != NULL)
+        json_object_set_member (options, "params", g_steal_pointer (&params));
+      if (step_kind == SIGHT_STEP_EXTRACT)
         {
-          json_object_unref (options);
-          options = json_object_ref (step_options);
-          agent = json_object_get_string_member_with_default (step_options, "agent", "");
-        }
-      else
-        {
-          if (params != NULL)
-            json_object_set_member (options, "params", g_steal_pointer (&params));
-          if (step_kind == SIGHT_STEP_EXTRACT)
+          schema = parse_json_view (self->schema_view, _("The schema"), &error);
+          if (error != NULL)
             {
-              schema = parse_json_view (self->schema_view, _("The schema"), &error);
-              if (error != NULL)
-                {
-                  fail_before_start (self, kind, instruction, error);
-                  return TRUE;
-                }
-              if (schema != NULL)
-                json_object_set_member (options, "schema", g_steal_pointer (&schema));
+              fail_before_start (self, kind, instruction, error);
+              return TRUE;
             }
-          if (vision == 1 || vision == 2)
-            json_object_set_boolean_member (options, "vision", vision == 2);
-          else if (vision == 3)
-            json_object_set_string_member (options, "vision", "only");
-          if (gtk_spin_button_get_value_as_int (self->timeout_spin) > 0)
-            json_object_set_int_member (options, "timeout",
-                                        gtk_spin_button_get_value_as_int (self->timeout_spin));
-          if (step_kind == SIGHT_STEP_ACT &&
-              gtk_spin_button_get_value_as_int (self->max_steps_spin) > 0)
-            json_object_set_int_member (options, "maxSteps",
-                                        gtk_spin_button_get_value_as_int (self->max_steps_spin));
-          if ((step_kind == SIGHT_STEP_ACT || step_kind == SIGHT_STEP_WAIT_FOR) &&
-              gtk_spin_button_get_value_as_int (self->max_calls_spin) > 0)
-            json_object_set_int_member (options, "maxModelCalls",
-                                        gtk_spin_button_get_value_as_int (self->max_calls_spin));
-          if (*agent != '\0')
-            json_object_set_string_member (options, "agent", agent);
+          if (schema != NULL)
+            json_object_set_member (options, "schema", g_steal_pointer (&schema));
         }
-
-      if (step_kind == SIGHT_STEP_ACT && self->default_max_steps > 0 &&
-          !json_object_has_member (options, "maxSteps"))
-        json_object_set_int_member (options, "maxSteps", self->default_max_steps);
+      if (vision == 1 || vision == 2)
+        json_object_set_boolean_member (options, "vision", vision == 2);
+      else if (vision == 3)
+        json_object_set_string_member (options, "vision", "only");
+      if (gtk_spin_button_get_value_as_int (self->timeout_spin) > 0)
+        json_object_set_int_member (options, "timeout",
+                                    gtk_spin_button_get_value_as_int (self->timeout_spin));
+      if (step_kind == SIGHT_STEP_ACT &&
+          gtk_spin_button_get_value_as_int (self->max_steps_spin) > 0)
+        json_object_set_int_member (options, "maxSteps",
+                                    gtk_spin_button_get_value_as_int (self->max_steps_spin));
       if ((step_kind == SIGHT_STEP_ACT || step_kind == SIGHT_STEP_WAIT_FOR) &&
-          self->default_max_calls > 0 && !json_object_has_member (options, "maxModelCalls"))
-        json_object_set_int_member (options, "maxModelCalls", self->default_max_calls);
-      if (step_kind != SIGHT_STEP_ACT && self->default_vision != NULL &&
-          !json_object_has_member (options, "vision"))
-        {
-          if (g_str_equal (self->default_vision, "only"))
-            json_object_set_string_member (options, "vision", "only");
-          else if (g_str_equal (self->default_vision, "on"))
-            json_object_set_boolean_member (options, "vision", TRUE);
-        }
-
-      request = sight_step_request_new (self->project, step_kind, instruction, options, NULL,
-                                        -1, &error);
-      if (request == NULL)
-        {
-          fail_before_start (self, kind, instruction, error);
-          return TRUE;
-        }
-      /* No model: the step is blocked before it opens, with what to set. */
-      {
-        g_autofree char *hint = NULL;
-
-        if (!model_configured (self, *agent != '\0' ? agent : NULL, &hint))
-          {
-            error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE, "%s",
-                                 hint != NULL && *hint ? hint : _("No model configured"));
-            fail_before_start (self, kind, instruction, error);
-            update_kind (self);
-            return TRUE;
-          }
-      }
-      self->timeout_ms = request->limits.timeout_ms;
-      self->max_calls = request->limits.max_model_calls;
-      self->max_actions = step_kind == SIGHT_STEP_ACT ? request->limits.max_actions : 0;
-
-      g_clear_object (&self->agent);
-      self->agent = sight_agent_new (self->project, self->page);
-      {
-        const SightAgentConfig *config = sight_project_resolve_agent (self->project,
-                                                                      *agent ? agent : NULL,
-                                                                      NULL);
-
-        if (config != NULL && config->provider == NULL && self->provider != NULL)
-          sight_agent_set_provider (self->agent, self->provider);
-      }
-      g_signal_connect_object (self->agent, "budget-changed",
-                               G_CALLBACK (budget_changed_cb), self, 0);
-      g_signal_connect_object (self->agent, "model-call-started",
-                               G_CALLBACK (model_call_started_cb), self, 0);
-      g_signal_connect_object (self->agent, "action-starting",
-                               G_CALLBACK (action_starting_cb), self, 0);
-      /* Demo mode's slow motion pauses before each of act's actions too, so
-       * that their targets show outlined first. */
-      sight_agent_set_action_delay (self->agent, self->start_delay_ms);
-      set_running (self, TRUE);
-      update_meters (self);
-      sight_agent_run_async (self->agent, g_steal_pointer (&request), self->run_cancellable,
-                             agent_run_cb, g_object_ref (self));
+          gtk_spin_button_get_value_as_int (self->max_calls_spin) > 0)
+        json_object_set_int_member (options, "maxModelCalls",
+                                    gtk_spin_button_get_value_as_int (self->max_calls_spin));
+      if (*agent != '\0')
+        json_object_set_string_member (options, "agent", agent);
     }
+
+  if (!direct && step_kind == SIGHT_STEP_ACT && self->default_max_steps > 0 &&
+      !json_object_has_member (options, "maxSteps"))
+    json_object_set_int_member (options, "maxSteps", self->default_max_steps);
+  if (!direct && (step_kind == SIGHT_STEP_ACT || step_kind == SIGHT_STEP_WAIT_FOR) &&
+      self->default_max_calls > 0 && !json_object_has_member (options, "maxModelCalls"))
+    json_object_set_int_member (options, "maxModelCalls", self->default_max_calls);
+  if (!direct && step_kind != SIGHT_STEP_ACT && self->default_vision != NULL &&
+      !json_object_has_member (options, "vision"))
+    {
+      if (g_str_equal (self->default_vision, "only"))
+        json_object_set_string_member (options, "vision", "only");
+      else if (g_str_equal (self->default_vision, "on"))
+        json_object_set_boolean_member (options, "vision", TRUE);
+    }
+
+  request = sight_step_request_new_for_kind (self->project, kind, instruction, options, NULL,
+                                             -1, direct_timeout > 0 ? direct_timeout
+                                                                    : DIRECT_STEP_TIMEOUT_MS,
+                                             &error);
+  if (request == NULL)
+    {
+      fail_before_start (self, kind, instruction, error);
+      return TRUE;
+    }
+  /* No model: the step is blocked before it opens, with what to set. */
+  {
+    g_autofree char *hint = NULL;
+
+    if (!request->direct && !model_configured (self, *agent != '\0' ? agent : NULL, &hint))
+      {
+        error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE, "%s",
+                             hint != NULL && *hint ? hint : _("No model configured"));
+        fail_before_start (self, kind, instruction, error);
+        update_kind (self);
+        return TRUE;
+      }
+  }
+  self->timeout_ms = request->limits.timeout_ms;
+  self->max_calls = request->limits.max_model_calls;
+  self->max_actions = request->direct ? 1
+                      : step_kind == SIGHT_STEP_ACT ? request->limits.max_actions : 0;
+
+  g_clear_object (&self->agent);
+  self->agent = sight_composer_new_agent (self, agent);
+  set_running (self, TRUE);
+  update_meters (self);
+  sight_step_execute_async (self->agent, g_steal_pointer (&request), self->run_cancellable,
+                            executed_cb, g_object_ref (self));
   return TRUE;
 }
 

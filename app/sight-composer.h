@@ -52,6 +52,16 @@ gboolean    sight_composer_run_step        (SightComposer *self,
                                             const char    *instruction,
                                             JsonObject    *options);
 /* Adds a step the recorder made (a test-file step object) to the timeline. */
+/* A new agent on the composer's page for a step run on the composer's
+ * behalf (a whole test run by the runner): the preferences' model for an
+ * agent that names none, the meters following its budget and model calls,
+ * demo mode's pauses before its actions. */
+SightAgent *sight_composer_new_agent       (SightComposer   *self,
+                                            const char      *agent_name);
+/* Shows a step that ran elsewhere (through the runner) as the composer
+ * shows its own: verdict, timeline row, tokens and totals. */
+void        sight_composer_show_step_result (SightComposer  *self,
+                                             SightStepResult *step);
 void        sight_composer_add_recorded_step (SightComposer *self,
                                               JsonNode      *step);
 /* The model of the app's preferences, for agents that name none (NULL:

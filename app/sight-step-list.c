@@ -9,15 +9,19 @@
 
 #include "sight-error.h"
 #include "sight-observation.h"
-#include "sight-run-record.h"
+#include "sight-run-recorder.h"
+#include "sight-json.h"
+#include "sight-step-executor.h"
 #include "sight-store.h"
+#include "sight-suite.h"
 #include "sight-test-file.h"
 #include "sight-trace-cache.h"
 
 #define LOAD_TIMEOUT_MS 30000
 #define OBSERVE_TIMEOUT_MS 10000
 
-static const char * const kinds[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+/* The step kinds, in the kind menu's order, are the executor's. */
+#define kinds sight_step_kind_names
 
 typedef struct {
   char *verdict;   /* "pass", "fail", "blocked", "running" or NULL */
@@ -50,9 +54,9 @@ struct _SightStepList
   GCancellable  *run_cancellable;
   SightStore    *store;           /* where runs are kept, or NULL */
   char          *base_url;        /* what a relative start address resolves against */
-  char          *run_id;          /* the stored run of the run going on */
-  guint          n_recorded;      /* its steps so far */
-  gint64         step_started_at;
+  SightRunRecorder *recorder;     /* the stored run of the run going on */
+  SightRunVerdict run_verdict;    /* its first step that did not pass */
+  char          *run_explanation;
 
   /* borrowed */
   SightComposer *composer;
@@ -64,6 +68,8 @@ struct _SightStepList
   gboolean       waiting;         /* for the composer's ::step-finished */
   gboolean       modified;
   gboolean       updating;        /* the rows are being filled in from the model */
+  gboolean       testing;         /* Run All: the runner runs the test */
+  SightTestFile *test_file;       /* what it runs */
 };
 
 G_DEFINE_FINAL_TYPE (SightStepList, sight_step_list, ADW_TYPE_BIN)
@@ -478,35 +484,14 @@ add_apply_cb (AdwEntryRow   *row,
       gtk_widget_error_bell (GTK_WIDGET (row));
       return;
     }
-  json_object_set_string_member (step, kinds[MIN (selected, G_N_ELEMENTS (kinds) - 2)], text);
+  json_object_set_string_member (step, kinds[MIN (selected, g_strv_length ((GStrv) kinds) - 1)],
+                                 text);
   json_node_set_object (node, step);
   sight_step_list_append_step (self, node);
   gtk_editable_set_text (GTK_EDITABLE (row), "");
 }
 
 /* Recording runs in the store ------------------------------------------ */
-
-static void
-write_cb (GObject      *source,
-          GAsyncResult *result,
-          gpointer      user_data)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!sight_store_write_finish (SIGHT_STORE (source), result, &error) &&
-      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    g_warning ("Could not store the run: %s", error->message);
-}
-
-static SightRunVerdict
-verdict_of (const char *verdict)
-{
-  if (g_strcmp0 (verdict, "pass") == 0)
-    return SIGHT_RUN_VERDICT_PASS;
-  if (g_strcmp0 (verdict, "fail") == 0)
-    return SIGHT_RUN_VERDICT_FAIL;
-  return SIGHT_RUN_VERDICT_ERROR;   /* blocked: the code says by what */
-}
 
 /* The test's start address, a relative one ("/login") resolved against the
  * base address for tests as `sightline run --base-url` does; NULL with no
@@ -549,8 +534,9 @@ record_run_start (SightStepList *self)
   g_autofree char *name = NULL;
   g_autofree char *url = resolve_start_url (self, NULL);
 
-  g_clear_pointer (&self->run_id, g_free);
-  self->n_recorded = 0;
+  g_clear_object (&self->recorder);
+  g_clear_pointer (&self->run_explanation, g_free);
+  self->run_verdict = SIGHT_RUN_VERDICT_PASS;
   if (self->store == NULL)
     return;
   name = g_strdup (json_object_get_string_member_with_default (object, "name", ""));
@@ -563,23 +549,19 @@ record_run_start (SightStepList *self)
   run.name = name;
   run.url = url != NULL ? url
             : self->page != NULL ? (char *) sight_web_page_get_uri (self->page) : NULL;
-  run.started_at = g_get_real_time ();
-  self->run_id = sight_store_open_run_async (self->store, &run, NULL, write_cb, NULL);
+  self->recorder = sight_run_recorder_open_async (self->store, &run);
 }
 
 typedef struct {
-  SightStepList *self;
-  SightStore    *store;
-  char          *run_id;
-  int            index;
+  SightStepList    *self;
+  SightRunRecorder *recorder;
 } ObservationData;
 
 static void
 observation_data_free (ObservationData *data)
 {
   g_object_unref (data->self);
-  g_object_unref (data->store);
-  g_free (data->run_id);
+  g_object_unref (data->recorder);
   g_free (data);
 }
 
@@ -594,42 +576,45 @@ record_observation_cb (GObject      *source,
   g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
 
   if (observation != NULL)
-    sight_run_store_observation (data->store, data->run_id, data->index, "after", observation,
-                                 write_cb, NULL);
+    sight_run_recorder_observe (data->recorder, "after", observation);
   continue_run (data->self);
   observation_data_free (data);
 }
 
-/* Stores step @index's outcome, then the page as it left it; the run goes
- * on once that is taken (the next step must not change it first). */
+/* Stores the outcome of the step that is open (the composer's result: its
+ * verdict, code and detail), then the page as it left it; the run goes on
+ * once that is taken (the next step must not change it first). */
 static void
 record_step (SightStepList *self,
-             guint          index,
              const char    *masked,
              const char    *verdict,
              const char    *code,
              const char    *detail)
 {
-  SightStepRecord step = { 0 };
+  g_autoptr(GError) error = NULL;
+  SightErrorCode error_code;
+  SightRunVerdict recorded = g_strcmp0 (verdict, "pass") == 0 ? SIGHT_RUN_VERDICT_PASS
+                                                              : SIGHT_RUN_VERDICT_FAIL;
   ObservationData *data;
 
-  if (self->store == NULL || self->run_id == NULL)
+  if (self->recorder == NULL)
     {
       continue_run (self);
       return;
     }
-  step.run_id = self->run_id;
-  step.index = self->n_recorded++;
-  step.kind = (char *) sight_step_list_get_step_kind (self, index);
-  step.instruction = (char *) (masked != NULL ? masked
-                                : sight_step_list_get_instruction (self, index));
-  step.verdict = verdict_of (verdict);
-  step.code = (char *) code;
-  step.explanation = (char *) detail;
-  step.started_at = self->step_started_at;
-  step.finished_at = g_get_real_time ();
-  sight_store_add_step_async (self->store, &step, NULL, write_cb, NULL);
-  sight_store_finish_step_async (self->store, &step, NULL, write_cb, NULL);
+  /* A coded failure is mapped as every runner maps it. */
+  if (recorded != SIGHT_RUN_VERDICT_PASS && code != NULL &&
+      sight_error_code_from_string (code, &error_code))
+    {
+      error = g_error_new_literal (SIGHT_ERROR, error_code, detail != NULL ? detail : "");
+      recorded = sight_run_verdict_for_error (error);
+    }
+  recorded = sight_run_recorder_step_close (self->recorder, recorded, error, detail, NULL, masked);
+  if (recorded != SIGHT_RUN_VERDICT_PASS && self->run_verdict == SIGHT_RUN_VERDICT_PASS)
+    {
+      self->run_verdict = recorded;
+      self->run_explanation = g_strdup (detail);
+    }
 
   /* What the page looked like after it, for the Runs page. */
   if (self->page == NULL)
@@ -639,43 +624,25 @@ record_step (SightStepList *self,
     }
   data = g_new0 (ObservationData, 1);
   data->self = g_object_ref (self);
-  data->store = g_object_ref (self->store);
-  data->run_id = g_strdup (self->run_id);
-  data->index = step.index;
+  data->recorder = g_object_ref (self->recorder);
   sight_observation_capture_async (self->page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT,
                                    OBSERVE_TIMEOUT_MS, NULL, record_observation_cb, data);
 }
 
 static void
 record_run_end (SightStepList *self,
-                guint          first,
-                guint          last,
                 gboolean       stopped)
 {
-  SightRunRecord run = { 0 };
-  SightRunVerdict verdict = SIGHT_RUN_VERDICT_PASS;
-
-  if (self->store == NULL || self->run_id == NULL)
+  if (self->recorder == NULL)
     return;
-  for (guint i = first; i <= last && i < self->states->len; i++)
-    {
-      const StepState *state = g_ptr_array_index (self->states, i);
-
-      if (state->verdict != NULL && !g_str_equal (state->verdict, "pass") &&
-          !g_str_equal (state->verdict, "running"))
-        {
-          verdict = verdict_of (state->verdict);
-          run.explanation = state->detail;
-          break;
-        }
-    }
   if (stopped)
-    verdict = SIGHT_RUN_VERDICT_INTERRUPTED;
-  run.id = self->run_id;
-  run.verdict = verdict;
-  run.final_url = self->page != NULL ? (char *) sight_web_page_get_uri (self->page) : NULL;
-  sight_store_finish_run_async (self->store, &run, NULL, write_cb, NULL);
-  g_clear_pointer (&self->run_id, g_free);
+    sight_run_recorder_interrupt (self->recorder, self->run_explanation,
+                                  self->page != NULL ? sight_web_page_get_uri (self->page) : NULL);
+  else
+    sight_run_recorder_close (self->recorder, self->run_verdict, NULL, self->run_explanation,
+                              self->page != NULL ? sight_web_page_get_uri (self->page) : NULL,
+                              NULL, NULL);
+  g_clear_object (&self->recorder);
 }
 
 /* Running ---------------------------------------------------------------- */
@@ -769,7 +736,7 @@ end_run (SightStepList *self)
           stopped = TRUE;
         }
       update_status (self, self->run_first, self->run_index, stopped);
-      record_run_end (self, self->run_first, self->run_index, stopped);
+      record_run_end (self, stopped);
     }
   self->run_index = -1;
   self->waiting = FALSE;
@@ -808,7 +775,9 @@ run_current (SightStepList *self)
   json_object_remove_member (options, kind);
   set_state (self, self->run_index, "running", NULL, NULL);
   self->waiting = TRUE;
-  self->step_started_at = g_get_real_time ();
+  if (self->recorder != NULL)
+    sight_run_recorder_step_open (self->recorder, kind, NULL,
+                                  json_object_get_string_member (step, kind), NULL);
   if (!sight_composer_run_step (self->composer, kind,
                                 json_object_get_string_member (step, kind), options))
     end_run (self);
@@ -863,7 +832,7 @@ step_finished_cb (SightComposer *composer,
    * a secure field is masked by the composer. */
   masked = json_object_get_boolean_member_with_default (object, "masked", FALSE)
            ? json_object_get_string_member_with_default (object, "instruction", NULL) : NULL;
-  record_step (self, self->run_index, masked, verdict,
+  record_step (self, masked, verdict,
                json_object_get_string_member_with_default (object, "code", NULL), detail);
 }
 
@@ -899,10 +868,13 @@ composer_running_cb (SightComposer *composer,
     self->next_source = g_idle_add_full (G_PRIORITY_DEFAULT, next_cb, self, NULL);
 }
 
+/* @record: the run is kept by the step list (steps run through the
+ * composer), not by the runner. */
 static void
 start_run (SightStepList *self,
            guint          index,
-           gboolean       to_end)
+           gboolean       to_end,
+           gboolean       record)
 {
   if (self->run_index >= 0 || self->composer == NULL ||
       sight_composer_get_running (self->composer) || index >= sight_step_list_get_n_steps (self))
@@ -914,30 +886,74 @@ start_run (SightStepList *self,
   self->run_to_end = to_end;
   show_status (self, NULL, NULL);
   self->run_cancellable = g_cancellable_new ();
-  record_run_start (self);
+  if (record)
+    record_run_start (self);
   update_actions (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
 }
 
+/* A step of the test running through the runner ended (-1: the start page
+ * loaded, or not): its row shows how, and the next one runs. */
 static void
-load_start_cb (GObject      *source,
-               GAsyncResult *result,
-               gpointer      user_data)
+test_step_cb (int              index,
+              SightStepResult *result,
+              gpointer         user_data)
 {
-  g_autoptr(SightStepList) self = user_data;
-  g_autoptr(GError) error = NULL;
+  SightStepList *self = user_data;
+  const char *detail = result->error != NULL ? result->error->message : result->summary;
+  const char *cache = NULL, *key = NULL;
+  guint row = index < 0 ? 0 : (guint) index;
 
-  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+  if (self->run_index < 0 || row >= self->states->len)
+    return;
+  if (index < 0)
     {
-      if (self->run_index >= 0 && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        set_state (self, self->run_index, "blocked", NULL, error->message);
-      end_run (self);
+      /* The start page did not load: the test could not start. */
+      if (result->error != NULL)
+        set_state (self, 0, "blocked", NULL, detail);
       return;
     }
-  if (self->run_index >= 0)
-    run_current (self);
+  if (self->composer != NULL)
+    sight_composer_show_step_result (self->composer, result);
+  if (result->cache != NULL && JSON_NODE_HOLDS_OBJECT (result->cache))
+    {
+      JsonObject *object = json_node_get_object (result->cache);
+
+      cache = json_object_get_string_member_with_default (object, "status", NULL);
+      key = json_object_get_string_member_with_default (object, "key", NULL);
+    }
+  set_state (self, row, sight_step_verdict_to_string (result->verdict), cache, detail);
+  if (cache != NULL && key != NULL)
+    {
+      StepState *state = g_ptr_array_index (self->states, row);
+
+      state->key = g_strdup (key);
+      update_row (self, row);
+    }
+  self->run_index = index;
+  if (result->error == NULL && row + 1 < self->states->len)
+    {
+      self->run_index = index + 1;
+      set_state (self, row + 1, "running", NULL, NULL);
+    }
 }
 
+static void
+test_done_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(SightStepList) self = user_data;
+  g_autoptr(JsonObject) attempt = sight_test_run_finish (result, NULL);
+
+  self->testing = FALSE;
+  end_run (self);
+}
+
+/* Runs the whole test as `sightline run` does (sight_test_run_async): from
+ * its start page, within its timeout, stopping at its first failure, kept
+ * as a run of kind "test"; on the window's page, with the composer's agent
+ * settings and meters. */
 static void
 run_all_action (GtkWidget  *widget,
                 const char *action_name,
@@ -945,9 +961,14 @@ run_all_action (GtkWidget  *widget,
 {
   SightStepList *self = SIGHT_STEP_LIST (widget);
   g_autofree char *url = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *path = NULL;
   g_autoptr(GError) error = NULL;
+  g_autoptr(SightAgent) agent = NULL;
+  SightProject *project;
 
-  if (sight_step_list_get_n_steps (self) == 0 || self->run_index >= 0)
+  if (sight_step_list_get_n_steps (self) == 0 || self->run_index >= 0 || self->composer == NULL ||
+      self->page == NULL || self->store == NULL)
     return;
   url = resolve_start_url (self, &error);
   if (error != NULL)
@@ -955,15 +976,24 @@ run_all_action (GtkWidget  *widget,
       show_status (self, error->message, "error");
       return;
     }
-  start_run (self, 0, TRUE);
+  path = self->file != NULL ? g_file_get_path (self->file) : NULL;
+  text = json_to_string (self->root, FALSE);
+  g_clear_pointer (&self->test_file, sight_test_file_free);
+  self->test_file = sight_test_file_parse (path, text, -1, &error);
+  if (self->test_file == NULL)
+    {
+      show_status (self, error->message, "error");
+      return;
+    }
+  start_run (self, 0, TRUE, FALSE);
   if (self->run_index < 0)
     return;
-  /* A test starts where its file says. */
-  if (url != NULL && self->page != NULL)
-    sight_web_page_load_async (self->page, url, SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
-                               self->run_cancellable, load_start_cb, g_object_ref (self));
-  else
-    run_current (self);
+  project = sight_composer_get_project (self->composer);
+  agent = sight_composer_new_agent (self->composer, self->test_file->agent);
+  self->testing = TRUE;
+  set_state (self, 0, "running", NULL, NULL);
+  sight_test_run_async (self->store, self->test_file, project, url, agent, test_step_cb, self,
+                        self->run_cancellable, test_done_cb, g_object_ref (self));
 }
 
 static void
@@ -978,6 +1008,9 @@ stop_action (GtkWidget  *widget,
   self->run_to_end = FALSE;
   if (self->run_cancellable != NULL)
     g_cancellable_cancel (self->run_cancellable);
+  /* The runner ends the test it runs and records it as interrupted. */
+  if (self->testing)
+    return;
   if (self->composer != NULL && sight_composer_get_running (self->composer))
     gtk_widget_activate_action (GTK_WIDGET (self->composer), "composer.stop", NULL);
   else
@@ -992,7 +1025,7 @@ run_step_action (GtkWidget  *widget,
   SightStepList *self = SIGHT_STEP_LIST (widget);
   guint index = g_variant_get_uint32 (parameter);
 
-  start_run (self, index, g_str_equal (action_name, "step.run-from"));
+  start_run (self, index, g_str_equal (action_name, "step.run-from"), TRUE);
   if (self->run_index >= 0)
     run_current (self);
 }
@@ -1084,7 +1117,9 @@ sight_step_list_finalize (GObject *object)
   SightStepList *self = SIGHT_STEP_LIST (object);
 
   g_clear_pointer (&self->root, json_node_unref);
-  g_clear_pointer (&self->run_id, g_free);
+  g_clear_pointer (&self->test_file, sight_test_file_free);
+  g_clear_object (&self->recorder);
+  g_clear_pointer (&self->run_explanation, g_free);
   g_clear_pointer (&self->base_url, g_free);
   g_clear_pointer (&self->states, g_ptr_array_unref);
   g_clear_pointer (&self->rows, g_ptr_array_unref);

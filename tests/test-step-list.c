@@ -605,6 +605,31 @@ count_cb (guint *counter)
   (*counter)++;
 }
 
+/* Shows the Runs page and opens the @nth run it lists (newest first);
+ * @n_shown: how many it lists. */
+static const SightRunData *
+open_listed_run (guint  nth,
+                 guint *n_shown)
+{
+  SightHistory *history = sight_window_get_history (window);
+  guint runs_loaded = 0, run_loaded = 0;
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+  gulong a, b;
+
+  a = g_signal_connect_swapped (history, "runs-loaded", G_CALLBACK (count_cb), &runs_loaded);
+  b = g_signal_connect_swapped (history, "run-loaded", G_CALLBACK (count_cb), &run_loaded);
+  sight_window_show_page (window, "runs");
+  while (runs_loaded == 0 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  *n_shown = sight_history_get_n_shown (history);
+  sight_history_open_run (history, sight_history_get_shown_run_id (history, nth));
+  while (run_loaded == 0 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_signal_handler_disconnect (history, a);
+  g_signal_handler_disconnect (history, b);
+  return sight_history_get_run (history);
+}
+
 /* The runs above were kept: the Runs page lists them and time-travels
  * through their steps. */
 static void
@@ -613,48 +638,93 @@ test_runs_are_kept (void)
   SightHistory *history;
   const SightRunData *data;
   const SightStepRecord *step;
-  guint runs_loaded = 0, run_loaded = 0;
-  gint64 deadline;
-  gulong a, b;
+  guint n_shown;
 
   ensure_window ();
   history = sight_window_get_history (window);
-  a = g_signal_connect_swapped (history, "runs-loaded", G_CALLBACK (count_cb), &runs_loaded);
-  b = g_signal_connect_swapped (history, "run-loaded", G_CALLBACK (count_cb), &run_loaded);
-  sight_window_show_page (window, "runs");
-  deadline = g_get_monotonic_time () + DEADLINE_US;
-  while (runs_loaded == 0 && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
   /* Newest first: the single step, then the whole test. */
-  g_assert_cmpuint (sight_history_get_n_shown (history), ==, 2);
-  sight_history_open_run (history, sight_history_get_shown_run_id (history, 1));
-  while (run_loaded == 0 && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  data = sight_history_get_run (history);
+  data = open_listed_run (1, &n_shown);
+  g_assert_cmpuint (n_shown, ==, 2);
   g_assert_nonnull (data);
   g_assert_cmpstr (data->run->kind, ==, "test");
   g_assert_cmpstr (data->run->name, ==, "Signs in");
   g_assert_cmpint (data->run->verdict, ==, SIGHT_RUN_VERDICT_FAIL);
-  g_assert_cmpuint (data->steps->len, ==, 4);
+  /* Run All keeps the run as `sightline run` does: the start page's load,
+   * then every step, the one after the failure skipped. */
+  g_assert_cmpuint (data->steps->len, ==, 6);
+  step = g_ptr_array_index (data->steps, 0);
+  g_assert_cmpstr (step->kind, ==, "load");
+  g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_PASS);
   /* The password the test typed out is stored masked. */
-  step = g_ptr_array_index (data->steps, 1);
+  step = g_ptr_array_index (data->steps, 2);
   g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_PASS);
   g_assert_null (strstr (step->instruction, "harbor-trial-2024"));
   g_assert_nonnull (strstr (step->instruction, SIGHT_DIRECT_SECRET_MASK));
-  step = g_ptr_array_index (data->steps, 3);
+  step = g_ptr_array_index (data->steps, 4);
   g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_FAIL);
   g_assert_cmpstr (step->code, ==, "ACTION_FAILED");
   g_assert_cmpstr (step->instruction, ==, "click \"Sign in\"");
+  step = g_ptr_array_index (data->steps, 5);
+  g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_SKIPPED);
   /* Each step with the page after it, screenshot included. */
-  g_assert_cmpuint (data->observations->len, ==, 4);
+  g_assert_cmpuint (data->observations->len, ==, 5);
   g_assert_true (sight_history_select_step (history, 0, TRUE));
   g_assert_nonnull (sight_observation_get_screenshot (sight_window_get_observation (window)));
   g_assert_true (g_str_has_prefix (sight_observation_get_url (sight_window_get_observation (window)),
                                    sight_window_get_demo_url (window)));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (history), "history.back", NULL));
   sight_window_show_page (window, "test");
-  g_signal_handler_disconnect (history, a);
-  g_signal_handler_disconnect (history, b);
+}
+
+/* Run All runs the test as `sightline run` does: its timeout holds for the
+ * whole test, and a step the time did not reach fails the test with
+ * STEP_TIMEOUT (blocked), kept so in the stored run. */
+static void
+test_run_all_applies_timeout (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "timeout.sightline.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autofree char *text = NULL;
+  g_autoptr(GError) error = NULL;
+  SightHistory *history;
+  const SightRunData *data;
+  const SightStepRecord *step;
+  SightStepList *list;
+  guint n_shown;
+  gint64 started;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  text = g_strdup_printf ("{ \"name\": \"Slow\", \"url\": \"%s\", \"timeout\": 4000,"
+                          "  \"steps\": [ { \"do\": \"wait 2.5 seconds\" },"
+                          "               { \"do\": \"wait 2.5 seconds\" },"
+                          "               { \"do\": \"wait 2.5 seconds\" } ] }",
+                          sight_window_get_demo_url (window));
+  g_file_set_contents (path, text, -1, &error);
+  g_assert_no_error (error);
+  g_assert_true (sight_window_open_test_file (window, file, &error));
+  g_assert_no_error (error);
+
+  started = g_get_monotonic_time ();
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (wait_until_idle (list));
+  /* 7.5 seconds of waits do not fit in 4: the test stops at its time. */
+  g_assert_cmpint (g_get_monotonic_time () - started, <, 6500 * 1000);
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "blocked");
+  g_assert_true (g_str_has_prefix (sight_step_list_get_status (list),
+                                   "Step 3 was blocked: The test's time (4000 ms) ran out"));
+
+  history = sight_window_get_history (window);
+  data = open_listed_run (0, &n_shown);
+  g_assert_nonnull (data);
+  g_assert_cmpstr (data->run->name, ==, "Slow");
+  g_assert_cmpint (data->run->verdict, ==, SIGHT_RUN_VERDICT_ERROR);
+  g_assert_cmpstr (data->run->code, ==, "STEP_TIMEOUT");
+  step = g_ptr_array_index (data->steps, data->steps->len - 1);
+  g_assert_cmpstr (step->code, ==, "STEP_TIMEOUT");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (history), "history.back", NULL));
+  sight_window_show_page (window, "test");
 }
 
 /* A relative start address resolves against the base address for tests of
@@ -813,6 +883,7 @@ main (int    argc,
   g_test_add_func ("/step-list/heal-review", test_heal_review);
   g_test_add_func ("/step-list/demo-outlines-act-targets", test_demo_outlines_act_targets);
   g_test_add_func ("/step-list/relative-url", test_relative_url);
+  g_test_add_func ("/step-list/run-all-applies-timeout", test_run_all_applies_timeout);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
   g_timeout_add (100, wake_cb, NULL);

@@ -207,7 +207,7 @@ sight_step_result_to_json (SightStepResult *self)
   g_autoptr(JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
-  add_string (b, "kind", sight_step_kind_to_string (self->kind));
+  add_string (b, "kind", self->direct ? "do" : sight_step_kind_to_string (self->kind));
   add_string (b, "instruction", self->instruction);
   add_string (b, "verdict", sight_step_verdict_to_string (self->verdict));
   if (self->error != NULL)

@@ -9,7 +9,7 @@
 
 G_BEGIN_DECLS
 
-/* The outcome of one agent step (act, assert, waitFor, extract), the one value the
+/* The outcome of one step (a direct `do` step, act, assert, waitFor, extract), the one value the
  * runner, the app, MCP and the store consume.
  *
  * A passing step has verdict PASS and no error.  A failing one carries the error
@@ -31,8 +31,13 @@ typedef struct {
   gatomicrefcount  ref_count;
   /*< public >*/
   SightStepKind    kind;
+  /* a direct step (`do`), run with no model; kind is then meaningless */
+  gboolean         direct;
   /* the instruction as written (NFC), secrets never in it */
   char            *instruction;
+  /* do: the instruction had a secret typed literally into a secure field and
+   * now stands masked (SIGHT_DIRECT_SECRET_MASK): store and report this text */
+  gboolean         instruction_masked;
   SightStepVerdict     verdict;
   /* NULL when the step passed */
   GError          *error;

@@ -14,6 +14,7 @@ sight_step_request_free (SightStepRequest *request)
   if (request == NULL)
     return;
   g_clear_pointer (&request->options, sight_step_options_free);
+  g_clear_pointer (&request->params, json_node_unref);
   g_free (request->instruction);
   g_free (request->model_instruction);
   g_clear_pointer (&request->model_params, json_node_unref);
@@ -86,4 +87,23 @@ sight_step_request_new_from_step (SightProject   *project,
   if (options == NULL)
     return NULL;
   return finish (project, options, instruction, test_agent, remaining_test_ms, error);
+}
+
+SightStepRequest *
+sight_step_request_new_direct (const char  *instruction,
+                               JsonNode    *params,
+                               guint        timeout_ms)
+{
+  SightStepRequest *request;
+
+  g_return_val_if_fail (instruction != NULL, NULL);
+
+  request = g_new0 (SightStepRequest, 1);
+  request->direct = TRUE;
+  request->instruction = g_strdup (instruction);
+  request->params = params != NULL ? json_node_copy (params) : NULL;
+  request->secret_names = g_new0 (char *, 1);
+  request->limits.timeout_ms = timeout_ms;
+  request->limits.vision = SIGHT_VISION_OFF;
+  return request;
 }

@@ -16,6 +16,12 @@ G_BEGIN_DECLS
  * limits only lower the agent's; the timeout capped by the test's remaining time).
  * A step that fails here has not opened: no observation, no model call. */
 typedef struct {
+  /* a direct step (`do`): no model, no options; its params are in params and its
+   * deadline in limits.timeout_ms */
+  gboolean           direct;
+  /* do: the params object as written (Secrets as {secret}), or NULL */
+  JsonNode          *params;
+  /* the agent steps' options; NULL for a direct step */
   SightStepOptions  *options;
   /* the instruction as written, NFC */
   char              *instruction;
@@ -42,6 +48,12 @@ SightStepRequest *sight_step_request_new_from_step (SightProject   *project,
                                                     const char     *test_agent,
                                                     gint64          remaining_test_ms,
                                                     GError        **error);
+/* A direct step (`do`): @instruction, as written, run with @params (a params
+ * object, or NULL; copied) within @timeout_ms.  Whether the text parses as a
+ * direct step is the executor's to say (sight-step-executor.h). */
+SightStepRequest *sight_step_request_new_direct (const char     *instruction,
+                                                 JsonNode       *params,
+                                                 guint           timeout_ms);
 void              sight_step_request_free      (SightStepRequest *request);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightStepRequest, sight_step_request_free)

@@ -9,6 +9,7 @@
 #include "sight-error.h"
 #include "sight-session-agent.h"
 #include "sight-session.h"
+#include "sight-step-executor.h"
 
 /* act, assert, wait_for and extract on an open session: the agent's step,
  * with the tool's arguments as the step's options (beyond the service
@@ -70,8 +71,7 @@ step_done_cb (GObject      *source,
 {
   Step *step = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SightStepResult) outcome = sight_agent_run_finish (SIGHT_AGENT (source), result,
-                                                               &error);
+  g_autoptr(SightStepResult) outcome = sight_step_execute_finish (result, &error);
   g_autoptr(JsonObject) structured = NULL;
   g_autofree char *text = NULL;
 
@@ -162,10 +162,11 @@ step_tool_handler (SightMcpToolCall *call,
     if (!g_str_equal (name, "sessionId") && !g_str_equal (name, info->instruction_argument))
       json_object_set_member (options, name, json_node_copy (value));
 
-  request = sight_step_request_new (sight_agent_get_project (agent), info->kind,
-                                    json_object_get_string_member (args,
-                                                                   info->instruction_argument),
-                                    options, NULL, -1, &error);
+  request = sight_step_request_new_for_kind (sight_agent_get_project (agent),
+                                             sight_step_kind_to_string (info->kind),
+                                             json_object_get_string_member (
+                                               args, info->instruction_argument),
+                                             options, NULL, -1, 0, &error);
   if (request == NULL || !sight_session_claim (session, info->tool, &error))
     {
       refuse (call, error);
@@ -175,8 +176,8 @@ step_tool_handler (SightMcpToolCall *call,
   step = g_new0 (Step, 1);
   step->call = g_object_ref (call);
   step->session = g_object_ref (session);
-  sight_agent_run_async (agent, g_steal_pointer (&request),
-                         sight_mcp_tool_call_get_cancellable (call), step_done_cb, step);
+  sight_step_execute_async (agent, g_steal_pointer (&request),
+                            sight_mcp_tool_call_get_cancellable (call), step_done_cb, step);
 }
 
 void

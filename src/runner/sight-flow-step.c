@@ -5,70 +5,23 @@
 
 #include "sight-flow-step.h"
 
-#include "sight-agent.h"
-#include "sight-direct-run.h"
-#include "sight-direct-step.h"
 #include "sight-error.h"
 #include "sight-project.h"
-
-typedef struct {
-  SightAgent *agent;
-  char       *masked_text;  /* sight_direct_step_run_get_masked_text () */
-} FlowStep;
+#include "sight-step-executor.h"
 
 static void
-flow_step_free (FlowStep *flow)
-{
-  g_clear_object (&flow->agent);
-  g_free (flow->masked_text);
-  g_free (flow);
-}
-
-static void
-act_done_cb (GObject      *source,
+executed_cb (GObject      *source,
              GAsyncResult *result,
              gpointer      user_data)
 {
   g_autoptr(GTask) task = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SightStepResult) step = sight_agent_run_finish (SIGHT_AGENT (source), result, &error);
-  JsonObject *detail;
+  SightStepResult *step = sight_step_execute_finish (result, &error);
 
-  if (error != NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-  detail = json_object_new ();
-  json_object_set_string_member (detail, "kind", "act");
-  json_object_set_string_member (detail, "summary", step->summary ? step->summary : "");
-  json_object_set_int_member (detail, "modelCalls", step->model_calls);
-  json_object_set_int_member (detail, "actions", step->actions);
-  g_task_return_pointer (task, detail, (GDestroyNotify) json_object_unref);
-}
-
-static void
-direct_done_cb (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
-{
-  g_autoptr(GTask) task = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result,
-                                                           &error);
-  FlowStep *flow = g_task_get_task_data (task);
-  JsonObject *detail;
-
-  flow->masked_text = g_strdup (sight_direct_step_run_get_masked_text (result));
-  if (summary == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-  detail = json_object_new ();
-  json_object_set_string_member (detail, "kind", "do");
-  json_object_set_string_member (detail, "summary", summary);
-  g_task_return_pointer (task, detail, (GDestroyNotify) json_object_unref);
+  if (step == NULL)
+    g_task_return_error (task, g_steal_pointer (&error));
+  else
+    g_task_return_pointer (task, step, (GDestroyNotify) sight_step_result_unref);
 }
 
 void
@@ -80,60 +33,37 @@ sight_flow_step_run_async (SightWebPage        *page,
                            gpointer             user_data)
 {
   g_autoptr(GTask) task = g_task_new (NULL, cancellable, callback, user_data);
-  g_autoptr(SightDirectStep) direct = NULL;
   g_autoptr(SightProject) project = NULL;
   g_autoptr(SightStepRequest) request = NULL;
+  g_autoptr(SightAgent) agent = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *cwd = g_get_current_dir ();
-  FlowStep *flow = g_new0 (FlowStep, 1);
+  SightStepResult *step;
 
   g_task_set_source_tag (task, sight_flow_step_run_async);
-  g_task_set_task_data (task, flow, (GDestroyNotify) flow_step_free);
+  g_task_set_check_cancellable (task, FALSE);
 
   project = sight_project_load_for (cwd, &error);
-  if (project == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-
-  direct = sight_direct_step_parse (text, NULL);
-  if (direct != NULL)
-    {
-      sight_direct_step_run_async (page, text, NULL, sight_project_get_secrets (project),
-                                   timeout_ms, cancellable, direct_done_cb,
-                                   g_steal_pointer (&task));
-      return;
-    }
-
-  /* Not a direct step: the agent acts on it, which needs a model. */
-  request = sight_step_request_new (project, SIGHT_STEP_ACT, text, NULL, NULL, timeout_ms, &error);
+  if (project != NULL)
+    request = sight_step_request_new_for_text (project, text, timeout_ms, &error);
   if (request == NULL)
     {
-      g_task_return_error (task, g_steal_pointer (&error));
+      /* It did not open: a result all the same, as any step that failed. */
+      step = sight_step_result_new (SIGHT_STEP_ACT, text);
+      sight_step_result_take_error (step, g_steal_pointer (&error));
+      g_task_return_pointer (task, step, (GDestroyNotify) sight_step_result_unref);
       return;
     }
-  flow->agent = sight_agent_new (project, page);
-  sight_agent_run_async (flow->agent, g_steal_pointer (&request), cancellable, act_done_cb,
-                         g_steal_pointer (&task));
+  agent = sight_agent_new (project, page);
+  sight_step_execute_async (agent, g_steal_pointer (&request), cancellable, executed_cb,
+                            g_steal_pointer (&task));
 }
 
-const char *
-sight_flow_step_run_get_masked_text (GAsyncResult *result)
-{
-  FlowStep *flow;
-
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-
-  flow = g_task_get_task_data (G_TASK (result));
-  return flow != NULL ? flow->masked_text : NULL;
-}
-
-JsonObject *
+SightStepResult *
 sight_flow_step_run_finish (GAsyncResult  *result,
                             GError       **error)
 {
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-
-  return g_task_propagate_pointer (G_TASK (result), error);
+  /* The flow's task ends as the executor's does: a result, or NULL when
+   * cancelled. */
+  return sight_step_execute_finish (result, error);
 }

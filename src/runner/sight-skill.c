@@ -12,7 +12,8 @@
 #include "sight-json.h"
 #include "sight-project.h"
 #include "sight-report.h"
-#include "sight-run-record.h"
+#include "sight-run-recorder.h"
+#include "sight-step-executor.h"
 #include "sight-session.h"
 #include "sight-smoke.h"
 #include "sight-tool-args.h"
@@ -797,17 +798,6 @@ run_info_lookup (const char *run_id)
   return runs != NULL ? g_hash_table_lookup (runs, run_id) : NULL;
 }
 
-static void
-write_done_cb (GObject      *source,
-               GAsyncResult *result,
-               gpointer      user_data)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!sight_store_write_finish (SIGHT_STORE (source), result, &error))
-    g_warning ("Could not store the skill run's progress: %s", error->message);
-}
-
 /* smoke-uat */
 
 static void
@@ -840,7 +830,7 @@ typedef struct {
   SightSession *session;
   GStrv         steps;
   guint         next;
-  gint64        step_started;
+  SightRunRecorder *recorder;
   SightRunVerdict verdict;
   char         *code;
   char         *explanation;
@@ -849,6 +839,7 @@ typedef struct {
 static void
 run_free (Run *run)
 {
+  g_clear_object (&run->recorder);
   g_clear_object (&run->store);
   g_clear_object (&run->skill);
   g_free (run->run_id);
@@ -862,44 +853,12 @@ run_free (Run *run)
 }
 
 static void
-step_record (Run             *run,
-             guint            index,
-             const char      *kind,
-             const char      *label,
-             SightRunVerdict  verdict,
-             const GError    *error,
-             const char      *explanation)
-{
-  SightStepRecord step = { 0 };
-
-  step.run_id = run->run_id;
-  step.index = index;
-  step.kind = (char *) kind;
-  step.label = (char *) label;
-  step.instruction = (char *) label;
-  step.verdict = verdict;
-  step.started_at = run->step_started ? run->step_started : g_get_real_time ();
-  step.finished_at = g_get_real_time ();
-  if (error != NULL)
-    {
-      step.code = (char *) sight_error_code_to_string (error->domain == SIGHT_ERROR
-                                                       ? error->code : SIGHT_ERROR_INTERNAL);
-      step.explanation = error->message;
-    }
-  else
-    step.explanation = (char *) explanation;
-  sight_store_add_step_async (run->store, &step, NULL, write_done_cb, NULL);
-  sight_store_finish_step_async (run->store, &step, NULL, write_done_cb, NULL);
-}
-
-static void
 run_end (Run *run)
 {
-  SightRunRecord record = { 0 };
   SightWebPage *page = run->session ? sight_session_get_page (run->session) : NULL;
   RunInfo *info = run_info_lookup (run->run_id);
 
-  sight_run_store_page_log (run->store, run->run_id, page, 0, 0, write_done_cb, NULL);
+  sight_run_recorder_store_log (run->recorder, page);
   if (g_cancellable_is_cancelled (run->cancellable))
     {
       run->verdict = SIGHT_RUN_VERDICT_ERROR;
@@ -908,12 +867,8 @@ run_end (Run *run)
       if (info != NULL)
         info->status = g_strdup ("cancelled");
     }
-  record.id = run->run_id;
-  record.verdict = run->verdict;
-  record.code = run->code;
-  record.explanation = run->explanation;
-  record.final_url = page ? (char *) sight_web_page_get_uri (page) : NULL;
-  sight_store_finish_run_async (run->store, &record, NULL, write_done_cb, NULL);
+  sight_run_recorder_close (run->recorder, run->verdict, run->code, run->explanation,
+                            page ? sight_web_page_get_uri (page) : NULL, NULL, NULL);
   if (run->session != NULL)
     sight_session_stop (run->session, "stopped");
   run_free (run);
@@ -928,25 +883,16 @@ flow_step_cb (GObject      *source,
 {
   Run *run = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonObject) detail = sight_flow_step_run_finish (result, &error);
-  const char *masked = sight_flow_step_run_get_masked_text (result);
-  const char *step = masked != NULL ? masked : run->steps[run->next];
-  const char *kind = detail ? json_object_get_string_member_with_default (detail, "kind", "do")
-                            : "do";
+  g_autoptr(SightStepResult) outcome = sight_flow_step_run_finish (result, &error);
+  SightRunVerdict verdict = sight_run_recorder_step_result (run->recorder, outcome, error, NULL);
 
-  if (detail != NULL)
-    step_record (run, run->next + 1, kind, step, SIGHT_RUN_VERDICT_PASS, NULL,
-                 json_object_get_string_member_with_default (detail, "summary", "Done"));
-  else
+  if (error != NULL)
     {
       SightErrorCode code = error->domain == SIGHT_ERROR ? error->code : SIGHT_ERROR_INTERNAL;
-      gboolean blocked = sight_error_code_is_blocked (code) ||
-                         g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 
-      step_record (run, run->next + 1, kind, step,
-                   blocked ? SIGHT_RUN_VERDICT_ERROR : SIGHT_RUN_VERDICT_FAIL, error, NULL);
-      /* A blocked step means the skill could not run to a result. */
-      run->verdict = blocked ? SIGHT_RUN_VERDICT_ERROR : SIGHT_RUN_VERDICT_FAIL;
+      /* A step that could not run means the skill could not run to a result. */
+      run->verdict = verdict == SIGHT_RUN_VERDICT_FAIL ? SIGHT_RUN_VERDICT_FAIL
+                                                       : SIGHT_RUN_VERDICT_ERROR;
       run->code = g_strdup (sight_error_code_to_string (code));
       run->explanation = g_strdup (error->message);
     }
@@ -967,8 +913,9 @@ run_next (Run *run)
   if (run->verdict != SIGHT_RUN_VERDICT_PASS)
     {
       /* The first failed step stops the run: the rest are skipped. */
-      step_record (run, run->next + 1, "do", run->steps[run->next], SIGHT_RUN_VERDICT_SKIPPED,
-                   NULL, "An earlier step failed");
+      sight_run_recorder_step_skip (run->recorder, sight_step_kind_for_text (run->steps[run->next]),
+                                    run->steps[run->next], run->steps[run->next], NULL,
+                                    "An earlier step failed");
       run->next++;
       run_next (run);
       return;
@@ -982,7 +929,8 @@ run_next (Run *run)
       run_end (run);
       return;
     }
-  run->step_started = g_get_real_time ();
+  sight_run_recorder_step_open (run->recorder, sight_step_kind_for_text (run->steps[run->next]),
+                                run->steps[run->next], run->steps[run->next], NULL);
   sight_flow_step_run_async (sight_session_get_page (run->session), run->steps[run->next],
                              (guint) run->skill->timeout_ms, run->cancellable, flow_step_cb, run);
 }
@@ -1000,7 +948,8 @@ run_session_cb (GObject      *source,
                                                        &error);
   if (run->session == NULL)
     {
-      step_record (run, 0, "load", "load the start page", SIGHT_RUN_VERDICT_ERROR, error, NULL);
+      sight_run_recorder_step_close (run->recorder, SIGHT_RUN_VERDICT_ERROR, error, NULL, NULL,
+                                     NULL);
       run->verdict = SIGHT_RUN_VERDICT_ERROR;
       run->code = g_strdup (sight_error_code_to_string (error->domain == SIGHT_ERROR
                                                         ? error->code
@@ -1011,8 +960,8 @@ run_session_cb (GObject      *source,
     }
   if (info != NULL)
     info->session_id = g_strdup (sight_session_get_id (run->session));
-  step_record (run, 0, "load", "load the start page", SIGHT_RUN_VERDICT_PASS, NULL,
-               "The start page loaded");
+  sight_run_recorder_step_close (run->recorder, SIGHT_RUN_VERDICT_PASS, NULL,
+                                 "The start page loaded", NULL, NULL);
   run_next (run);
 }
 
@@ -1029,6 +978,7 @@ sight_skill_run_start (SightStore         *store,
   g_autofree char *name = NULL;
   g_autofree char *url = NULL;
   g_autofree char *run_id = NULL;
+  g_autoptr(SightRunRecorder) recorder = NULL;
   SightRunRecord record = { 0 };
   const char *missing = NULL;
   Run *run;
@@ -1090,11 +1040,10 @@ sight_skill_run_start (SightStore         *store,
   record.kind = (char *) "skill";
   record.name = name;
   record.url = url;
-  record.verdict = SIGHT_RUN_VERDICT_RUNNING;
-  record.started_at = g_get_real_time ();
-  run_id = sight_store_open_run (store, &record, error);
-  if (run_id == NULL)
+  recorder = sight_run_recorder_open (store, &record, error);
+  if (recorder == NULL)
     return NULL;
+  run_id = g_strdup (sight_run_recorder_get_run_id (recorder));
   run_info_add (run_id, skill);
 
   if (missing != NULL)
@@ -1117,6 +1066,7 @@ sight_skill_run_start (SightStore         *store,
   run->store = g_object_ref (store);
   run->skill = g_object_ref (skill);
   run->run_id = g_strdup (run_id);
+  run->recorder = g_steal_pointer (&recorder);
   run->cancellable = cancellable ? g_object_ref (cancellable) : g_cancellable_new ();
   run->verdict = SIGHT_RUN_VERDICT_PASS;
   run->steps = g_new0 (char *, g_strv_length (skill->steps) + 1);
@@ -1124,7 +1074,8 @@ sight_skill_run_start (SightStore         *store,
     run->steps[i] = expand (skill->steps[i], values);
   run->session_options = session ? json_object_ref (session) : json_object_new ();
   json_object_set_string_member (run->session_options, "startUrl", url);
-  run->step_started = g_get_real_time ();
+  sight_run_recorder_step_open (run->recorder, "load", "load the start page",
+                                "load the start page", NULL);
   sight_session_registry_create_async (sight_session_registry_get_default (),
                                        run->session_options, run->cancellable, run_session_cb,
                                        run);

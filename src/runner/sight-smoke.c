@@ -14,7 +14,7 @@
 #include "sight-page-guard.h"
 #include "sight-page-scripts.h"
 #include "sight-report.h"
-#include "sight-run-record.h"
+#include "sight-run-recorder.h"
 #include "sight-scrape.h"
 #include "sight-tool-args.h"
 #include "sight-web-page.h"
@@ -60,6 +60,7 @@ typedef struct {
   SightWebPage *page;
   SoupSession  *http;
   char         *run_id;
+  SightRunRecorder *recorder;
   char         *url;
   char        **steps;
   const char   *expect_text;
@@ -72,14 +73,12 @@ typedef struct {
   gboolean      strict_links;
 
   Stage         stage;
-  guint         index;         /* the next step index in the run */
   guint         flow_step;     /* the next user step */
   gboolean      loaded;
   gboolean      flow_failed;
   gboolean      failed;
   SightErrorCode error_code;
   char         *error_message;
-  gint64        step_started;
 
   GPtrArray    *links;         /* char *, to check */
   GPtrArray    *link_results;  /* LinkResult */
@@ -98,6 +97,7 @@ link_result_free (LinkResult *link)
 static void
 smoke_free (Smoke *smoke)
 {
+  g_clear_object (&smoke->recorder);
   g_clear_object (&smoke->store);
   g_clear_object (&smoke->page);
   g_clear_object (&smoke->http);
@@ -126,66 +126,21 @@ write_done_cb (GObject      *source,
     g_warning ("Could not store the smoke test's progress: %s", error->message);
 }
 
-/* Steps are recorded as they open and again as they end, so a run that is
- * cut short shows where it was. */
 static void
 step_open (Smoke      *smoke,
            const char *kind,
            const char *label,
            const char *instruction)
 {
-  SightStepRecord step = { 0 };
-
-  step.run_id = smoke->run_id;
-  step.index = smoke->index;
-  step.kind = (char *) kind;
-  step.label = (char *) label;
-  step.instruction = (char *) instruction;
-  step.verdict = SIGHT_RUN_VERDICT_RUNNING;
-  step.started_at = g_get_real_time ();
-  smoke->step_started = step.started_at;
-  sight_store_add_step_async (smoke->store, &step, NULL, write_done_cb, NULL);
+  sight_run_recorder_step_open (smoke->recorder, kind, label, instruction, NULL);
 }
 
-/* @instruction: the step's text as it is to be kept from now on (a secret
- * typed literally, masked), or NULL for the text it opened with. */
 static void
-step_close_as (Smoke           *smoke,
-               SightRunVerdict  verdict,
-               const GError    *error,
-               const char      *explanation,
-               const char      *instruction)
+note_verdict (Smoke           *smoke,
+              SightRunVerdict  verdict)
 {
-  SightStepRecord step = { 0 };
-  SightErrorCode code = SIGHT_ERROR_INTERNAL;
-
-  step.run_id = smoke->run_id;
-  step.index = smoke->index;
-  step.label = (char *) instruction;
-  step.instruction = (char *) instruction;
-  step.verdict = verdict;
-  step.started_at = smoke->step_started;
-  step.finished_at = g_get_real_time ();
-  /* Cancelled (the caller went away): the step did not fail, it was cut off. */
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      verdict = SIGHT_RUN_VERDICT_INTERRUPTED;
-      error = NULL;
-      explanation = "Interrupted";
-    }
-  if (error != NULL)
-    {
-      if (error->domain == SIGHT_ERROR)
-        code = error->code;
-      step.code = (char *) sight_error_code_to_string (code);
-      step.explanation = (char *) error->message;
-    }
-  else
-    step.explanation = (char *) explanation;
   if (verdict == SIGHT_RUN_VERDICT_FAIL || verdict == SIGHT_RUN_VERDICT_ERROR)
     smoke->failed = TRUE;
-  sight_store_finish_step_async (smoke->store, &step, NULL, write_done_cb, NULL);
-  smoke->index++;
 }
 
 static void
@@ -194,7 +149,8 @@ step_close (Smoke           *smoke,
             const GError    *error,
             const char      *explanation)
 {
-  step_close_as (smoke, verdict, error, explanation, NULL);
+  note_verdict (smoke, sight_run_recorder_step_close (smoke->recorder, verdict, error,
+                                                      explanation, NULL, NULL));
 }
 
 /* A step nobody asked for is recorded as skipped: the report counts it in
@@ -205,8 +161,7 @@ step_skip (Smoke      *smoke,
            const char *label,
            const char *why)
 {
-  step_open (smoke, kind, label, NULL);
-  step_close (smoke, SIGHT_RUN_VERDICT_SKIPPED, NULL, why);
+  sight_run_recorder_step_skip (smoke->recorder, kind, label, NULL, NULL, why);
 }
 
 static void
@@ -219,9 +174,8 @@ observation_cb (GObject      *source,
   g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
 
   if (observation != NULL)
-    sight_run_store_observation (smoke->store, smoke->run_id, (int) smoke->index - 1,
-                                 smoke->stage == STAGE_DONE ? "final" : "after", observation,
-                                 write_done_cb, NULL);
+    sight_run_recorder_observe (smoke->recorder, smoke->stage == STAGE_DONE ? "final" : "after",
+                                observation);
   smoke_next (g_steal_pointer (&task));
 }
 
@@ -379,7 +333,7 @@ check_more_links (GTask *task)
        * strictLinks makes it fail the test: its address, its status (0 when
        * nothing answered) and the page it is on. */
       finding.run_id = smoke->run_id;
-      finding.step_index = (int) smoke->index;
+      finding.step_index = (int) sight_run_recorder_get_n_steps (smoke->recorder);
       finding.kind = (char *) "broken_link";
       finding.url = link->url;
       finding.status = link->error != NULL ? 0 : link->status;
@@ -426,21 +380,11 @@ flow_step_cb (GObject      *source,
   GTask *task = user_data;
   Smoke *smoke = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonObject) detail = sight_flow_step_run_finish (result, &error);
-  const char *masked = sight_flow_step_run_get_masked_text (result);
+  g_autoptr(SightStepResult) step = sight_flow_step_run_finish (result, &error);
 
-  if (detail == NULL)
-    {
-      smoke->flow_failed = TRUE;
-      step_close_as (smoke, sight_error_code_is_blocked (error->domain == SIGHT_ERROR
-                                                         ? error->code : SIGHT_ERROR_INTERNAL)
-                              ? SIGHT_RUN_VERDICT_ERROR : SIGHT_RUN_VERDICT_FAIL,
-                     error, NULL, masked);
-    }
-  else
-    step_close_as (smoke, SIGHT_RUN_VERDICT_PASS, NULL,
-                   json_object_get_string_member_with_default (detail, "summary", "Done"),
-                   masked);
+  if (error != NULL)
+    smoke->flow_failed = TRUE;
+  note_verdict (smoke, sight_run_recorder_step_result (smoke->recorder, step, error, NULL));
   smoke->flow_step++;
   observe_then_next (task);
 }
@@ -572,22 +516,19 @@ static void
 finish_run (GTask *task)
 {
   Smoke *smoke = g_task_get_task_data (task);
-  SightRunRecord run = { 0 };
 
-  sight_run_store_page_log (smoke->store, smoke->run_id, smoke->page, 0, 0, write_done_cb, NULL);
-
-  run.id = smoke->run_id;
-  run.final_url = (char *) sight_web_page_get_uri (smoke->page);
+  sight_run_recorder_store_log (smoke->recorder, smoke->page);
   if (smoke->error_message != NULL && !smoke->loaded)
-    {
-      /* The test could not run to a result. */
-      run.verdict = SIGHT_RUN_VERDICT_ERROR;
-      run.code = (char *) sight_error_code_to_string (smoke->error_code);
-      run.explanation = smoke->error_message;
-    }
+    /* The test could not run to a result. */
+    sight_run_recorder_close (smoke->recorder, SIGHT_RUN_VERDICT_ERROR,
+                              sight_error_code_to_string (smoke->error_code),
+                              smoke->error_message, sight_web_page_get_uri (smoke->page),
+                              run_finished_cb, task);
   else
-    run.verdict = smoke->failed ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_PASS;
-  sight_store_finish_run_async (smoke->store, &run, NULL, run_finished_cb, task);
+    sight_run_recorder_close (smoke->recorder,
+                              smoke->failed ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_PASS,
+                              NULL, NULL, sight_web_page_get_uri (smoke->page), run_finished_cb,
+                              task);
 }
 
 static guint
@@ -615,13 +556,10 @@ smoke_next (GTask *task)
 
   if (g_cancellable_is_cancelled (cancellable))
     {
-      SightRunRecord run = { 0 };
-
-      run.id = smoke->run_id;
-      run.verdict = SIGHT_RUN_VERDICT_INTERRUPTED;
-      run.code = (char *) "ENVIRONMENT_UNAVAILABLE";
-      run.explanation = (char *) "The smoke test was interrupted before it finished";
-      sight_store_finish_run_async (smoke->store, &run, NULL, write_done_cb, NULL);
+      sight_run_recorder_close (smoke->recorder, SIGHT_RUN_VERDICT_INTERRUPTED,
+                                "ENVIRONMENT_UNAVAILABLE",
+                                "The smoke test was interrupted before it finished", NULL, NULL,
+                                NULL);
       g_task_return_error_if_cancelled (task);
       g_object_unref (task);
       return;
@@ -906,10 +844,11 @@ smoke_prepare (Smoke       *smoke,
   run.kind = (char *) "smoke";
   run.name = (char *) "Smoke test";
   run.url = smoke->url;
-  run.verdict = SIGHT_RUN_VERDICT_RUNNING;
-  run.started_at = g_get_real_time ();
-  smoke->run_id = sight_store_open_run (smoke->store, &run, error);
-  return smoke->run_id != NULL;
+  smoke->recorder = sight_run_recorder_open (smoke->store, &run, error);
+  if (smoke->recorder == NULL)
+    return FALSE;
+  smoke->run_id = g_strdup (sight_run_recorder_get_run_id (smoke->recorder));
+  return TRUE;
 }
 
 char *

@@ -8,15 +8,15 @@
 #include <string.h>
 
 #include "sight-agent.h"
-#include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-observation.h"
 #include "sight-page-guard.h"
 #include "sight-flow-step.h"
 #include "sight-project.h"
 #include "sight-report.h"
-#include "sight-run-record.h"
+#include "sight-run-recorder.h"
 #include "sight-scrape.h"
+#include "sight-step-executor.h"
 #include "sight-step-request.h"
 #include "sight-tool-args.h"
 #include "sight-web-page.h"
@@ -45,26 +45,33 @@ typedef struct {
   gint64         finished;
 } Test;
 
+typedef struct _Attempt Attempt;
+
 /* One attempt of one test, as one stored run. */
-typedef struct {
-  Suite            *suite;
+struct _Attempt {
+  Suite            *suite;        /* NULL: a test run on its own (sight_test_run_async) */
+  GTask            *task;         /* of a test run on its own */
   Test             *test;
+  SightStore       *store;
+  GCancellable     *cancellable;
+  SightRunRecorder *recorder;
   SightWebPage     *page;
   SightAgent       *agent;
+  SightTestStepFunc on_step;
+  gpointer          on_step_data;
+  void            (*done) (Attempt *attempt, JsonObject *result);
   char             *run_id;
   guint             step;         /* the next step of the file */
-  guint             index;        /* the next step record of the run */
   gint64            started;      /* monotonic */
   gint64            deadline;     /* monotonic */
-  gint64            step_started; /* real time */
-  JsonObject       *step_options; /* of the open step (borrowed from its test file) */
   gboolean          loaded;
+  gboolean          borrowed_page; /* the caller's: guarded only while the test runs */
   gboolean          stopped;      /* a step failed: the rest are skipped */
   SightRunVerdict   verdict;
   SightErrorCode    code;
   char             *explanation;
   char             *failed_step;
-} Attempt;
+};
 
 struct _Suite {
   SightStore   *store;
@@ -105,6 +112,9 @@ suite_free (Suite *suite)
 static void
 attempt_free (Attempt *attempt)
 {
+  g_clear_object (&attempt->recorder);
+  g_clear_object (&attempt->store);
+  g_clear_object (&attempt->cancellable);
   g_clear_object (&attempt->agent);
   g_clear_object (&attempt->page);
   g_free (attempt->run_id);
@@ -116,17 +126,6 @@ attempt_free (Attempt *attempt)
 static void attempt_next (Attempt *attempt);
 static void suite_pump (Suite *suite);
 static JsonObject *test_result (Test *test);
-
-static void
-write_done_cb (GObject      *source,
-               GAsyncResult *result,
-               gpointer      user_data)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (!sight_store_write_finish (SIGHT_STORE (source), result, &error))
-    g_warning ("Could not store a test's progress: %s", error->message);
-}
 
 static gint64
 remaining_ms (Attempt *attempt)
@@ -143,36 +142,6 @@ capped_ms (Attempt *attempt,
 
 /* ------------------------------------------------------------ step records */
 
-static void
-step_open (Attempt    *attempt,
-           const char *kind,
-           const char *label,
-           const char *instruction,
-           JsonObject *options)
-{
-  SightStepRecord step = { 0 };
-  g_autofree char *options_json = NULL;
-
-  if (options != NULL && json_object_get_size (options) > 0)
-    {
-      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
-
-      json_node_set_object (node, options);
-      options_json = json_to_string (node, FALSE);
-    }
-  step.run_id = attempt->run_id;
-  step.index = attempt->index;
-  step.kind = (char *) kind;
-  step.label = (char *) label;
-  step.instruction = (char *) instruction;
-  step.options_json = options_json;
-  step.verdict = SIGHT_RUN_VERDICT_RUNNING;
-  step.started_at = g_get_real_time ();
-  attempt->step_started = step.started_at;
-  attempt->step_options = options;
-  sight_store_add_step_async (attempt->suite->store, &step, NULL, write_done_cb, NULL);
-}
-
 static SightErrorCode
 error_code_of (const GError *error)
 {
@@ -180,79 +149,25 @@ error_code_of (const GError *error)
                                                        : SIGHT_ERROR_INTERNAL;
 }
 
-/* A product failure (the page did not do what the test expects) fails the
- * test; anything else means it could not run to a result. */
-static SightRunVerdict
-verdict_for_code (SightErrorCode code)
-{
-  return code == SIGHT_ERROR_ACTION_FAILED || code == SIGHT_ERROR_ASSERTION_FAILED
-         ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_ERROR;
-}
-
-/* @instruction: the step's text as it is to be kept from now on (a secret
- * typed literally, masked), or NULL for the text it opened with.  The step's
- * options are written again in any case: a param typed into a secure field,
- * by a direct step or by act, is a secret from then on
- * (sight_secret_fill_note_typed()), and the store masks it there. */
+/* The test stops at its first step that failed (or could not run): the
+ * attempt keeps which, and why. */
 static void
-step_close_as (Attempt         *attempt,
-               SightRunVerdict  verdict,
-               const GError    *error,
-               const char      *explanation,
-               SightStepResult *result,
-               const char      *what,
-               const char      *instruction)
+note_step (Attempt         *attempt,
+           SightRunVerdict  verdict,
+           const GError    *error,
+           const char      *explanation,
+           guint            index,
+           const char      *what)
 {
-  SightStepRecord step = { 0 };
-  g_autofree char *usage_json = NULL;
-  g_autofree char *cache_json = NULL;
-  g_autofree char *options_json = NULL;
-
-  if (attempt->step_options != NULL &&
-      json_object_get_size (attempt->step_options) > 0)
-    {
-      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
-
-      json_node_set_object (node, attempt->step_options);
-      options_json = json_to_string (node, FALSE);
-    }
-  step.options_json = options_json;
-  step.run_id = attempt->run_id;
-  step.index = attempt->index;
-  step.instruction = (char *) instruction;
-  step.verdict = verdict;
-  step.started_at = attempt->step_started;
-  step.finished_at = g_get_real_time ();
-  step.explanation = (char *) explanation;
-  if (error != NULL)
-    {
-      step.code = (char *) sight_error_code_to_string (error_code_of (error));
-      step.explanation = (char *) error->message;
-    }
-  if (result != NULL)
-    {
-      g_autoptr(JsonNode) usage = sight_usage_to_json (&result->usage);
-
-      usage_json = json_to_string (usage, FALSE);
-      if (result->cache != NULL)
-        cache_json = json_to_string (result->cache, FALSE);
-      step.usage_json = usage_json;
-      step.cache_json = cache_json;
-      step.model_calls = result->model_calls;
-      step.actions = result->actions;
-    }
-  sight_store_finish_step_async (attempt->suite->store, &step, NULL, write_done_cb, NULL);
-
   if ((verdict == SIGHT_RUN_VERDICT_FAIL || verdict == SIGHT_RUN_VERDICT_ERROR) &&
       !attempt->stopped)
     {
       attempt->stopped = TRUE;
       attempt->verdict = verdict;
       attempt->code = error != NULL ? error_code_of (error) : SIGHT_ERROR_ASSERTION_FAILED;
-      attempt->explanation = g_strdup (step.explanation);
-      attempt->failed_step = g_strdup_printf ("Step %u (%s)", attempt->index + 1, what);
+      attempt->explanation = g_strdup (error != NULL ? error->message : explanation);
+      attempt->failed_step = g_strdup_printf ("Step %u (%s)", index + 1, what);
     }
-  attempt->index++;
 }
 
 static void
@@ -260,10 +175,13 @@ step_close (Attempt         *attempt,
             SightRunVerdict  verdict,
             const GError    *error,
             const char      *explanation,
-            SightStepResult *result,
             const char      *what)
 {
-  step_close_as (attempt, verdict, error, explanation, result, what, NULL);
+  guint index = sight_run_recorder_get_n_steps (attempt->recorder);
+
+  verdict = sight_run_recorder_step_close (attempt->recorder, verdict, error, explanation, NULL,
+                                           NULL);
+  note_step (attempt, verdict, error, explanation, index, what);
 }
 
 /* What the page looked like after the step: kept for the report. */
@@ -276,8 +194,7 @@ observed_cb (GObject      *source,
   g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
 
   if (observation != NULL)
-    sight_run_store_observation (attempt->suite->store, attempt->run_id, (int) attempt->index - 1,
-                                 "after", observation, write_done_cb, NULL);
+    sight_run_recorder_observe (attempt->recorder, "after", observation);
   attempt_next (attempt);
 }
 
@@ -290,9 +207,33 @@ observe_then_next (Attempt *attempt)
       return;
     }
   sight_observation_capture_async (attempt->page, SIGHT_OBSERVE_SCREENSHOT,
-                                   capped_ms (attempt, OBSERVE_TIMEOUT_MS),
-                                   g_task_get_cancellable (attempt->suite->task), observed_cb,
-                                   attempt);
+                                   capped_ms (attempt, OBSERVE_TIMEOUT_MS), attempt->cancellable,
+                                   observed_cb, attempt);
+}
+
+/* Tells the caller of a test run on its own how step @index went: a result
+ * for a step that ended without one (it did not open, the time ran out). */
+static void
+report_step (Attempt         *attempt,
+             int              index,
+             SightStepResult *result,
+             const GError    *error)
+{
+  g_autoptr(SightStepResult) made = NULL;
+
+  if (attempt->on_step == NULL)
+    return;
+  if (result == NULL)
+    {
+      SightTestStep *step = index >= 0 ? g_ptr_array_index (attempt->test->file->steps, index)
+                                       : NULL;
+
+      made = result = sight_step_result_new (SIGHT_STEP_ACT, step ? step->instruction : "");
+      result->direct = step == NULL || step->kind == SIGHT_TEST_STEP_DO;
+      if (error != NULL)
+        sight_step_result_take_error (result, g_error_copy (error));
+    }
+  attempt->on_step (index, result, attempt->on_step_data);
 }
 
 /* ------------------------------------------------------------------ steps */
@@ -311,7 +252,8 @@ loaded_cb (GObject      *source,
       /* The test could not start: not a product failure. */
       if (error_code_of (error) == SIGHT_ERROR_ACTION_FAILED)
         error->code = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;
-      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, NULL, "load the start page");
+      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, "load the start page");
+      report_step (attempt, -1, NULL, error);
       attempt_next (attempt);
       return;
     }
@@ -322,12 +264,13 @@ loaded_cb (GObject      *source,
                                             "The start page answered with HTTP status %u",
                                             status);
 
-      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, http, NULL, NULL, "load the start page");
+      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, http, NULL, "load the start page");
+      report_step (attempt, -1, NULL, http);
     }
   else
     {
       attempt->loaded = TRUE;
-      step_close (attempt, SIGHT_RUN_VERDICT_PASS, NULL, "The start page loaded", NULL,
+      step_close (attempt, SIGHT_RUN_VERDICT_PASS, NULL, "The start page loaded",
                   "load the start page");
     }
   observe_then_next (attempt);
@@ -340,57 +283,26 @@ step_what (SightTestStep *step)
 }
 
 static void
-direct_done_cb (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
+executed_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
 {
   Attempt *attempt = user_data;
   SightTestStep *step = g_ptr_array_index (attempt->test->file->steps, attempt->step - 1);
   g_autoptr(GError) error = NULL;
-  g_autofree char *summary = sight_direct_step_run_finish (SIGHT_WEB_PAGE (source), result,
-                                                           &error);
-  const char *masked = sight_direct_step_run_get_masked_text (result);
+  g_autoptr(SightStepResult) outcome = sight_step_execute_finish (result, &error);
+  guint index = sight_run_recorder_get_n_steps (attempt->recorder);
+  SightRunVerdict verdict;
 
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      step_close_as (attempt, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, "Interrupted", NULL,
-                     step_what (step), masked);
-      attempt_next (attempt);
-      return;
-    }
-  if (summary == NULL)
-    step_close_as (attempt, verdict_for_code (error_code_of (error)), error, NULL, NULL,
-                   step_what (step), masked);
-  else
-    step_close_as (attempt, SIGHT_RUN_VERDICT_PASS, NULL, summary, NULL, step_what (step),
-                   masked);
-  observe_then_next (attempt);
-}
-
-static void
-agent_done_cb (GObject      *source,
-               GAsyncResult *result,
-               gpointer      user_data)
-{
-  Attempt *attempt = user_data;
-  SightTestStep *step = g_ptr_array_index (attempt->test->file->steps, attempt->step - 1);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(SightStepResult) outcome = sight_agent_run_finish (SIGHT_AGENT (source), result,
-                                                              &error);
-
+  verdict = sight_run_recorder_step_result (attempt->recorder, outcome, error,
+                                            sight_step_execute_get_masked_instruction (result));
   if (outcome == NULL)
     {
-      step_close (attempt, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, "Interrupted", NULL,
-                  step_what (step));
       attempt_next (attempt);
       return;
     }
-  if (error != NULL)
-    step_close (attempt, verdict_for_code (error_code_of (error)), error, NULL, outcome,
-                step_what (step));
-  else
-    step_close (attempt, SIGHT_RUN_VERDICT_PASS, NULL, outcome->summary, outcome,
-                step_what (step));
+  note_step (attempt, verdict, outcome->error, NULL, index, step_what (step));
+  report_step (attempt, (int) attempt->step - 1, outcome, NULL);
   observe_then_next (attempt);
 }
 
@@ -398,52 +310,39 @@ static void
 run_step (Attempt       *attempt,
           SightTestStep *step)
 {
-  GCancellable *cancellable = g_task_get_cancellable (attempt->suite->task);
   SightProject *project = attempt->test->project;
   g_autoptr(SightStepRequest) request = NULL;
   g_autoptr(GError) error = NULL;
-  static const SightStepKind kinds[] = {
-    [SIGHT_TEST_STEP_ACT] = SIGHT_STEP_ACT,
-    [SIGHT_TEST_STEP_ASSERT] = SIGHT_STEP_ASSERT,
-    [SIGHT_TEST_STEP_WAIT_FOR] = SIGHT_STEP_WAIT_FOR,
-    [SIGHT_TEST_STEP_EXTRACT] = SIGHT_STEP_EXTRACT,
-  };
+  gint64 action = sight_project_get_action_timeout (project);
 
-  step_open (attempt, step_what (step), NULL, step->instruction, step->options);
-  if (step->kind == SIGHT_TEST_STEP_DO)
-    {
-      gint64 action = sight_project_get_action_timeout (project);
-
-      sight_direct_step_run_async (attempt->page, step->instruction,
-                                   json_object_get_member (step->options, "params"),
-                                   sight_project_get_secrets (project),
-                                   capped_ms (attempt, action > 0 ? action : DO_TIMEOUT_MS),
-                                   cancellable, direct_done_cb, attempt);
-      return;
-    }
-
-  request = sight_step_request_new (project, kinds[step->kind], step->instruction, step->options,
-                                    attempt->test->file->agent, remaining_ms (attempt), &error);
+  sight_run_recorder_step_open (attempt->recorder, step_what (step), NULL, step->instruction,
+                                step->options);
+  request = sight_step_request_new_for_kind (project, step_what (step), step->instruction,
+                                             step->options, attempt->test->file->agent,
+                                             remaining_ms (attempt),
+                                             capped_ms (attempt,
+                                                        action > 0 ? action : DO_TIMEOUT_MS),
+                                             &error);
   if (request == NULL)
     {
-      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, NULL, step_what (step));
+      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, step_what (step));
+      report_step (attempt, (int) attempt->step - 1, NULL, error);
       attempt_next (attempt);
       return;
     }
   if (attempt->agent == NULL)
     attempt->agent = sight_agent_new (project, attempt->page);
-  sight_agent_run_async (attempt->agent, g_steal_pointer (&request), cancellable, agent_done_cb,
-                         attempt);
+  sight_step_execute_async (attempt->agent, g_steal_pointer (&request), attempt->cancellable,
+                            executed_cb, attempt);
 }
 
 /* ---------------------------------------------------------------- the end */
 
-static void
-attempt_done (Attempt      *attempt,
+/* The attempt's entry of a test's "attempts". */
+static JsonObject *
+attempt_json (Attempt      *attempt,
               SightRunData *data)
 {
-  Suite *suite = attempt->suite;
-  Test *test = attempt->test;
   JsonObject *object = json_object_new ();
 
   json_object_set_string_member (object, "runId", attempt->run_id);
@@ -460,6 +359,26 @@ attempt_done (Attempt      *attempt,
                               (g_get_monotonic_time () - attempt->started) / 1000);
   if (data != NULL)
     json_object_set_member (object, "report", sight_report_to_json (data));
+  return object;
+}
+
+static void
+attempt_done (Attempt      *attempt,
+              SightRunData *data)
+{
+  JsonObject *object = attempt_json (attempt, data);
+
+  attempt->done (attempt, object);
+}
+
+/* The suite's end of an attempt: the test is retried or done. */
+static void
+suite_attempt_done (Attempt    *attempt,
+                    JsonObject *object)
+{
+  Suite *suite = attempt->suite;
+  Test *test = attempt->test;
+
   json_array_add_object_element (test->attempts, object);
   test->n_attempts++;
   test->finished = g_get_real_time ();
@@ -521,36 +440,27 @@ run_finished_cb (GObject      *source,
       attempt->explanation = g_strdup (error->message);
       g_clear_pointer (&attempt->failed_step, g_free);
     }
-  sight_store_load_run_async (attempt->suite->store, attempt->run_id, NULL, run_loaded_cb,
-                              attempt);
+  sight_store_load_run_async (attempt->store, attempt->run_id, NULL, run_loaded_cb, attempt);
 }
 
 static void
 attempt_finish (Attempt *attempt)
 {
-  SightRunRecord run = { 0 };
-
-  sight_run_store_page_log (attempt->suite->store, attempt->run_id, attempt->page, 0, 0,
-                            write_done_cb, NULL);
-
+  sight_run_recorder_store_log (attempt->recorder, attempt->page);
+  if (attempt->borrowed_page)
+    sight_web_page_set_allowed_origins (attempt->page, NULL, NULL);
   if (!attempt->stopped)
     attempt->verdict = SIGHT_RUN_VERDICT_PASS;
-  run.id = attempt->run_id;
-  run.final_url = (char *) sight_web_page_get_uri (attempt->page);
-  run.verdict = attempt->verdict;
-  if (attempt->verdict != SIGHT_RUN_VERDICT_PASS)
-    {
-      run.code = (char *) sight_error_code_to_string (attempt->code);
-      run.explanation = attempt->explanation;
-    }
-  sight_store_finish_run_async (attempt->suite->store, &run, NULL, run_finished_cb, attempt);
+  sight_run_recorder_close (attempt->recorder, attempt->verdict,
+                            sight_error_code_to_string (attempt->code), attempt->explanation,
+                            sight_web_page_get_uri (attempt->page), run_finished_cb, attempt);
 }
 
 static void
 attempt_next (Attempt *attempt)
 {
   GPtrArray *steps = attempt->test->file->steps;
-  GCancellable *cancellable = g_task_get_cancellable (attempt->suite->task);
+  GCancellable *cancellable = attempt->cancellable;
   SightTestStep *step;
 
   /* Cancelled (the command was interrupted): the rest is skipped and the run
@@ -572,10 +482,10 @@ attempt_next (Attempt *attempt)
   step = g_ptr_array_index (steps, attempt->step++);
   if (attempt->stopped)
     {
-      step_open (attempt, step_what (step), NULL, step->instruction, step->options);
-      step_close (attempt, SIGHT_RUN_VERDICT_SKIPPED, NULL,
-                  attempt->loaded ? "An earlier step failed" : "The start page did not load",
-                  NULL, step_what (step));
+      sight_run_recorder_step_skip (attempt->recorder, step_what (step), NULL, step->instruction,
+                                    step->options,
+                                    attempt->loaded ? "An earlier step failed"
+                                                    : "The start page did not load");
       attempt_next (attempt);
       return;
     }
@@ -586,45 +496,38 @@ attempt_next (Attempt *attempt)
                                              "before this step",
                                              (attempt->deadline - attempt->started) / 1000);
 
-      step_open (attempt, step_what (step), NULL, step->instruction, step->options);
-      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, NULL, step_what (step));
+      sight_run_recorder_step_open (attempt->recorder, step_what (step), NULL,
+                                    step->instruction, step->options);
+      step_close (attempt, SIGHT_RUN_VERDICT_ERROR, error, NULL, step_what (step));
+      report_step (attempt, (int) attempt->step - 1, NULL, error);
       attempt_next (attempt);
       return;
     }
   run_step (attempt, step);
 }
 
+/* Starts an attempt of @test on @page (NULL: a page of its own), recorded
+ * in @store; @notes go with the stored run. */
 static void
-attempt_start (Suite *suite,
-               Test  *test)
+attempt_begin (Attempt      *attempt,
+               SightWebPage *page,
+               const char   *notes[])
 {
-  Attempt *attempt = g_new0 (Attempt, 1);
+  Test *test = attempt->test;
   SightRunRecord run = { 0 };
   g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
   gint64 timeout = test->file->timeout_ms > 0 ? test->file->timeout_ms
                                                : sight_project_get_timeout (test->project);
 
-  attempt->suite = suite;
-  attempt->test = test;
   attempt->started = g_get_monotonic_time ();
   attempt->deadline = attempt->started + timeout * 1000;
-  if (test->n_attempts == 0)
-    test->started = g_get_real_time ();
 
-  g_ptr_array_add (notes, g_strdup_printf ("Test file: %s", test->file->path));
-  if (suite->retries > 0)
-    g_ptr_array_add (notes, g_strdup_printf ("Attempt %u of at most %u", test->n_attempts + 1,
-                                             suite->retries + 1));
-  g_ptr_array_add (notes, NULL);
   run.kind = (char *) "test";
   run.name = test->file->name;
   run.url = test->url;
-  run.verdict = SIGHT_RUN_VERDICT_RUNNING;
-  run.notes = (char **) notes->pdata;
-  run.started_at = g_get_real_time ();
-  attempt->run_id = sight_store_open_run (suite->store, &run, &error);
-  if (attempt->run_id == NULL)
+  run.notes = (char **) notes;
+  attempt->recorder = sight_run_recorder_open (attempt->store, &run, &error);
+  if (attempt->recorder == NULL)
     {
       /* Without the store there is nothing to report into: the result
        * says why. */
@@ -636,14 +539,112 @@ attempt_start (Suite *suite,
       attempt_done (attempt, NULL);
       return;
     }
+  attempt->run_id = g_strdup (sight_run_recorder_get_run_id (attempt->recorder));
 
-  attempt->page = sight_web_page_new ();
+  attempt->page = page != NULL ? g_object_ref (page) : sight_web_page_new ();
+  attempt->borrowed_page = page != NULL;
   sight_page_guard (attempt->page, test->project, test->url, NULL, NULL);
-  step_open (attempt, "load", "load the start page", test->url ? test->url : "about:blank",
-             NULL);
+  sight_run_recorder_step_open (attempt->recorder, "load", "load the start page",
+                                test->url ? test->url : "about:blank", NULL);
   sight_web_page_load_async (attempt->page, test->url ? test->url : "about:blank",
                              SIGHT_WAIT_UNTIL_LOAD, capped_ms (attempt, LOAD_TIMEOUT_MS),
-                             g_task_get_cancellable (suite->task), loaded_cb, attempt);
+                             attempt->cancellable, loaded_cb, attempt);
+}
+
+static void
+attempt_start (Suite *suite,
+               Test  *test)
+{
+  Attempt *attempt = g_new0 (Attempt, 1);
+  g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+
+  attempt->suite = suite;
+  attempt->test = test;
+  attempt->store = g_object_ref (suite->store);
+  g_set_object (&attempt->cancellable, g_task_get_cancellable (suite->task));
+  attempt->done = suite_attempt_done;
+  if (test->n_attempts == 0)
+    test->started = g_get_real_time ();
+
+  g_ptr_array_add (notes, g_strdup_printf ("Test file: %s", test->file->path));
+  if (suite->retries > 0)
+    g_ptr_array_add (notes, g_strdup_printf ("Attempt %u of at most %u", test->n_attempts + 1,
+                                             suite->retries + 1));
+  g_ptr_array_add (notes, NULL);
+  attempt_begin (attempt, NULL, (const char **) notes->pdata);
+}
+
+/* ------------------------------------------------------- one test alone */
+
+static void
+test_attempt_done (Attempt    *attempt,
+                   JsonObject *object)
+{
+  g_autoptr(GTask) task = g_steal_pointer (&attempt->task);
+
+  g_task_return_pointer (task, object, (GDestroyNotify) json_object_unref);
+}
+
+static void
+test_task_data_free (Attempt *attempt)
+{
+  test_free (attempt->test);
+  attempt_free (attempt);
+}
+
+void
+sight_test_run_async (SightStore          *store,
+                      SightTestFile       *file,
+                      SightProject        *project,
+                      const char          *url,
+                      SightAgent          *agent,
+                      SightTestStepFunc    on_step,
+                      gpointer             on_step_data,
+                      GCancellable        *cancellable,
+                      GAsyncReadyCallback  callback,
+                      gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  g_autofree char *note = NULL;
+  const char *notes[2] = { NULL, NULL };
+  Attempt *attempt;
+  Test *test;
+
+  g_return_if_fail (SIGHT_IS_STORE (store));
+  g_return_if_fail (file != NULL);
+  g_return_if_fail (project != NULL);
+  g_return_if_fail (agent == NULL || SIGHT_IS_AGENT (agent));
+
+  g_task_set_source_tag (task, sight_test_run_async);
+  g_task_set_check_cancellable (task, FALSE);
+  test = g_new0 (Test, 1);
+  test->file = file;
+  test->project = sight_project_ref (project);
+  test->url = g_strdup (url);
+  test->attempts = json_array_new ();
+  test->started = g_get_real_time ();
+  attempt = g_new0 (Attempt, 1);
+  attempt->test = test;
+  attempt->store = g_object_ref (store);
+  g_set_object (&attempt->cancellable, cancellable);
+  g_set_object (&attempt->agent, agent);
+  attempt->on_step = on_step;
+  attempt->on_step_data = on_step_data;
+  attempt->done = test_attempt_done;
+  g_task_set_task_data (task, attempt, (GDestroyNotify) test_task_data_free);
+  attempt->task = g_object_ref (task);
+  if (file->path != NULL)
+    notes[0] = note = g_strdup_printf ("Test file: %s", file->path);
+  attempt_begin (attempt, agent != NULL ? sight_agent_get_page (agent) : NULL, notes);
+}
+
+JsonObject *
+sight_test_run_finish (GAsyncResult  *result,
+                       GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 /* ----------------------------------------------------------------- result */

@@ -3,6 +3,9 @@
 
 #include <json-glib/json-glib.h>
 
+#include "sight-agent.h"
+#include "sight-project.h"
+#include "sight-step-result.h"
 #include "sight-store.h"
 #include "sight-test-file.h"
 
@@ -56,6 +59,36 @@ void        sight_suite_run_async      (SightStore             *store,
                                         GAsyncReadyCallback     callback,
                                         gpointer                user_data);
 JsonNode   *sight_suite_run_finish     (GAsyncResult        *result,
+                                        GError             **error);
+
+/* How step @index of a test run on its own went (-1: loading the start
+ * page), as it ends; a step that ended without running (the time ran out,
+ * it did not validate) gets a result that carries the error. Skipped
+ * steps are not reported. */
+typedef void (*SightTestStepFunc) (int              index,
+                                   SightStepResult *result,
+                                   gpointer         user_data);
+
+/* Runs one test, @file (alive until the run finishes), with exactly the
+ * suite's rules: one attempt, the start page @url (NULL: about:blank)
+ * loaded, each step through the step executor within what is left of the
+ * test's timeout (the file's, else @project's: a step the time did not
+ * reach fails with STEP_TIMEOUT), the first failure stopping the test and
+ * the rest skipped, all recorded as a run in @store. On @agent's page with
+ * @agent (its provider, its signals) when given, else on a page of its own.
+ * Finishes with the attempt as the suite's result lists it ({ "runId",
+ * "verdict", "code"?, "explanation"?, "failedStep"?, "ms", "report" }). */
+void        sight_test_run_async       (SightStore          *store,
+                                        SightTestFile       *file,
+                                        SightProject        *project,
+                                        const char          *url,
+                                        SightAgent          *agent,
+                                        SightTestStepFunc    on_step,
+                                        gpointer             on_step_data,
+                                        GCancellable        *cancellable,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data);
+JsonObject *sight_test_run_finish      (GAsyncResult        *result,
                                         GError             **error);
 
 /* Loads every test file (SightTestFile); a folder stands for the

@@ -9,7 +9,8 @@
 
 #include "sight-agent.h"
 #include "sight-error.h"
-#include "sight-run-record.h"
+#include "sight-step-executor.h"
+#include "sight-run-recorder.h"
 #include "sight-session-agent.h"
 #include "sight-tool-args.h"
 
@@ -39,6 +40,7 @@ struct _SightTask
 
   /* owned */
   SightStore    *store;
+  SightRunRecorder *recorder;
   SightSession  *session;
   SightAgent    *agent;
   GCancellable  *cancellable;
@@ -96,6 +98,7 @@ sight_task_dispose (GObject *object)
     }
   g_clear_object (&self->agent);
   g_clear_object (&self->session);
+  g_clear_object (&self->recorder);
   g_clear_object (&self->store);
   g_clear_object (&self->cancellable);
 
@@ -318,8 +321,6 @@ action_performed_cb (SightAgent *agent,
                                 (gint64) (self->usage.cost_micro_usd - self->mark_cost));
   json_object_set_null_member (step, "error");
 
-  record.run_id = self->id;
-  record.index = self->steps->len;
   record.kind = (char *) "act";
   record.label = label;
   record.instruction = label;
@@ -328,8 +329,7 @@ action_performed_cb (SightAgent *agent,
   record.actions = 1;
   record.started_at = self->mark;
   record.finished_at = now;
-  sight_store_add_step_async (self->store, &record, NULL, write_done_cb, NULL);
-  sight_store_finish_step_async (self->store, &record, NULL, write_done_cb, NULL);
+  sight_run_recorder_step_add (self->recorder, &record);
 
   g_ptr_array_add (self->steps, step);
   self->mark = now;
@@ -343,8 +343,8 @@ action_performed_cb (SightAgent *agent,
 static void
 save_log (SightTask *self)
 {
-  sight_run_store_page_log (self->store, self->id, sight_session_get_page (self->session),
-                            self->started_at, self->finished_at, write_done_cb, NULL);
+  sight_run_recorder_store_log_between (self->recorder, sight_session_get_page (self->session),
+                                        self->started_at, self->finished_at);
   self->log_saved = TRUE;
 }
 
@@ -365,7 +365,6 @@ store_outcome (SightTask           *self,
   SightRunRecord run = { 0 };
   const char *notes[] = { log_missing_note, NULL };
 
-  run.id = self->id;
   run.verdict = run_verdict (self);
   run.code = (char *) code;
   run.explanation = self->reason;
@@ -375,7 +374,7 @@ store_outcome (SightTask           *self,
     run.final_url = self->final_url;
   else
     run.notes = (char **) notes;
-  sight_store_finish_run_async (self->store, &run, NULL, callback, user_data);
+  sight_run_recorder_close_record (self->recorder, &run, callback, user_data);
 }
 
 static void
@@ -502,8 +501,7 @@ agent_done_cb (GObject      *source,
 {
   g_autoptr(SightTask) self = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SightStepResult) outcome = sight_agent_run_finish (SIGHT_AGENT (source), result,
-                                                               &error);
+  g_autoptr(SightStepResult) outcome = sight_step_execute_finish (result, &error);
 
   finish (self, outcome, error);
 }
@@ -580,7 +578,6 @@ begin (Start         *start,
   SightRunRecord run = { 0 };
   SightWebPage *page;
   const SightAgentConfig *config;
-  g_autofree char *run_id = NULL;
 
   agent = sight_session_get_agent (session, error);
   if (agent == NULL)
@@ -621,10 +618,9 @@ begin (Start         *start,
   run.kind = (char *) "task";
   run.name = self->goal;
   run.url = (char *) (page != NULL ? sight_web_page_get_uri (page) : NULL);
-  run.verdict = SIGHT_RUN_VERDICT_RUNNING;
   run.started_at = self->started_at;
-  run_id = sight_store_open_run (self->store, &run, error);
-  if (run_id == NULL)
+  self->recorder = sight_run_recorder_open (self->store, &run, error);
+  if (self->recorder == NULL)
     {
       sight_session_release (session);
       return NULL;
@@ -636,8 +632,8 @@ begin (Start         *start,
                                       G_CALLBACK (action_performed_cb), self);
   self->call_id = g_signal_connect (agent, "model-call-finished",
                                     G_CALLBACK (model_call_finished_cb), self);
-  sight_agent_run_async (agent, g_steal_pointer (&request), self->cancellable, agent_done_cb,
-                         g_object_ref (self));
+  sight_step_execute_async (agent, g_steal_pointer (&request), self->cancellable, agent_done_cb,
+                            g_object_ref (self));
   return g_steal_pointer (&self);
 }
 

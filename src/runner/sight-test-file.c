@@ -11,12 +11,14 @@
 #include "sight-direct-step.h"
 #include "sight-error.h"
 #include "sight-json.h"
+#include "sight-step-executor.h"
 #include "sight-tool-args.h"
 
 static const char * const file_members[] = {
   "name", "url", "agent", "timeout", "steps", "description", "tags", "$schema", NULL
 };
-static const char * const step_kinds[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+/* The step kinds are the executor's, in SightTestStepKind's order. */
+#define step_kinds sight_step_kind_names
 
 const char *
 sight_test_step_kind_to_string (SightTestStepKind kind)

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-run-recorder"
+
+#include "config.h"
+
+#include "sight-run-recorder.h"
+
+#include "sight-error.h"
+#include "sight-run-record.h"
+
+struct _SightRunRecorder
+{
+  GObject     parent_instance;
+
+  /* owned */
+  SightStore *store;
+  char       *run_id;
+
+  /* the open step */
+  guint       index;          /* the next step's index */
+  gint64      step_started;
+  JsonObject *step_options;
+  gboolean    label_is_instruction;
+  gboolean    step_open;
+};
+
+G_DEFINE_FINAL_TYPE (SightRunRecorder, sight_run_recorder, G_TYPE_OBJECT)
+
+static void
+sight_run_recorder_finalize (GObject *object)
+{
+  SightRunRecorder *self = SIGHT_RUN_RECORDER (object);
+
+  g_clear_object (&self->store);
+  g_free (self->run_id);
+  g_clear_pointer (&self->step_options, json_object_unref);
+
+  G_OBJECT_CLASS (sight_run_recorder_parent_class)->finalize (object);
+}
+
+static void
+sight_run_recorder_class_init (SightRunRecorderClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = sight_run_recorder_finalize;
+}
+
+static void
+sight_run_recorder_init (SightRunRecorder *self)
+{
+}
+
+static void
+write_done_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_store_write_finish (SIGHT_STORE (source), result, &error) &&
+      !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_warning ("Could not store a run's progress: %s", error->message);
+}
+
+SightRunVerdict
+sight_run_verdict_for_error (const GError *error)
+{
+  if (error == NULL)
+    return SIGHT_RUN_VERDICT_PASS;
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return SIGHT_RUN_VERDICT_INTERRUPTED;
+  if (g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED) ||
+      g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_ASSERTION_FAILED))
+    return SIGHT_RUN_VERDICT_FAIL;
+  return SIGHT_RUN_VERDICT_ERROR;
+}
+
+static SightRunRecorder *
+recorder_new (SightStore *store,
+              char       *run_id)
+{
+  SightRunRecorder *self = g_object_new (SIGHT_TYPE_RUN_RECORDER, NULL);
+
+  self->store = g_object_ref (store);
+  self->run_id = run_id;
+  return self;
+}
+
+static SightRunRecord
+running (const SightRunRecord *run)
+{
+  SightRunRecord record = *run;
+
+  record.verdict = SIGHT_RUN_VERDICT_RUNNING;
+  if (record.started_at == 0)
+    record.started_at = g_get_real_time ();
+  return record;
+}
+
+SightRunRecorder *
+sight_run_recorder_open (SightStore            *store,
+                         const SightRunRecord  *run,
+                         GError               **error)
+{
+  SightRunRecord record;
+  char *run_id;
+
+  g_return_val_if_fail (SIGHT_IS_STORE (store), NULL);
+  g_return_val_if_fail (run != NULL, NULL);
+
+  record = running (run);
+  run_id = sight_store_open_run (store, &record, error);
+  return run_id != NULL ? recorder_new (store, run_id) : NULL;
+}
+
+SightRunRecorder *
+sight_run_recorder_open_async (SightStore           *store,
+                               const SightRunRecord *run)
+{
+  SightRunRecord record;
+
+  g_return_val_if_fail (SIGHT_IS_STORE (store), NULL);
+  g_return_val_if_fail (run != NULL, NULL);
+
+  record = running (run);
+  return recorder_new (store, sight_store_open_run_async (store, &record, NULL, write_done_cb,
+                                                          NULL));
+}
+
+const char *
+sight_run_recorder_get_run_id (SightRunRecorder *self)
+{
+  g_return_val_if_fail (SIGHT_IS_RUN_RECORDER (self), NULL);
+
+  return self->run_id;
+}
+
+SightStore *
+sight_run_recorder_get_store (SightRunRecorder *self)
+{
+  g_return_val_if_fail (SIGHT_IS_RUN_RECORDER (self), NULL);
+
+  return self->store;
+}
+
+guint
+sight_run_recorder_get_n_steps (SightRunRecorder *self)
+{
+  g_return_val_if_fail (SIGHT_IS_RUN_RECORDER (self), 0);
+
+  return self->index;
+}
+
+static char *
+options_text (JsonObject *options)
+{
+  g_autoptr(JsonNode) node = NULL;
+
+  if (options == NULL || json_object_get_size (options) == 0)
+    return NULL;
+  node = json_node_new (JSON_NODE_OBJECT);
+  json_node_set_object (node, options);
+  return json_to_string (node, FALSE);
+}
+
+void
+sight_run_recorder_step_open (SightRunRecorder *self,
+                              const char       *kind,
+                              const char       *label,
+                              const char       *instruction,
+                              JsonObject       *options)
+{
+  SightStepRecord step = { 0 };
+  g_autofree char *options_json = options_text (options);
+
+  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
+  g_return_if_fail (kind != NULL);
+  g_return_if_fail (!self->step_open);
+
+  step.run_id = self->run_id;
+  step.index = self->index;
+  step.kind = (char *) kind;
+  step.label = (char *) label;
+  step.instruction = (char *) instruction;
+  step.options_json = options_json;
+  step.verdict = SIGHT_RUN_VERDICT_RUNNING;
+  step.started_at = g_get_real_time ();
+  self->step_started = step.started_at;
+  g_clear_pointer (&self->step_options, json_object_unref);
+  self->step_options = options != NULL ? json_object_ref (options) : NULL;
+  self->label_is_instruction = label != NULL && g_strcmp0 (label, instruction) == 0;
+  self->step_open = TRUE;
+  sight_store_add_step_async (self->store, &step, NULL, write_done_cb, NULL);
+}
+
+SightRunVerdict
+sight_run_recorder_step_close (SightRunRecorder *self,
+                               SightRunVerdict   verdict,
+                               const GError     *error,
+                               const char       *explanation,
+                               SightStepResult  *result,
+                               const char       *instruction)
+{
+  SightStepRecord step = { 0 };
+  g_autofree char *usage_json = NULL;
+  g_autofree char *cache_json = NULL;
+  /* Written again: a param typed into a secure field is a secret from now
+   * on (sight_secret_fill_note_typed()), and the store masks it there. */
+  g_autofree char *options_json = options_text (self->step_options);
+
+  g_return_val_if_fail (SIGHT_IS_RUN_RECORDER (self), verdict);
+  g_return_val_if_fail (self->step_open, verdict);
+
+  /* Cancelled (the caller went away): the step did not fail, it was cut off. */
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      verdict = SIGHT_RUN_VERDICT_INTERRUPTED;
+      error = NULL;
+      explanation = "Interrupted";
+    }
+  step.run_id = self->run_id;
+  step.index = self->index;
+  step.instruction = (char *) instruction;
+  step.label = self->label_is_instruction ? (char *) instruction : NULL;
+  step.options_json = options_json;
+  step.verdict = verdict;
+  step.started_at = self->step_started;
+  step.finished_at = g_get_real_time ();
+  step.explanation = (char *) explanation;
+  if (error != NULL)
+    {
+      step.code = (char *) sight_error_code_to_string (error->domain == SIGHT_ERROR
+                                                       ? (SightErrorCode) error->code
+                                                       : SIGHT_ERROR_INTERNAL);
+      step.explanation = (char *) error->message;
+    }
+  /* A direct step spends no model: its row has no usage. */
+  if (result != NULL && !result->direct)
+    {
+      g_autoptr(JsonNode) usage = sight_usage_to_json (&result->usage);
+
+      usage_json = json_to_string (usage, FALSE);
+      if (result->cache != NULL)
+        cache_json = json_to_string (result->cache, FALSE);
+      step.usage_json = usage_json;
+      step.cache_json = cache_json;
+      step.model_calls = result->model_calls;
+      step.actions = result->actions;
+    }
+  sight_store_finish_step_async (self->store, &step, NULL, write_done_cb, NULL);
+  g_clear_pointer (&self->step_options, json_object_unref);
+  self->step_open = FALSE;
+  self->index++;
+  return verdict;
+}
+
+SightRunVerdict
+sight_run_recorder_step_result (SightRunRecorder *self,
+                                SightStepResult  *result,
+                                const GError     *error,
+                                const char       *masked)
+{
+  g_return_val_if_fail (SIGHT_IS_RUN_RECORDER (self), SIGHT_RUN_VERDICT_ERROR);
+
+  if (result == NULL)
+    return sight_run_recorder_step_close (self, sight_run_verdict_for_error (error), error, NULL,
+                                          NULL, masked);
+  if (result->instruction_masked)
+    masked = result->instruction;
+  return sight_run_recorder_step_close (self, sight_run_verdict_for_error (result->error),
+                                        result->error, result->summary, result, masked);
+}
+
+void
+sight_run_recorder_step_skip (SightRunRecorder *self,
+                              const char       *kind,
+                              const char       *label,
+                              const char       *instruction,
+                              JsonObject       *options,
+                              const char       *why)
+{
+  sight_run_recorder_step_open (self, kind, label, instruction, options);
+  sight_run_recorder_step_close (self, SIGHT_RUN_VERDICT_SKIPPED, NULL, why, NULL, NULL);
+}
+
+void
+sight_run_recorder_step_add (SightRunRecorder      *self,
+                             const SightStepRecord *step)
+{
+  SightStepRecord record;
+
+  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
+  g_return_if_fail (step != NULL);
+  g_return_if_fail (!self->step_open);
+
+  record = *step;
+  record.run_id = self->run_id;
+  record.index = self->index++;
+  sight_store_add_step_async (self->store, &record, NULL, write_done_cb, NULL);
+  sight_store_finish_step_async (self->store, &record, NULL, write_done_cb, NULL);
+}
+
+void
+sight_run_recorder_observe (SightRunRecorder *self,
+                            const char       *phase,
+                            SightObservation *observation)
+{
+  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
+  g_return_if_fail (SIGHT_IS_OBSERVATION (observation));
+
+  sight_run_store_observation (self->store, self->run_id, (int) self->index - 1, phase,
+                               observation, write_done_cb, NULL);
+}
+
+void
+sight_run_recorder_store_log (SightRunRecorder *self,
+                              SightWebPage     *page)
+{
+  sight_run_recorder_store_log_between (self, page, 0, 0);
+}
+
+void
+sight_run_recorder_store_log_between (SightRunRecorder *self,
+                                      SightWebPage     *page,
+                                      gint64            since,
+                                      gint64            until)
+{
+  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
+
+  sight_run_store_page_log (self->store, self->run_id, page, since, until, write_done_cb, NULL);
+}
+
+void
+sight_run_recorder_close (SightRunRecorder    *self,
+                          SightRunVerdict      verdict,
+                          const char          *code,
+                          const char          *explanation,
+                          const char          *final_url,
+                          GAsyncReadyCallback  callback,
+                          gpointer             user_data)
+{
+  SightRunRecord run = { 0 };
+
+  run.verdict = verdict;
+  run.final_url = (char *) final_url;
+  if (verdict != SIGHT_RUN_VERDICT_PASS)
+    {
+      run.code = (char *) code;
+      run.explanation = (char *) explanation;
+    }
+  sight_run_recorder_close_record (self, &run, callback, user_data);
+}
+
+void
+sight_run_recorder_close_record (SightRunRecorder     *self,
+                                 const SightRunRecord *run,
+                                 GAsyncReadyCallback   callback,
+                                 gpointer              user_data)
+{
+  SightRunRecord record;
+
+  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
+  g_return_if_fail (run != NULL);
+
+  record = *run;
+  record.id = self->run_id;
+  sight_store_finish_run_async (self->store, &record, NULL, callback ? callback : write_done_cb,
+                                user_data);
+}
+
+void
+sight_run_recorder_interrupt (SightRunRecorder *self,
+                              const char       *explanation,
+                              const char       *final_url)
+{
+  sight_run_recorder_close (self, SIGHT_RUN_VERDICT_INTERRUPTED, NULL, explanation, final_url,
+                            NULL, NULL);
+}
