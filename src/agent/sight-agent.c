@@ -403,9 +403,16 @@ static void
 run_check_process (GTask *task)
 {
   Run *run = g_task_get_task_data (task);
+  GError *error = NULL;
 
   if (g_cancellable_is_cancelled (run->cancellable))
     {
+      run_end (task);
+      return;
+    }
+  if (!sight_step_context_check_page (run->ctx, &error))
+    {
+      sight_step_result_take_error (run->ctx->result, error);
       run_end (task);
       return;
     }

@@ -1228,6 +1228,11 @@ tool_navigate (Act                *act,
   g_autofree char *origin = NULL;
   GError *error = NULL;
 
+  if (!sight_step_context_check_page (ctx, &error))
+    {
+      tool_done (act, error);
+      return;
+    }
   absolute = g_uri_resolve_relative (sight_web_page_get_uri (ctx->page), url, G_URI_FLAGS_NONE,
                                      NULL);
   origin = absolute ? sight_origin_normalize (absolute) : NULL;
@@ -1275,6 +1280,11 @@ tool_back (Act                *act,
   SightStepContext *ctx = act->ctx;
   GError *error = NULL;
 
+  if (!sight_step_context_check_page (ctx, &error))
+    {
+      tool_done (act, error);
+      return;
+    }
   if (!webkit_web_view_can_go_back (sight_web_page_get_web_view (ctx->page)))
     {
       tool_result_set (&act->out, TRUE, "There is no page to go back to.");

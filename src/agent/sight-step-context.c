@@ -60,6 +60,18 @@ sight_step_context_free (SightStepContext *ctx)
 }
 
 gboolean
+sight_step_context_check_page (SightStepContext  *ctx,
+                               GError           **error)
+{
+  /* A page closed under the step (its window went away) has no view left. */
+  if (sight_web_page_get_web_view (ctx->page) != NULL)
+    return TRUE;
+  g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                       "The page was closed");
+  return FALSE;
+}
+
+gboolean
 sight_step_context_secret_filled (SightStepContext *ctx)
 {
   return ctx->hooks->secret_filled (ctx->hooks_data);
@@ -103,7 +115,8 @@ observe_capture (GTask *task)
   GError *error = NULL;
   gint64 timeout_ms;
 
-  if (!sight_budget_check_deadline (ctx->budget, &error))
+  if (!sight_step_context_check_page (ctx, &error) ||
+      !sight_budget_check_deadline (ctx->budget, &error))
     {
       g_task_return_error (task, error);
       g_object_unref (task);
@@ -455,7 +468,8 @@ sight_step_context_perform_async (SightStepContext    *ctx,
   GError *error = NULL;
 
   g_task_set_source_tag (task, sight_step_context_perform_async);
-  if (!sight_budget_check_deadline (ctx->budget, &error))
+  if (!sight_step_context_check_page (ctx, &error) ||
+      !sight_budget_check_deadline (ctx->budget, &error))
     {
       g_task_return_error (task, error);
       return;
@@ -500,7 +514,8 @@ sight_step_context_fill_secret_async (SightStepContext    *ctx,
   GError *error = NULL;
 
   g_task_set_source_tag (task, sight_step_context_fill_secret_async);
-  if (!sight_budget_check_deadline (ctx->budget, &error))
+  if (!sight_step_context_check_page (ctx, &error) ||
+      !sight_budget_check_deadline (ctx->budget, &error))
     {
       g_task_return_error (task, error);
       return;

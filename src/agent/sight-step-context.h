@@ -81,6 +81,10 @@ SightStepContext   *sight_step_context_new          (SightWebPage         *page,
                                                      gpointer              hooks_data);
 void                sight_step_context_free         (SightStepContext     *ctx);
 
+/* FALSE with ENVIRONMENT_UNAVAILABLE once the page was closed (disposed) under
+ * the step: every operation on the page checks it first. */
+gboolean            sight_step_context_check_page   (SightStepContext     *ctx,
+                                                     GError              **error);
 gboolean            sight_step_context_secret_filled (SightStepContext    *ctx);
 /* "action-performed" with @line redacted. */
 void                sight_step_context_emit_action  (SightStepContext     *ctx,
