@@ -421,26 +421,17 @@ run_check_process (GTask *task)
 }
 
 static void
-act_done_cb (GObject      *source,
-             GAsyncResult *result,
-             gpointer      user_data)
+step_done_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
 {
   GTask *task = user_data;
   Run *run = g_task_get_task_data (task);
 
-  sight_step_act_run_finish (run->ctx, result);
-  run_check_process (task);
-}
-
-static void
-judgment_done_cb (GObject      *source,
-                  GAsyncResult *result,
-                  gpointer      user_data)
-{
-  GTask *task = user_data;
-  Run *run = g_task_get_task_data (task);
-
-  sight_step_judgment_run_finish (run->ctx, result);
+  if (run->ctx->request->limits.kind == SIGHT_STEP_ACT)
+    sight_step_act_run_finish (run->ctx, result);
+  else
+    sight_step_judgment_run_finish (run->ctx, result);
   run_check_process (task);
 }
 
@@ -477,22 +468,19 @@ run_start_cb (gpointer user_data)
   else
     ctx->provider = sight_model_provider_new_for_agent_config (ctx->request->limits.agent, &error);
 
-  if (ctx->provider == NULL && kind == SIGHT_STEP_ACT &&
-      sight_project_get_trace_cache_dir (self->project) != NULL)
-    {
-      /* act replays a cached trace with no model; it asks for one only when needed */
-      ctx->provider_error = g_steal_pointer (&error);
-      sight_step_act_run_async (ctx, act_done_cb, task);
-    }
-  else if (ctx->provider == NULL)
+  /* act replays a cached trace with no model; it asks for one only when needed */
+  if (ctx->provider == NULL &&
+      (kind != SIGHT_STEP_ACT || sight_project_get_trace_cache_dir (self->project) == NULL))
     {
       sight_step_result_take_error (ctx->result, g_steal_pointer (&error));
       run_check_process (task);
+      return G_SOURCE_REMOVE;
     }
-  else if (kind == SIGHT_STEP_ACT)
-    sight_step_act_run_async (ctx, act_done_cb, task);
+  ctx->provider_error = g_steal_pointer (&error);
+  if (kind == SIGHT_STEP_ACT)
+    sight_step_act_run_async (ctx, step_done_cb, task);
   else
-    sight_step_judgment_run_async (ctx, judgment_done_cb, task);
+    sight_step_judgment_run_async (ctx, step_done_cb, task);
   return G_SOURCE_REMOVE;
 }
 

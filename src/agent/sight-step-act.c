@@ -845,34 +845,20 @@ call_target (Act        *act,
   return node;
 }
 
+/* click and hover: the tool's name is the engine's verb. */
 static void
-tool_click (Act                *act,
-            SightModelToolCall *call,
-            JsonObject         *args)
+tool_pointer (Act                *act,
+              SightModelToolCall *call,
+              JsonObject         *args)
 {
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
 
   if (call_target (act, args, &label) == NULL)
     return;
-  line = g_strdup_printf ("click %s", label);
-  commit (act, "click", call->arguments, string_arg (args, "ref"), "click", NULL, FALSE, 0, 0,
-          line);
-}
-
-static void
-tool_hover (Act                *act,
-            SightModelToolCall *call,
-            JsonObject         *args)
-{
-  g_autofree char *label = NULL;
-  g_autofree char *line = NULL;
-
-  if (call_target (act, args, &label) == NULL)
-    return;
-  line = g_strdup_printf ("hover %s", label);
-  commit (act, "hover", call->arguments, string_arg (args, "ref"), "hover", NULL, FALSE, 0, 0,
-          line);
+  line = g_strdup_printf ("%s %s", call->name, label);
+  commit (act, call->name, call->arguments, string_arg (args, "ref"), call->name, NULL, FALSE,
+          0, 0, line);
 }
 
 static void
@@ -1351,12 +1337,12 @@ static const struct {
   gboolean    pixels;
   ToolFunc    run;
 } act_tools[] = {
-  { "click", FALSE, tool_click },
+  { "click", FALSE, tool_pointer },
   { "fill", FALSE, tool_fill },
   { "press", FALSE, tool_press },
   { "select", FALSE, tool_select },
   { "check", FALSE, tool_check },
-  { "hover", FALSE, tool_hover },
+  { "hover", FALSE, tool_pointer },
   { "scroll", FALSE, tool_scroll },
   { "navigate", FALSE, tool_navigate },
   { "back", FALSE, tool_back },
