@@ -185,6 +185,87 @@ test_concurrent_steps (void)
   fixture_tear_down (&wait);
 }
 
+typedef struct {
+  SightAgent *agent;
+  gint64      stopped_at;
+} Stopping;
+
+static gboolean
+stop_cb (gpointer user_data)
+{
+  Stopping *stopping = user_data;
+
+  stopping->stopped_at = g_get_monotonic_time ();
+  sight_agent_stop (stopping->agent, "stopped by the test");
+  return G_SOURCE_REMOVE;
+}
+
+/* Stops the step a moment after its first judgment, while it pauses. */
+static void
+judged_cb (SightAgent *agent,
+           guint       n,
+           gboolean    ok,
+           Stopping   *stopping)
+{
+  g_timeout_add (300, stop_cb, stopping);
+}
+
+static void
+cancelled_cb (SightAgent  *agent,
+              const char  *reason,
+              char       **out)
+{
+  g_free (*out);
+  *out = g_strdup (reason);
+}
+
+/* sight_agent_stop() fires the step's one cancellable: a waitFor pausing
+ * between its observations (a timeout source) ends at once, not at its
+ * interval's end. */
+static void
+test_stop_while_waiting (void)
+{
+  Fixture wait = fixture_with_own_page ("/wait");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) result = NULL;
+  g_autofree char *reason = NULL;
+  Ended ended = { NULL, 0 };
+  Stopping stopping = { wait.agent, 0 };
+  gboolean expired = FALSE;
+  guint deadline;
+
+  g_assert_true (sight_scripted_model_load_script (wait.model,
+                                                   "{\"responses\": [], \"default\": {\"json\": "
+                                                   "{\"verdict\": false, \"explanation\": "
+                                                   "\"still uploading\", \"injection\": null}}}",
+                                                   &error));
+  g_assert_no_error (error);
+  g_signal_connect (wait.agent, "model-call-finished", G_CALLBACK (judged_cb), &stopping);
+  g_signal_connect (wait.agent, "step-cancelled", G_CALLBACK (cancelled_cb), &reason);
+  sight_agent_run_async (wait.agent,
+                         request_new (&wait, SIGHT_STEP_WAIT_FOR, "the upload reports completion",
+                                      "{\"timeout\": 30000, \"interval\": 20000}"),
+                         NULL, ended_cb, &ended);
+  deadline = g_timeout_add (WAIT_TIMEOUT_MS, deadline_cb, &expired);
+  while (!expired && ended.result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (expired);
+  g_source_remove (deadline);
+
+  result = sight_agent_run_finish (wait.agent, ended.result, &error);
+  g_assert_null (result);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpstr (error->message, ==, "stopped by the test");
+  g_assert_cmpstr (reason, ==, "stopped by the test");
+  g_assert_cmpint (stopping.stopped_at, >, 0);
+  /* well inside the 20 s interval */
+  g_assert_cmpint ((ended.ended_at - stopping.stopped_at) / 1000, <, 5000);
+  g_assert_cmpuint (sight_scripted_model_get_request_count (wait.model), ==, 1);
+
+  g_clear_object (&ended.result);
+  fixture_tear_down (&wait);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -198,5 +279,6 @@ main (int    argc,
   site_add ("/wait", wait_html);
 
   g_test_add_func ("/step-concurrency/act-direct-and-a-closed-page", test_concurrent_steps);
+  g_test_add_func ("/step-concurrency/stop-while-waiting", test_stop_while_waiting);
   return g_test_run ();
 }

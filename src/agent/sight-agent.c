@@ -311,6 +311,8 @@ typedef struct {
   guint             fills_before;
   guint             mark;
   gint64            since;
+  /* why the step was cancelled, once it was */
+  char             *cancel_reason;
 } Run;
 
 static void
@@ -323,7 +325,29 @@ run_free (Run *run)
   g_clear_pointer (&run->ctx, sight_step_context_free);
   g_clear_object (&run->cancellable);
   g_clear_object (&run->agent);
+  g_free (run->cancel_reason);
   g_free (run);
+}
+
+static gboolean
+run_told_cb (gpointer user_data)
+{
+  GTask *task = user_data;
+  Run *run = g_task_get_task_data (task);
+
+  if (run->cancel_reason != NULL)
+    {
+      g_signal_emit (run->agent, signals[STEP_CANCELLED], 0, run->cancel_reason);
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s", run->cancel_reason);
+    }
+  else
+    {
+      g_signal_emit (run->agent, signals[STEP_FINISHED], 0, run->ctx->result);
+      g_task_return_pointer (task, sight_step_result_ref (run->ctx->result),
+                             (GDestroyNotify) sight_step_result_unref);
+    }
+  g_object_unref (task);
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -365,20 +389,13 @@ run_end (GTask *task)
 
   g_clear_object (&self->step_cancellable);
   if (g_cancellable_is_cancelled (run->cancellable))
-    {
-      g_autofree char *reason = g_strdup (self->stop_reason ? self->stop_reason
-                                                            : "the step was cancelled");
+    run->cancel_reason = g_strdup (self->stop_reason ? self->stop_reason
+                                                     : "the step was cancelled");
 
-      g_signal_emit (self, signals[STEP_CANCELLED], 0, reason);
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "%s", reason);
-      g_object_unref (task);
-      return;
-    }
-
-  g_signal_emit (self, signals[STEP_FINISHED], 0, result);
-  g_task_return_pointer (task, sight_step_result_ref (result),
-                         (GDestroyNotify) sight_step_result_unref);
-  g_object_unref (task);
+  /* The end is told from the main loop: a cancellation can complete the last
+   * operation from inside the cancellable's handler, where the caller's end
+   * (and our disconnecting from its cancellable) must not run. */
+  g_idle_add_full (G_PRIORITY_DEFAULT, run_told_cb, task, NULL);
 }
 
 static void
