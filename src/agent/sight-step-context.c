@@ -25,12 +25,13 @@ sight_step_context_new (SightWebPage         *page,
                         const SightStepHooks *hooks,
                         gpointer              hooks_data)
 {
-  SightStepContext *ctx = g_new0 (SightStepContext, 1);
+  SightStepContext *ctx;
 
   g_return_val_if_fail (SIGHT_IS_WEB_PAGE (page), NULL);
   g_return_val_if_fail (G_IS_CANCELLABLE (cancellable), NULL);
   g_return_val_if_fail (hooks != NULL, NULL);
 
+  ctx = g_new0 (SightStepContext, 1);
   ctx->page = g_object_ref (page);
   ctx->project = sight_project_ref (project);
   ctx->request = request;
