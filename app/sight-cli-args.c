@@ -239,19 +239,50 @@ sight_args_parse (const char         *command,
   return TRUE;
 }
 
+/* A command's one top-level loop, while it runs. */
+static GMainLoop *top_loop;
+
+void
+sight_cli_run_until (SightCliDoneFunc done,
+                     gpointer         user_data)
+{
+  /* Never from inside a callback: that would be a nested loop. */
+  g_return_if_fail (top_loop == NULL);
+  g_return_if_fail (g_main_depth () == 0);
+
+  top_loop = g_main_loop_new (NULL, FALSE);
+  while (!done (user_data))
+    g_main_loop_run (top_loop);
+  g_clear_pointer (&top_loop, g_main_loop_unref);
+}
+
+void
+sight_cli_wake (void)
+{
+  if (top_loop != NULL)
+    g_main_loop_quit (top_loop);
+}
+
 void
 sight_cli_result_cb (GObject      *source,
                      GAsyncResult *result,
                      gpointer      user_data)
 {
   *(GAsyncResult **) user_data = g_object_ref (result);
+  sight_cli_wake ();
+}
+
+static gboolean
+result_set (gpointer user_data)
+{
+  return *(GAsyncResult **) user_data != NULL;
 }
 
 GAsyncResult *
 sight_cli_wait (GAsyncResult **result)
 {
-  while (*result == NULL)
-    g_main_context_iteration (NULL, TRUE);
+  if (*result == NULL)
+    sight_cli_run_until (result_set, result);
   return *result;
 }
 

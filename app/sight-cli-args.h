@@ -45,9 +45,18 @@ gboolean  sight_args_parse (const char         *command,
                             SightArgs          *out,
                             int                *exit_status);
 
+/* A command runs its asynchronous work with one top-level main loop:
+ * sight_cli_run_until () runs it until @done says the work finished, and
+ * whatever changes the answer calls sight_cli_wake () so that it is asked
+ * again. Only at top level (a command's body), never from a callback. */
+typedef gboolean (*SightCliDoneFunc) (gpointer user_data);
+
+void          sight_cli_run_until (SightCliDoneFunc  done,
+                                   gpointer          user_data);
+void          sight_cli_wake      (void);
+
 /* A GAsyncReadyCallback that keeps the result in the GAsyncResult * that
- * @user_data points to; sight_cli_wait () then runs the main loop until it
- * is set. */
+ * @user_data points to; sight_cli_wait () runs the loop until it is set. */
 void          sight_cli_result_cb (GObject       *source,
                                    GAsyncResult  *result,
                                    gpointer       user_data);

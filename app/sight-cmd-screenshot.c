@@ -8,28 +8,10 @@
 #include <unistd.h>
 
 #include "sight-cli.h"
+#include "sight-cli-args.h"
 #include "sight-commands.h"
 #include "sight-error.h"
 #include "sight-web-page.h"
-
-static void
-store_result_cb (GObject      *source,
-                 GAsyncResult *result,
-                 gpointer      user_data)
-{
-  GAsyncResult **out = user_data;
-
-  *out = g_object_ref (result);
-}
-
-/* Every call below has its own deadline, so this returns. */
-static GAsyncResult *
-wait_for (GAsyncResult **slot)
-{
-  while (*slot == NULL)
-    g_main_context_iteration (NULL, TRUE);
-  return *slot;
-}
 
 static gboolean
 check_url (const char  *url,
@@ -156,14 +138,15 @@ sight_cmd_screenshot (int    argc,
 
   page = sight_web_page_new ();
   sight_web_page_set_viewport (page, width, height, scale);
-  sight_web_page_load_async (page, url, wait_until, (guint) timeout_ms, NULL, store_result_cb,
+  sight_web_page_load_async (page, url, wait_until, (guint) timeout_ms, NULL, sight_cli_result_cb,
                              &result);
-  if (!sight_web_page_load_finish (page, wait_for (&result), &error))
+  /* Every call here has its own deadline, so the waits return. */
+  if (!sight_web_page_load_finish (page, sight_cli_wait (&result), &error))
     return sight_cli_report_error (error);
   g_clear_object (&result);
 
-  sight_web_page_screenshot_async (page, &options, NULL, store_result_cb, &result);
-  shot = sight_web_page_screenshot_finish (page, wait_for (&result), &error);
+  sight_web_page_screenshot_async (page, &options, NULL, sight_cli_result_cb, &result);
+  shot = sight_web_page_screenshot_finish (page, sight_cli_wait (&result), &error);
   if (shot == NULL)
     return sight_cli_report_error (error);
 

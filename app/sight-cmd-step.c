@@ -7,6 +7,7 @@
 
 #include "sight-agent.h"
 #include "sight-cli.h"
+#include "sight-cli-args.h"
 #include "sight-commands.h"
 #include "sight-error.h"
 #include "sight-json.h"
@@ -18,22 +19,6 @@
  * headless, with the project file found from the current folder. */
 
 #define LOAD_TIMEOUT_MS 30000
-
-static void
-store_result_cb (GObject      *source,
-                 GAsyncResult *result,
-                 gpointer      user_data)
-{
-  *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
-static GAsyncResult *
-wait_result (GAsyncResult **result)
-{
-  while (*result == NULL)
-    g_main_context_iteration (NULL, TRUE);
-  return *result;
-}
 
 static int
 report (GError *error)
@@ -71,6 +56,7 @@ run_step (SightStepKind   kind,
   g_autoptr(SightAgent) agent = NULL;
   g_autoptr(SightStepResult) result = NULL;
   g_autoptr(GAsyncResult) load = NULL;
+  g_autoptr(GAsyncResult) ran = NULL;
   SightStepRequest *request;
   GOptionEntry entries[] = {
     { "params", 0, 0, G_OPTION_ARG_STRING, &params,
@@ -181,8 +167,8 @@ run_step (SightStepKind   kind,
   sight_web_page_set_viewport (page, 1280, 720, 1.0);
   sight_web_page_load_async (page, argv[1], SIGHT_WAIT_UNTIL_LOAD,
                              (guint) MIN (LOAD_TIMEOUT_MS, request->limits.timeout_ms), NULL,
-                             store_result_cb, &load);
-  if (!sight_web_page_load_finish (page, wait_result (&load), &error))
+                             sight_cli_result_cb, &load);
+  if (!sight_web_page_load_finish (page, sight_cli_wait (&load), &error))
     {
       sight_step_request_free (request);
       return report (error);
@@ -191,7 +177,8 @@ run_step (SightStepKind   kind,
   agent = sight_agent_new (project, page);
   evidence = g_build_filename (g_get_user_cache_dir (), "sightline", "evidence", NULL);
   sight_agent_set_evidence_dir (agent, evidence);
-  result = sight_agent_run (agent, request, NULL, &error);
+  sight_agent_run_async (agent, request, NULL, sight_cli_result_cb, &ran);
+  result = sight_agent_run_finish (agent, sight_cli_wait (&ran), &error);
   if (result == NULL)
     return report (error);
 

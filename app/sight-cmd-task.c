@@ -23,6 +23,20 @@ finished_cb (SightTask *task,
              gboolean  *done)
 {
   *done = TRUE;
+  sight_cli_wake ();
+}
+
+typedef struct {
+  SightTask *task;
+  gboolean   finished;
+} Waiting;
+
+static gboolean
+task_done (gpointer user_data)
+{
+  Waiting *waiting = user_data;
+
+  return sight_task_is_finished (waiting->task) && waiting->finished;
 }
 
 int
@@ -36,7 +50,7 @@ sight_cmd_task (int    argc,
   g_autoptr(SightTask) task = NULL;
   g_autofree char *text = NULL;
   SightErrorCode code;
-  gboolean done = FALSE;
+  Waiting waiting = { NULL, FALSE };
   guint n;
   int status;
 
@@ -61,9 +75,9 @@ sight_cmd_task (int    argc,
   task = sight_task_start_finish (sight_cli_wait (&result), &error);
   if (task == NULL)
     return sight_cli_report_error (error);
-  g_signal_connect (task, "finished", G_CALLBACK (finished_cb), &done);
-  while (!sight_task_is_finished (task) || !done)
-    g_main_context_iteration (NULL, TRUE);
+  waiting.task = task;
+  g_signal_connect (task, "finished", G_CALLBACK (finished_cb), &waiting.finished);
+  sight_cli_run_until (task_done, &waiting);
 
   if (args.json)
     {

@@ -40,7 +40,8 @@ G_BEGIN_DECLS
 #define SIGHT_TYPE_AGENT (sight_agent_get_type ())
 G_DECLARE_FINAL_TYPE (SightAgent, sight_agent, SIGHT, AGENT, GObject)
 
-/* At most this many screenshots ride in one act request: older ones are elided. */
+/* At most this many screenshots ride in one act request: older ones are elided
+ * (the step context's SIGHT_STEP_MAX_IMAGES, which sight-agent.c checks). */
 #define SIGHT_AGENT_MAX_IMAGES 2
 
 SightAgent      *sight_agent_new                (SightProject     *project,
@@ -81,7 +82,9 @@ void             sight_agent_run_async          (SightAgent          *self,
 SightStepResult *sight_agent_run_finish         (SightAgent          *self,
                                                  GAsyncResult        *result,
                                                  GError             **error);
-/* The same, iterating the thread-default main context until it is done. */
+/* The same, for a caller at top level (a test's body, a command's main): runs one
+ * main loop on the thread-default context until the step ends.  Refused from
+ * inside a dispatched callback, where it would be a nested loop. */
 SightStepResult *sight_agent_run                (SightAgent          *self,
                                                  SightStepRequest    *request,
                                                  GCancellable        *cancellable,
