@@ -5,6 +5,7 @@
 
 #include "sight-step-act.h"
 
+#include "sight-action.h"
 #include "sight-actions.h"
 #include "sight-error.h"
 #include "sight-json-schema.h"
@@ -1332,26 +1333,26 @@ tool_done_call (Act                *act,
 /* act's tools, in the order the model is offered them; their descriptions and
  * parameters are in act-tools.json of the agent's resources. */
 static const struct {
-  const char *name;
+  /* the tool's name is the kind's nick (sight_action_kind_to_nick) */
+  SightActionKind kind;
   /* offered only while pixels may be sent */
-  gboolean    pixels;
-  ToolFunc    run;
+  gboolean        pixels;
+  ToolFunc        run;
 } act_tools[] = {
-  { "click", FALSE, tool_pointer },
-  { "fill", FALSE, tool_fill },
-  { "press", FALSE, tool_press },
-  { "select", FALSE, tool_select },
-  { "check", FALSE, tool_check },
-  { "hover", FALSE, tool_pointer },
-  { "scroll", FALSE, tool_scroll },
-  { "navigate", FALSE, tool_navigate },
-  { "back", FALSE, tool_back },
-  { "wait", FALSE, tool_wait },
-  { "screenshot", TRUE, tool_screenshot },
-  { "tap_at", TRUE, tool_tap_at },
-  { "done", FALSE, tool_done_call },
+  { SIGHT_ACTION_CLICK, FALSE, tool_pointer },
+  { SIGHT_ACTION_FILL, FALSE, tool_fill },
+  { SIGHT_ACTION_PRESS, FALSE, tool_press },
+  { SIGHT_ACTION_SELECT, FALSE, tool_select },
+  { SIGHT_ACTION_CHECK, FALSE, tool_check },
+  { SIGHT_ACTION_HOVER, FALSE, tool_pointer },
+  { SIGHT_ACTION_SCROLL, FALSE, tool_scroll },
+  { SIGHT_ACTION_NAVIGATE, FALSE, tool_navigate },
+  { SIGHT_ACTION_BACK, FALSE, tool_back },
+  { SIGHT_ACTION_WAIT, FALSE, tool_wait },
+  { SIGHT_ACTION_SCREENSHOT, TRUE, tool_screenshot },
+  { SIGHT_ACTION_TAP_AT, TRUE, tool_tap_at },
+  { SIGHT_ACTION_DONE, FALSE, tool_done_call },
 };
-
 JsonNode *
 sight_step_act_get_tools (gboolean with_pixels)
 {
@@ -1374,7 +1375,8 @@ sight_step_act_get_tools (gboolean with_pixels)
         {
           JsonObject *tool = json_array_get_object_element (all, j);
 
-          if (g_strcmp0 (json_object_get_string_member (tool, "name"), act_tools[i].name) == 0)
+          if (g_strcmp0 (json_object_get_string_member (tool, "name"),
+                         sight_action_kind_to_nick (act_tools[i].kind)) == 0)
             found = json_array_get_element (all, j);
         }
       g_assert (found != NULL);
@@ -1391,6 +1393,7 @@ run_tool (Act                *act,
 {
   SightJsonSchema *schema = tool_schema (act, call->name);
   g_autoptr(GPtrArray) problems = NULL;
+  SightActionKind kind;
 
   if (schema == NULL)
     {
@@ -1406,8 +1409,10 @@ run_tool (Act                *act,
       tool_done (act, NULL);
       return;
     }
+  if (!sight_action_kind_from_nick (call->name, &kind))
+    g_assert_not_reached ();
   for (guint i = 0; i < G_N_ELEMENTS (act_tools); i++)
-    if (g_str_equal (call->name, act_tools[i].name))
+    if (act_tools[i].kind == kind)
       {
         act_tools[i].run (act, call, json_node_get_object (call->arguments));
         return;
