@@ -35,4 +35,11 @@ void       _sight_web_page_count_secret_fill      (SightWebPage       *self);
 /* The values of the page and its openers (borrowed strings). */
 GPtrArray *_sight_web_page_collect_filled_secrets (SightWebPage       *self);
 
+/* The web-process sandbox, probed once per process before the first load
+ * (sight-web-page-process.c). */
+gboolean   _sight_web_page_sandbox_probed         (void);
+void       _sight_web_page_probe_sandbox_async    (GAsyncReadyCallback callback,
+                                                   gpointer            user_data);
+gboolean   _sight_web_page_sandbox_usable         (GError            **error);
+
 G_END_DECLS

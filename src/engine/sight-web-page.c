@@ -491,13 +491,60 @@ get_web_context (void)
  * profile that forbids them), WebKit aborts the whole program with SIGTRAP
  * when it first launches one ("Failed to fully launch dbus-proxy"), before
  * any error can be reported. So the sandbox is tried once, the way WebKit
- * uses it, before the first load; NULL when it works, else why not. */
+ * uses it, before the first load: the load waits for the probe's answer on
+ * the main context, under the probe's own deadline. */
 #define SANDBOX_PROBE_TIMEOUT_MS 10000
+
+static struct {
+  gboolean      probed;
+  char         *failure;      /* NULL when the sandbox works, else why not */
+  char         *bwrap;        /* the bubblewrap tried */
+  GPtrArray    *waiters;      /* GTask, while the probe runs */
+  GCancellable *cancellable;  /* cancelled at the probe's deadline */
+  guint         timeout;
+} sandbox;
+
+/* The person turned the sandbox off (WebKit then runs no bubblewrap), or
+ * Flatpak provides it (through flatpak-spawn, not bubblewrap). */
+static gboolean
+sandbox_needs_probe (void)
+{
+  return g_getenv ("WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS") == NULL &&
+         !g_file_test ("/.flatpak-info", G_FILE_TEST_EXISTS);
+}
+
+static void
+probe_settle (const char *why)
+{
+  g_autoptr(GPtrArray) waiters = g_steal_pointer (&sandbox.waiters);
+
+  g_clear_handle_id (&sandbox.timeout, g_source_remove);
+  g_clear_object (&sandbox.cancellable);
+  sandbox.probed = TRUE;
+  if (why != NULL)
+    {
+      sandbox.failure =
+        g_strdup_printf ("The browser engine's sandbox cannot start here: bubblewrap (%s) "
+                         "failed: %s. Sightline opens pages only inside WebKit's sandbox. In a "
+                         "container, allow it to create user namespaces (for example a "
+                         "seccomp profile that permits them); only where you trust every page "
+                         "you open, set WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1 yourself",
+                         sandbox.bwrap, why);
+      g_debug ("%s", sandbox.failure);
+    }
+  for (guint i = 0; waiters != NULL && i < waiters->len; i++)
+    {
+      g_autoptr(GTask) task = g_ptr_array_index (waiters, i);
+
+      g_task_return_boolean (task, TRUE);
+    }
+}
 
 static gboolean
 probe_timeout_cb (gpointer data)
 {
-  g_cancellable_cancel (data);
+  sandbox.timeout = 0;
+  g_cancellable_cancel (sandbox.cancellable);
   return G_SOURCE_REMOVE;
 }
 
@@ -506,95 +553,100 @@ probe_done_cb (GObject      *source,
                GAsyncResult *result,
                gpointer      data)
 {
-  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
-  *(gboolean *) data = TRUE;
-}
-
-static char *
-probe_sandbox (void)
-{
-  g_autofree char *bwrap = NULL;
-  g_autoptr(GSubprocess) probe = NULL;
+  GSubprocess *probe = G_SUBPROCESS (source);
   g_autoptr(GError) error = NULL;
   g_autofree char *why = NULL;
   GInputStream *err;
   char buffer[512] = "";
   gssize n;
 
-  /* The person turned the sandbox off (WebKit then runs no bubblewrap), or
-   * Flatpak provides it (through flatpak-spawn, not bubblewrap). */
-  if (g_getenv ("WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS") != NULL ||
-      g_file_test ("/.flatpak-info", G_FILE_TEST_EXISTS))
-    return NULL;
-  bwrap = g_find_program_in_path ("bwrap");
-  if (bwrap == NULL)
-    bwrap = g_strdup ("/usr/bin/bwrap");
+  if (!g_subprocess_wait_finish (probe, result, &error))
+    {
+      g_subprocess_force_exit (probe);
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        why = g_strdup_printf ("it did not start within %d s", SANDBOX_PROBE_TIMEOUT_MS / 1000);
+      else
+        why = g_strdup (error->message);
+    }
+  else if (!g_subprocess_get_successful (probe))
+    {
+      /* It has exited: what it said is all in the pipe. */
+      err = g_subprocess_get_stderr_pipe (probe);
+      n = g_input_stream_read (err, buffer, sizeof buffer - 1, NULL, NULL);
+      buffer[MAX (n, 0)] = '\0';
+      g_strstrip (buffer);
+      buffer[strcspn (buffer, "\n")] = '\0';
+      why = buffer[0] != '\0' ? sight_text_sanitize (buffer, 300) : g_strdup ("it failed");
+    }
+  probe_settle (why);
+}
+
+static void
+probe_start (void)
+{
+  g_autoptr(GSubprocess) probe = NULL;
+  g_autoptr(GError) error = NULL;
+
+  sandbox.bwrap = g_find_program_in_path ("bwrap");
+  if (sandbox.bwrap == NULL)
+    sandbox.bwrap = g_strdup ("/usr/bin/bwrap");
   probe = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
-                            &error, bwrap, "--ro-bind", "/", "/", "--unshare-user-try",
+                            &error, sandbox.bwrap, "--ro-bind", "/", "/", "--unshare-user-try",
                             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
                             "--die-with-parent", "--", "true", NULL);
   if (probe == NULL)
-    why = g_strdup (error->message);
-  else
     {
-      /* On a context of its own, with a deadline: nothing else runs yet. */
-      g_autoptr(GMainContext) context = g_main_context_new ();
-      g_autoptr(GCancellable) cancellable = g_cancellable_new ();
-      g_autoptr(GSource) timeout = g_timeout_source_new (SANDBOX_PROBE_TIMEOUT_MS);
-      gboolean done = FALSE;
-
-      g_main_context_push_thread_default (context);
-      g_source_set_callback (timeout, probe_timeout_cb, cancellable, NULL);
-      g_source_attach (timeout, context);
-      g_subprocess_wait_async (probe, cancellable, probe_done_cb, &done);
-      while (!done)
-        g_main_context_iteration (context, TRUE);
-      g_source_destroy (timeout);
-      g_main_context_pop_thread_default (context);
-
-      if (g_cancellable_is_cancelled (cancellable))
-        {
-          g_subprocess_force_exit (probe);
-          why = g_strdup_printf ("it did not start within %d s", SANDBOX_PROBE_TIMEOUT_MS / 1000);
-        }
-      else if (!g_subprocess_get_successful (probe))
-        {
-          err = g_subprocess_get_stderr_pipe (probe);
-          n = g_input_stream_read (err, buffer, sizeof buffer - 1, NULL, NULL);
-          buffer[MAX (n, 0)] = '\0';
-          g_strstrip (buffer);
-          buffer[strcspn (buffer, "\n")] = '\0';
-          why = buffer[0] != '\0' ? sight_text_sanitize (buffer, 300) : g_strdup ("it failed");
-        }
+      probe_settle (error->message);
+      return;
     }
-  if (why == NULL)
-    return NULL;
-  return g_strdup_printf ("The browser engine's sandbox cannot start here: bubblewrap (%s) "
-                          "failed: %s. Sightline opens pages only inside WebKit's sandbox. In a "
-                          "container, allow it to create user namespaces (for example a "
-                          "seccomp profile that permits them); only where you trust every page "
-                          "you open, set WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1 yourself",
-                          bwrap, why);
+  sandbox.cancellable = g_cancellable_new ();
+  sandbox.timeout = g_timeout_add (SANDBOX_PROBE_TIMEOUT_MS, probe_timeout_cb, NULL);
+  g_subprocess_wait_async (probe, sandbox.cancellable, probe_done_cb, NULL);
+}
+
+/* Whether the probe has answered (or none is needed). */
+gboolean
+_sight_web_page_sandbox_probed (void)
+{
+  if (!sandbox.probed && sandbox.waiters == NULL && !sandbox_needs_probe ())
+    sandbox.probed = TRUE;
+  return sandbox.probed;
+}
+
+/* Runs the probe once per process; @callback is called on the main context
+ * when it has answered (finish with g_task_propagate_boolean ()). */
+void
+_sight_web_page_probe_sandbox_async (GAsyncReadyCallback callback,
+                                     gpointer            user_data)
+{
+  g_autoptr(GTask) task = g_task_new (NULL, NULL, callback, user_data);
+
+  g_task_set_source_tag (task, _sight_web_page_probe_sandbox_async);
+  if (_sight_web_page_sandbox_probed ())
+    {
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+  if (sandbox.waiters == NULL)
+    {
+      sandbox.waiters = g_ptr_array_new ();
+      g_ptr_array_add (sandbox.waiters, g_steal_pointer (&task));
+      probe_start ();
+      return;
+    }
+  g_ptr_array_add (sandbox.waiters, g_steal_pointer (&task));
 }
 
 /* FALSE, with ENVIRONMENT_UNAVAILABLE and a hint, where the web process
- * sandbox cannot start (tried once per process). */
-static gboolean
-sandbox_usable (GError **error)
+ * sandbox cannot start; only once the probe has answered. */
+gboolean
+_sight_web_page_sandbox_usable (GError **error)
 {
-  static gsize checked;
-  static char *failure;
+  g_return_val_if_fail (sandbox.probed, FALSE);
 
-  if (g_once_init_enter (&checked))
-    {
-      failure = probe_sandbox ();
-      if (failure != NULL)
-        g_debug ("%s", failure);
-      g_once_init_leave (&checked, 1);
-    }
-  if (failure == NULL)
+  if (sandbox.failure == NULL)
     return TRUE;
-  g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, failure);
+  g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, sandbox.failure);
   return FALSE;
 }
 
@@ -795,25 +847,18 @@ is_loadable_uri (const char *uri,
   return FALSE;
 }
 
-void
-sight_web_page_load_async (SightWebPage        *self,
-                           const char          *uri,
-                           SightWaitUntil       wait_until,
-                           guint                timeout_ms,
-                           GCancellable        *cancellable,
-                           GAsyncReadyCallback  callback,
-                           gpointer             user_data)
+/* Starts the load @task stands for, once the sandbox probe has answered. */
+static void
+load_start (SightWebPage   *self,
+            GTask          *task,
+            const char     *uri,
+            SightWaitUntil  wait_until,
+            guint           timeout_ms)
 {
-  g_autoptr(GTask) task = NULL;
   g_autoptr(GError) error = NULL;
   SightPageOp *op;
 
-  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
-
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, sight_web_page_load_async);
-
-  if (!is_loadable_uri (uri, &error) || !sandbox_usable (&error))
+  if (!_sight_web_page_sandbox_usable (&error))
     {
       g_task_return_error (task, g_steal_pointer (&error));
       return;
@@ -825,7 +870,7 @@ sight_web_page_load_async (SightWebPage        *self,
                                            "The load was replaced by another navigation"),
                       NULL, NULL);
 
-  op = page_op_new (self, task, timeout_ms, cancellable);
+  op = page_op_new (self, task, timeout_ms, g_task_get_cancellable (task));
   op->wait_until = wait_until;
   op->wait_until_set = TRUE;
   op->expects_document = g_ascii_strncasecmp (uri, "about:", 6) != 0;
@@ -847,6 +892,69 @@ sight_web_page_load_async (SightWebPage        *self,
       return;
     }
   webkit_web_view_load_uri (self->view, uri);
+}
+
+typedef struct {
+  GTask          *task;
+  char           *uri;
+  SightWaitUntil  wait_until;
+  guint           timeout_ms;
+} ProbeWait;
+
+static void
+load_probed_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  ProbeWait *wait = user_data;
+  SightWebPage *self = g_task_get_source_object (wait->task);
+
+  g_task_propagate_boolean (G_TASK (result), NULL);
+  if (self->view == NULL)
+    g_task_return_new_error (wait->task, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                             "The page was closed");
+  else
+    load_start (self, wait->task, wait->uri, wait->wait_until, wait->timeout_ms);
+  g_object_unref (wait->task);
+  g_free (wait->uri);
+  g_free (wait);
+}
+
+void
+sight_web_page_load_async (SightWebPage        *self,
+                           const char          *uri,
+                           SightWaitUntil       wait_until,
+                           guint                timeout_ms,
+                           GCancellable        *cancellable,
+                           GAsyncReadyCallback  callback,
+                           gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GError) error = NULL;
+  ProbeWait *wait;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_load_async);
+
+  if (!is_loadable_uri (uri, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  if (_sight_web_page_sandbox_probed ())
+    {
+      load_start (self, task, uri, wait_until, timeout_ms);
+      return;
+    }
+  /* The first load of the process waits for the sandbox probe. */
+  wait = g_new0 (ProbeWait, 1);
+  wait->task = g_steal_pointer (&task);
+  wait->uri = g_strdup (uri);
+  wait->wait_until = wait_until;
+  wait->timeout_ms = timeout_ms;
+  _sight_web_page_probe_sandbox_async (load_probed_cb, wait);
 }
 
 gboolean
