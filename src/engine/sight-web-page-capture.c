@@ -5,10 +5,8 @@
 
 #include "sight-web-page.h"
 
-#include <gdk-pixbuf/gdk-pixbuf.h>
 #include <math.h>
 #include <string.h>
-#include <webp/encode.h>
 
 #include "sight-error.h"
 #include "sight-secret-fields.h"
@@ -39,68 +37,6 @@ shot_data_free (ShotData *data)
   g_free (data);
 }
 
-static GBytes *
-encode_webp (GdkPixbuf *pixbuf,
-             int        quality,
-             GError   **error)
-{
-  uint8_t *output = NULL;
-  size_t size;
-  int width = gdk_pixbuf_get_width (pixbuf);
-  int height = gdk_pixbuf_get_height (pixbuf);
-  int stride = gdk_pixbuf_get_rowstride (pixbuf);
-  const guint8 *pixels = gdk_pixbuf_read_pixels (pixbuf);
-
-  if (gdk_pixbuf_get_has_alpha (pixbuf))
-    size = WebPEncodeRGBA (pixels, width, height, stride, quality, &output);
-  else
-    size = WebPEncodeRGB (pixels, width, height, stride, quality, &output);
-  if (size == 0 || output == NULL)
-    {
-      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INTERNAL, "WebP encoding failed");
-      return NULL;
-    }
-  {
-    GBytes *bytes = g_bytes_new (output, size);
-
-    WebPFree (output);
-    return bytes;
-  }
-}
-
-GBytes *
-sight_encode_image (GdkPixbuf         *pixbuf,
-                    SightImageFormat   format,
-                    int                quality,
-                    GError           **error)
-{
-  g_autofree char *buffer = NULL;
-  gsize size = 0;
-  g_autofree char *quality_text = NULL;
-
-  if (quality < 0)
-    quality = format == SIGHT_IMAGE_WEBP ? 80 : 85;
-  quality = CLAMP (quality, 0, 100);
-
-  switch (format)
-    {
-    case SIGHT_IMAGE_WEBP:
-      return encode_webp (pixbuf, quality, error);
-    case SIGHT_IMAGE_JPEG:
-      quality_text = g_strdup_printf ("%d", quality);
-      if (!gdk_pixbuf_save_to_buffer (pixbuf, &buffer, &size, "jpeg", error,
-                                      "quality", quality_text, NULL))
-        return NULL;
-      break;
-    case SIGHT_IMAGE_PNG:
-    default:
-      if (!gdk_pixbuf_save_to_buffer (pixbuf, &buffer, &size, "png", error, NULL))
-        return NULL;
-      break;
-    }
-  return g_bytes_new_take (g_steal_pointer (&buffer), size);
-}
-
 static cairo_surface_t *
 download_texture (GdkTexture *texture)
 {
@@ -128,8 +64,7 @@ render_surface (cairo_surface_t *source,
 {
   int width = cairo_image_surface_get_width (source);
   int height = cairo_image_surface_get_height (source);
-  int out_width = width, out_height = height;
-  double factor = 1.0;
+  int out_width, out_height;
   cairo_surface_t *target;
   cairo_t *cr;
   GdkPixbuf *pixbuf;
@@ -151,12 +86,7 @@ render_surface (cairo_surface_t *source,
   cairo_fill (cr);
   cairo_destroy (cr);
 
-  if (max_side > 0 && MAX (width, height) > max_side)
-    {
-      factor = (double) max_side / MAX (width, height);
-      out_width = MAX (1, (int) round (width * factor));
-      out_height = MAX (1, (int) round (height * factor));
-    }
+  sight_image_fit (width, height, max_side, &out_width, &out_height);
 
   target = cairo_image_surface_create (CAIRO_FORMAT_RGB24, out_width, out_height);
   cr = cairo_create (target);

@@ -58,55 +58,6 @@ sight_wait_until_from_string (const char     *name,
   return FALSE;
 }
 
-gboolean
-sight_image_format_from_string (const char       *name,
-                                SightImageFormat *out)
-{
-  if (name == NULL)
-    return FALSE;
-  if (g_ascii_strcasecmp (name, "png") == 0)
-    *out = SIGHT_IMAGE_PNG;
-  else if (g_ascii_strcasecmp (name, "jpeg") == 0 || g_ascii_strcasecmp (name, "jpg") == 0)
-    *out = SIGHT_IMAGE_JPEG;
-  else if (g_ascii_strcasecmp (name, "webp") == 0)
-    *out = SIGHT_IMAGE_WEBP;
-  else
-    return FALSE;
-  return TRUE;
-}
-
-const char *
-sight_image_format_mime_type (SightImageFormat format)
-{
-  switch (format)
-    {
-    case SIGHT_IMAGE_JPEG:
-      return "image/jpeg";
-    case SIGHT_IMAGE_WEBP:
-      return "image/webp";
-    case SIGHT_IMAGE_PNG:
-    default:
-      return "image/png";
-    }
-}
-
-gboolean
-sight_image_format_from_mime_type (const char       *mime_type,
-                                   SightImageFormat *out)
-{
-  g_return_val_if_fail (out != NULL, FALSE);
-
-  if (g_strcmp0 (mime_type, "image/png") == 0)
-    *out = SIGHT_IMAGE_PNG;
-  else if (g_strcmp0 (mime_type, "image/jpeg") == 0)
-    *out = SIGHT_IMAGE_JPEG;
-  else if (g_strcmp0 (mime_type, "image/webp") == 0)
-    *out = SIGHT_IMAGE_WEBP;
-  else
-    return FALSE;
-  return TRUE;
-}
-
 void
 sight_screenshot_free (SightScreenshot *shot)
 {

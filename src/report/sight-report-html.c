@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-image.h"
 #include "sight-json.h"
 #include "sight-report-private.h"
 
@@ -18,7 +19,7 @@
  * small enough to mail. */
 #define SHOT_MAX_SIDE 800
 #define SHOT_MAX_BYTES (40 * 1024)
-#define SHOT_QUALITY "55"
+#define SHOT_QUALITY 55
 #define TREE_MAX_BYTES (64 * 1024)
 
 /* ------------------------------------------------------------- screenshots */
@@ -49,12 +50,10 @@ size_prepared_cb (GdkPixbufLoader *loader,
                   int              height,
                   gpointer         user_data)
 {
-  int long_side = MAX (width, height);
+  int fit_width, fit_height;
 
-  if (long_side > SHOT_MAX_SIDE)
-    gdk_pixbuf_loader_set_size (loader,
-                                MAX (1, (int) round ((double) width * SHOT_MAX_SIDE / long_side)),
-                                MAX (1, (int) round ((double) height * SHOT_MAX_SIDE / long_side)));
+  if (sight_image_fit (width, height, SHOT_MAX_SIDE, &fit_width, &fit_height))
+    gdk_pixbuf_loader_set_size (loader, fit_width, fit_height);
 }
 
 /* Resamples and re-encodes a screenshot when it is too large for a report. */
@@ -65,13 +64,12 @@ prepare_shot (const SightObservationRecord *o,
               int                          *out_height)
 {
   g_autoptr(GdkPixbufLoader) loader = NULL;
-  g_autoptr(GdkPixbuf) scaled = NULL;
   g_autoptr(GdkPixbuf) flat = NULL;
+  g_autoptr(GBytes) encoded = NULL;
   GdkPixbuf *pixbuf;
-  g_autofree char *buffer = NULL;
-  gsize size, len;
+  gsize size;
   const guchar *bytes = g_bytes_get_data (o->screenshot, &size);
-  int w, h, long_side;
+  int w, h;
 
   *out_mime = o->screenshot_mime;
   *out_width = o->width;
@@ -92,30 +90,16 @@ prepare_shot (const SightObservationRecord *o,
 
   w = gdk_pixbuf_get_width (pixbuf);
   h = gdk_pixbuf_get_height (pixbuf);
-  long_side = MAX (w, h);
-  if (long_side > SHOT_MAX_SIDE)
-    {
-      int nw = MAX (1, (int) round ((double) w * SHOT_MAX_SIDE / long_side));
-      int nh = MAX (1, (int) round ((double) h * SHOT_MAX_SIDE / long_side));
-      scaled = gdk_pixbuf_scale_simple (pixbuf, nw, nh, GDK_INTERP_BILINEAR);
-      pixbuf = scaled;
-    }
-  if (gdk_pixbuf_get_has_alpha (pixbuf))
-    {
-      flat = gdk_pixbuf_composite_color_simple (pixbuf, gdk_pixbuf_get_width (pixbuf),
-                                                gdk_pixbuf_get_height (pixbuf),
-                                                GDK_INTERP_NEAREST, 255, 8, 0xffffff, 0xffffff);
-      pixbuf = flat;
-    }
-  if (!gdk_pixbuf_save_to_buffer (pixbuf, &buffer, &len, "jpeg", NULL,
-                                  "quality", SHOT_QUALITY, NULL))
+  flat = sight_image_downscale (pixbuf, SHOT_MAX_SIDE);
+  encoded = sight_encode_image (flat, SIGHT_IMAGE_JPEG, SHOT_QUALITY, NULL);
+  if (encoded == NULL)
     return mime_is_image (o->screenshot_mime) ? g_bytes_ref (o->screenshot) : NULL;
   *out_mime = "image/jpeg";
   /* The box overlay works in fractions of the image, so the original size
    * is kept for it. */
   *out_width = o->width > 0 ? o->width : w;
   *out_height = o->height > 0 ? o->height : h;
-  return g_bytes_new_take (g_steal_pointer (&buffer), len);
+  return g_steal_pointer (&encoded);
 }
 
 static const char base_css[] =
