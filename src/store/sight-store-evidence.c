@@ -64,18 +64,6 @@ job_add_observation (StoreCore  *core,
   return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
 }
 
-gboolean
-sight_store_add_observation (SightStore                    *self,
-                             const SightObservationRecord  *observation,
-                             GError                       **error)
-{
-  g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
-  g_return_val_if_fail (observation != NULL && observation->run_id != NULL, FALSE);
-
-  return _sight_store_run_sync (self, observation->run_id, job_add_observation, _sight_store_observation_copy (observation),
-                                (GDestroyNotify) sight_observation_record_free, error) != NULL;
-}
-
 void
 sight_store_add_observation_async (SightStore                   *self,
                                    const SightObservationRecord *observation,
@@ -146,20 +134,6 @@ job_add_model_call (StoreCore  *core,
   return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
 }
 
-gboolean
-sight_store_add_model_call (SightStore                  *self,
-                            const SightModelCallRecord  *call,
-                            GError                     **error)
-{
-  g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
-  g_return_val_if_fail (call != NULL && call->run_id != NULL, FALSE);
-
-  return _sight_store_run_sync (self, call->run_id, job_add_model_call,
-                                _sight_store_model_call_copy (call),
-                                (GDestroyNotify)sight_model_call_record_free, error)
-         != NULL;
-}
-
 void
 sight_store_add_model_call_async (SightStore                 *self,
                                   const SightModelCallRecord *call,
@@ -208,18 +182,6 @@ job_add_log (StoreCore  *core,
       ok = _sight_store_step_done (core->db, stmt, error);
     }
   return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
-}
-
-gboolean
-sight_store_add_log (SightStore            *self,
-                     const SightLogRecord  *log,
-                     GError               **error)
-{
-  g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
-  g_return_val_if_fail (log != NULL && log->run_id != NULL, FALSE);
-
-  return _sight_store_run_sync (self, log->run_id, job_add_log, _sight_store_log_copy (log),
-                                (GDestroyNotify) sight_log_record_free, error) != NULL;
 }
 
 void
@@ -275,20 +237,6 @@ job_add_artifact (StoreCore  *core,
       ok = _sight_store_step_done (core->db, stmt, error);
     }
   return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
-}
-
-gboolean
-sight_store_add_artifact (SightStore                 *self,
-                          const SightArtifactRecord  *artifact,
-                          GError                    **error)
-{
-  g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
-  g_return_val_if_fail (artifact != NULL && artifact->run_id != NULL, FALSE);
-
-  return _sight_store_run_sync (self, artifact->run_id, job_add_artifact,
-                                _sight_store_artifact_copy (artifact),
-                                (GDestroyNotify)sight_artifact_record_free, error)
-         != NULL;
 }
 
 void

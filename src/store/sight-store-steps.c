@@ -51,18 +51,6 @@ job_add_step (StoreCore  *core,
   return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
 }
 
-gboolean
-sight_store_add_step (SightStore             *self,
-                      const SightStepRecord  *step,
-                      GError                **error)
-{
-  g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
-  g_return_val_if_fail (step != NULL && step->run_id != NULL, FALSE);
-
-  return _sight_store_run_sync (self, step->run_id, job_add_step, _sight_store_step_copy (step),
-                                (GDestroyNotify) sight_step_record_free, error) != NULL;
-}
-
 void
 sight_store_add_step_async (SightStore            *self,
                             const SightStepRecord *step,
@@ -131,18 +119,6 @@ job_finish_step (StoreCore  *core,
         }
     }
   return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
-}
-
-gboolean
-sight_store_finish_step (SightStore             *self,
-                         const SightStepRecord  *step,
-                         GError                **error)
-{
-  g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
-  g_return_val_if_fail (step != NULL && step->run_id != NULL, FALSE);
-
-  return _sight_store_run_sync (self, step->run_id, job_finish_step, _sight_store_step_copy (step),
-                                (GDestroyNotify) sight_step_record_free, error) != NULL;
 }
 
 void
