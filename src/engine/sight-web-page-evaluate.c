@@ -30,7 +30,7 @@ evaluate_done_cb (GObject      *source,
         _sight_page_op_complete (op, g_error_new_literal (SIGHT_ERROR,
                                                    SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
                                                    op->page->terminate_reason),
-                          NULL, NULL);
+                                 NULL, NULL);
       else if (value == NULL)
         {
           g_autofree char *message = sight_text_sanitize (error->message, 500);
@@ -44,7 +44,7 @@ evaluate_done_cb (GObject      *source,
                                              script_error ? "Script failed: %s"
                                                           : "The page could not run a script: %s",
                                              message),
-                            NULL, NULL);
+                                   NULL, NULL);
         }
       else
         {

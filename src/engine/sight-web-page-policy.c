@@ -185,9 +185,9 @@ sight_web_page_set_allowed_origins (SightWebPage       *self,
  * outside the allowed origins are ignored before any request leaves. */
 gboolean
 _sight_web_page_decide_policy_cb (WebKitWebView            *view,
-                  WebKitPolicyDecision     *decision,
-                  WebKitPolicyDecisionType  type,
-                  SightWebPage             *self)
+                                  WebKitPolicyDecision     *decision,
+                                  WebKitPolicyDecisionType  type,
+                                  SightWebPage             *self)
 {
   WebKitNavigationAction *action;
   const char *uri;
@@ -245,8 +245,8 @@ sight_web_page_get_opener (SightWebPage *self)
 
 GtkWidget *
 _sight_web_page_create_cb (WebKitWebView          *view,
-           WebKitNavigationAction *action,
-           SightWebPage           *self)
+                           WebKitNavigationAction *action,
+                           SightWebPage           *self)
 {
   g_autoptr(SightWebPage) popup = NULL;
   const char *uri = webkit_uri_request_get_uri (webkit_navigation_action_get_request (action));
@@ -258,7 +258,7 @@ _sight_web_page_create_cb (WebKitWebView          *view,
     {
       g_debug ("Blocked a new window outside the allowed origins: %s", uri);
       _sight_web_page_add_log_entry (self, SIGHT_LOG_BLOCKED, NULL,
-                     "Blocked a new window outside the allowed origins", uri, 0);
+                                     "Blocked a new window outside the allowed origins", uri, 0);
       return NULL;
     }
   popup = g_object_new (SIGHT_TYPE_WEB_PAGE, "opener", self, NULL);

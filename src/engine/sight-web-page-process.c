@@ -274,7 +274,7 @@ ping_timeout_cb (gpointer user_data)
    * callback may free it before terminate returns. */
   _sight_page_op_complete (op, g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
                                              reason),
-                    NULL, NULL);
+                           NULL, NULL);
   sight_web_page_terminate_web_process (self, reason);
   return G_SOURCE_REMOVE;
 }
@@ -286,7 +286,7 @@ ping_timeout_cb (gpointer user_data)
  * timeout means a hang, and the web process is terminated. */
 void
 _sight_page_op_timed_out (SightPageOp *op,
-                   GError      *error)
+                          GError      *error)
 {
   SightWebPage *self = op->page;
   Ping *ping;
@@ -320,8 +320,8 @@ hang_timeout_cb (gpointer user_data)
 
 void
 _sight_web_page_responsive_changed_cb (WebKitWebView *view,
-                       GParamSpec    *pspec,
-                       SightWebPage  *self)
+                                       GParamSpec    *pspec,
+                                       SightWebPage  *self)
 {
   if (webkit_web_view_get_is_web_process_responsive (view))
     g_clear_handle_id (&self->hang_source, g_source_remove);
@@ -357,8 +357,8 @@ web_process_lost (SightWebPage *self,
 
 void
 _sight_web_page_web_process_terminated_cb (WebKitWebView                     *view,
-                           WebKitWebProcessTerminationReason  reason,
-                           SightWebPage                      *self)
+                                           WebKitWebProcessTerminationReason  reason,
+                                           SightWebPage                      *self)
 {
   g_autofree char *requested = g_steal_pointer (&self->terminate_reason);
   const char *message;
@@ -375,7 +375,7 @@ _sight_web_page_web_process_terminated_cb (WebKitWebView                     *vi
                                    sight_web_page_get_memory_limit ());
       message = requested;
       _sight_web_page_add_log_entry (self, SIGHT_LOG_PAGE_ERROR, "error", message,
-                     webkit_web_view_get_uri (view), 0);
+                                     webkit_web_view_get_uri (view), 0);
       break;
     case WEBKIT_WEB_PROCESS_TERMINATED_BY_API:
     default:

@@ -140,9 +140,9 @@ page_op_detach (SightPageOp *op)
  * freed once the engine call it wraps has come back (see page_op_release). */
 void
 _sight_page_op_complete (SightPageOp *op,
-                  GError      *error,
-                  gpointer     value,
-                  GDestroyNotify value_free)
+                         GError      *error,
+                         gpointer     value,
+                         GDestroyNotify value_free)
 {
   g_autoptr(GTask) task = NULL;
 
@@ -173,7 +173,7 @@ cancel_idle_cb (gpointer user_data)
   op->cancel_source = 0;
   _sight_page_op_complete (op, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
                                              "The operation was cancelled"),
-                    NULL, NULL);
+                           NULL, NULL);
   return G_SOURCE_REMOVE;
 }
 
@@ -189,9 +189,9 @@ caller_cancelled_cb (GCancellable *cancellable,
 
 SightPageOp *
 _sight_page_op_new (SightWebPage *self,
-             GTask        *task,
-             guint         timeout_ms,
-             GCancellable *caller_cancellable)
+                    GTask        *task,
+                    guint         timeout_ms,
+                    GCancellable *caller_cancellable)
 {
   SightPageOp *op = g_new0 (SightPageOp, 1);
 
@@ -211,8 +211,8 @@ _sight_page_op_new (SightWebPage *self,
 
 void
 _sight_web_page_fail_pending_ops (SightWebPage *self,
-                  SightErrorCode code,
-                  const char    *message)
+                                  SightErrorCode code,
+                                  const char    *message)
 {
   while (self->pending != NULL)
     {
@@ -243,11 +243,11 @@ load_js_resource (const char *name)
 
 void
 _sight_web_page_add_log_entry (SightWebPage *self,
-               SightLogKind  kind,
-               const char   *level,
-               const char   *text,
-               const char   *url,
-               guint         status)
+                               SightLogKind  kind,
+                               const char   *level,
+                               const char   *text,
+                               const char   *url,
+                               guint         status)
 {
   SightLogEntry *entry;
 
@@ -283,14 +283,16 @@ handle_log_message (SightWebPage *self,
   object = json_node_get_object (node);
   kind = json_object_get_string_member_with_default (object, "kind", "");
   if (g_str_equal (kind, "console"))
-    _sight_web_page_add_log_entry (self, SIGHT_LOG_CONSOLE,
-                   json_object_get_string_member_with_default (object, "level", "log"),
-                   json_object_get_string_member_with_default (object, "text", ""),
-                   json_object_get_string_member_with_default (object, "url", ""), 0);
+    _sight_web_page_add_log_entry (
+        self, SIGHT_LOG_CONSOLE,
+        json_object_get_string_member_with_default (object, "level", "log"),
+        json_object_get_string_member_with_default (object, "text", ""),
+        json_object_get_string_member_with_default (object, "url", ""), 0);
   else if (g_str_equal (kind, "error"))
     _sight_web_page_add_log_entry (self, SIGHT_LOG_PAGE_ERROR, "error",
-                   json_object_get_string_member_with_default (object, "text", ""),
-                   json_object_get_string_member_with_default (object, "url", ""), 0);
+                                   json_object_get_string_member_with_default (object, "text", ""),
+                                   json_object_get_string_member_with_default (object, "url", ""),
+                                   0);
 }
 
 /* ----------------------------------------------------------------------- */
@@ -439,9 +441,9 @@ load_start (SightWebPage   *self,
 
   if (self->load_op != NULL)
     _sight_page_op_complete (self->load_op,
-                      g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
+                             g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
                                            "The load was replaced by another navigation"),
-                      NULL, NULL);
+                             NULL, NULL);
 
   op = _sight_page_op_new (self, task, timeout_ms, g_task_get_cancellable (task));
   op->wait_until = wait_until;
@@ -554,9 +556,9 @@ _sight_web_page_wait_for_navigation_async (SightWebPage        *self,
   g_task_set_source_tag (task, sight_web_page_load_async);
   if (self->load_op != NULL)
     _sight_page_op_complete (self->load_op,
-                      g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
+                             g_error_new_literal (SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED,
                                            "The load was replaced by another navigation"),
-                      NULL, NULL);
+                             NULL, NULL);
   op = _sight_page_op_new (self, task, timeout_ms, cancellable);
   op->wait_until = wait_until;
   op->wait_until_set = TRUE;
@@ -721,8 +723,8 @@ resource_finished_cb (WebKitWebResource *resource,
 
       if (status >= 400)
         _sight_web_page_add_log_entry (self, SIGHT_LOG_REQUEST_FAILED, NULL,
-                       soup_status_get_phrase (status),
-                       webkit_web_resource_get_uri (resource), status);
+                                       soup_status_get_phrase (status),
+                                       webkit_web_resource_get_uri (resource), status);
     }
   resource_done (self, resource);
 }
@@ -735,7 +737,7 @@ resource_failed_cb (WebKitWebResource *resource,
   if (g_hash_table_contains (self->in_flight, resource) &&
       !g_error_matches (error, WEBKIT_NETWORK_ERROR, WEBKIT_NETWORK_ERROR_CANCELLED))
     _sight_web_page_add_log_entry (self, SIGHT_LOG_REQUEST_FAILED, NULL, error->message,
-                   webkit_web_resource_get_uri (resource), 0);
+                                   webkit_web_resource_get_uri (resource), 0);
   resource_done (self, resource);
 }
 
