@@ -10,6 +10,7 @@
 #include "test-files.h"
 #include "sight-history.h"
 #include "sight-inspector.h"
+#include "sight-store-sync.h"
 #include "sight-store.h"
 #include "sight-window.h"
 

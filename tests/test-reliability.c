@@ -20,6 +20,7 @@
 #include "sight-openai-provider.h"
 #include "sight-scripted-model.h"
 #include "sight-store-private.h"
+#include "sight-store-sync.h"
 
 /* Faults and hostile input (issue #26), each tried for real against the
  * `sightline` command or the library: deeply nested JSON on every way in. */

@@ -12,6 +12,7 @@
 #include "sight-error.h"
 #include "sight-report.h"
 #include "sight-secrets.h"
+#include "sight-store-sync.h"
 #include "sight-store.h"
 
 #define CANARY "canary-R3p0rt-88d1c2"

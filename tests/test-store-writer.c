@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sight-store.h"
+#include "sight-store-sync.h"
 
 
 int

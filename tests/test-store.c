@@ -15,6 +15,7 @@
 #include "sight-error.h"
 #include "sight-store.h"
 #include "sight-store-private.h"
+#include "sight-store-sync.h"
 
 #define CANARY "canary-S3cr3t-7f1e9a"
 

@@ -16,6 +16,7 @@
 #include "sight-report.h"
 #include "sight-store.h"
 #include "sight-store-private.h"
+#include "sight-store-sync.h"
 
 #define STEPS 50
 #define RUNS 10000

@@ -4,6 +4,8 @@
 #include <json-glib/json-glib.h>
 #include <webkit/webkit.h>
 
+#include "sight-image.h"
+
 G_BEGIN_DECLS
 
 /* When a load counts as finished. */
@@ -16,19 +18,8 @@ typedef enum {
 gboolean sight_wait_until_from_string (const char     *name,
                                        SightWaitUntil *out);
 
-typedef enum {
-  SIGHT_IMAGE_PNG,
-  SIGHT_IMAGE_JPEG,
-  SIGHT_IMAGE_WEBP,
-} SightImageFormat;
-
-gboolean    sight_image_format_from_string (const char       *name,
-                                            SightImageFormat *out);
-const char *sight_image_format_mime_type   (SightImageFormat  format);
-/* "image/png", "image/jpeg" or "image/webp"; FALSE (and @out untouched) for
- * anything else. */
-gboolean    sight_image_format_from_mime_type (const char       *mime_type,
-                                               SightImageFormat *out);
+/* SightImageFormat, sight_image_format_*() and sight_encode_image() are in
+ * sight-image.h (base), shared with the report. */
 
 /* A rectangle in viewport CSS pixels (for full-page shots: page CSS pixels). */
 typedef struct {
@@ -216,11 +207,5 @@ void           sight_web_page_terminate_web_process (SightWebPage      *self,
 GPtrArray     *sight_web_page_get_popups          (SightWebPage        *self);
 /* The page that opened this one, or NULL. */
 SightWebPage  *sight_web_page_get_opener          (SightWebPage        *self);
-
-/* Encodes @pixbuf; @quality as in SightScreenshotOptions. */
-GBytes        *sight_encode_image                 (GdkPixbuf           *pixbuf,
-                                                   SightImageFormat     format,
-                                                   int                  quality,
-                                                   GError             **error);
 
 G_END_DECLS

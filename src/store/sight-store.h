@@ -229,9 +229,9 @@ char       *sight_store_open_run_async (SightStore           *self,
                                         GCancellable         *cancellable,
                                         GAsyncReadyCallback   callback,
                                         gpointer              user_data);
-gboolean    sight_store_add_step      (SightStore            *self,
-                                       const SightStepRecord *step,
-                                       GError               **error);
+/* Steps and their evidence are written asynchronously (finish each with
+ * sight_store_write_finish()); tests have blocking forms in
+ * tests/sight-store-sync.h. */
 void        sight_store_add_step_async (SightStore            *self,
                                         const SightStepRecord *step,
                                         GCancellable          *cancellable,
@@ -241,41 +241,26 @@ void        sight_store_add_step_async (SightStore            *self,
  * verdict, code, explanation, usage, cache, budget, model_calls, actions,
  * target and finished_at (now when 0), and instruction, label and options when
  * given (written again once the step found a value to be a secret). */
-gboolean    sight_store_finish_step   (SightStore            *self,
-                                       const SightStepRecord *step,
-                                       GError               **error);
 void        sight_store_finish_step_async (SightStore            *self,
                                            const SightStepRecord *step,
                                            GCancellable          *cancellable,
                                            GAsyncReadyCallback    callback,
                                            gpointer               user_data);
-gboolean    sight_store_add_observation (SightStore                   *self,
-                                         const SightObservationRecord *observation,
-                                         GError                      **error);
 void        sight_store_add_observation_async (SightStore                   *self,
                                                const SightObservationRecord *observation,
                                                GCancellable                 *cancellable,
                                                GAsyncReadyCallback           callback,
                                                gpointer                      user_data);
-gboolean    sight_store_add_model_call (SightStore                 *self,
-                                        const SightModelCallRecord *call,
-                                        GError                    **error);
 void        sight_store_add_model_call_async (SightStore                 *self,
                                               const SightModelCallRecord *call,
                                               GCancellable               *cancellable,
                                               GAsyncReadyCallback         callback,
                                               gpointer                    user_data);
-gboolean    sight_store_add_log       (SightStore           *self,
-                                       const SightLogRecord *log,
-                                       GError              **error);
 void        sight_store_add_log_async (SightStore           *self,
                                        const SightLogRecord *log,
                                        GCancellable         *cancellable,
                                        GAsyncReadyCallback   callback,
                                        gpointer              user_data);
-gboolean    sight_store_add_artifact  (SightStore                *self,
-                                       const SightArtifactRecord *artifact,
-                                       GError                   **error);
 void        sight_store_add_artifact_async (SightStore                *self,
                                             const SightArtifactRecord *artifact,
                                             GCancellable              *cancellable,

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-store"
+
+#include "config.h"
+
+#include "sight-store.h"
+
+#include "sight-error.h"
+#include "sight-store-private.h"
+
+/* ------------------------------------------------------------ observations */
+
+static gpointer
+job_add_observation (StoreCore  *core,
+                     gpointer    data,
+                     GError    **error)
+{
+  SightObservationRecord *o = data;
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autoptr(GBytes) shot = NULL;
+  g_autofree char *tree = NULL;
+  g_autofree char *text = NULL;
+  g_autoptr(GBytes) tree_z = NULL;
+  g_autoptr(GBytes) text_z = NULL;
+  gboolean ok;
+
+  if (o->screenshot)
+    {
+      shot = _sight_store_redact_blob (core, o->screenshot, o->screenshot_mime, error);
+      if (shot == NULL)
+        return NULL;
+    }
+  tree = _sight_store_redact (core, o->tree_json);
+  text = _sight_store_redact (core, o->tree_text);
+  tree_z = _sight_store_compress_text (tree);
+  text_z = _sight_store_compress_text (text);
+
+  if (!_sight_store_begin_write (core->db, error))
+    return NULL;
+  stmt = _sight_store_prepare (
+      core->db,
+      "INSERT INTO observations (run_id, step_idx, phase, url, title, tree,"
+      "  tree_text, screenshot, screenshot_mime, width, height, scale, created_at)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      error);
+  ok = stmt != NULL;
+  if (ok)
+    {
+      _sight_store_bind_text (stmt, 1, o->run_id);
+      _sight_store_bind_step_index (stmt, 2, o->step_index);
+      _sight_store_bind_text (stmt, 3, o->phase ? o->phase : "after");
+      _sight_store_bind_text_take (stmt, 4, _sight_store_redact (core, o->url));
+      _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, o->title));
+      _sight_store_bind_bytes (stmt, 6, tree_z);
+      _sight_store_bind_bytes (stmt, 7, text_z);
+      _sight_store_bind_bytes (stmt, 8, shot);
+      _sight_store_bind_text (stmt, 9, o->screenshot_mime);
+      sqlite3_bind_int (stmt, 10, o->width);
+      sqlite3_bind_int (stmt, 11, o->height);
+      sqlite3_bind_double (stmt, 12, o->scale > 0 ? o->scale : 1.0);
+      sqlite3_bind_int64 (stmt, 13, o->created_at ? o->created_at : g_get_real_time ());
+      ok = _sight_store_step_done (core->db, stmt, error);
+    }
+  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+}
+
+void
+sight_store_add_observation_async (SightStore                   *self,
+                                   const SightObservationRecord *observation,
+                                   GCancellable                 *cancellable,
+                                   GAsyncReadyCallback           callback,
+                                   gpointer                      user_data)
+{
+  g_return_if_fail (SIGHT_IS_STORE (self));
+  g_return_if_fail (observation != NULL && observation->run_id != NULL);
+
+  _sight_store_run_async (self, observation->run_id, sight_store_add_observation_async, job_add_observation,
+                          _sight_store_observation_copy (observation),
+                          (GDestroyNotify) sight_observation_record_free, NULL,
+                          cancellable, callback, user_data);
+}
+
+/* ------------------------------------------------------------- model calls */
+
+void
+_sight_store_bind_int_or_null (sqlite3_stmt *stmt,
+                               int           i,
+                               gint64        v)
+{
+  if (v >= 0)
+    sqlite3_bind_int64 (stmt, i, v);
+  else
+    sqlite3_bind_null (stmt, i);
+}
+
+static gpointer
+job_add_model_call (StoreCore  *core,
+                    gpointer    data,
+                    GError    **error)
+{
+  SightModelCallRecord *m = data;
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autofree char *request = _sight_store_redact (core, m->request_json);
+  g_autofree char *response = _sight_store_redact (core, m->response_json);
+  g_autoptr(GBytes) request_z = _sight_store_compress_text (request);
+  g_autoptr(GBytes) response_z = _sight_store_compress_text (response);
+  gboolean ok;
+
+  if (!_sight_store_begin_write (core->db, error))
+    return NULL;
+  stmt = _sight_store_prepare (
+      core->db,
+      "INSERT INTO model_calls (run_id, step_idx, provider, model, request, response,"
+      "  input_tokens, output_tokens, cost_micros, latency_ms, request_id, created_at)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      error);
+  ok = stmt != NULL;
+  if (ok)
+    {
+      _sight_store_bind_text (stmt, 1, m->run_id);
+      _sight_store_bind_step_index (stmt, 2, m->step_index);
+      _sight_store_bind_text (stmt, 3, m->provider);
+      _sight_store_bind_text (stmt, 4, m->model);
+      _sight_store_bind_bytes (stmt, 5, request_z);
+      _sight_store_bind_bytes (stmt, 6, response_z);
+      _sight_store_bind_int_or_null (stmt, 7, m->input_tokens);
+      _sight_store_bind_int_or_null (stmt, 8, m->output_tokens);
+      _sight_store_bind_int_or_null (stmt, 9, m->cost_micros);
+      sqlite3_bind_int64 (stmt, 10, m->latency_ms);
+      _sight_store_bind_text_take (stmt, 11, _sight_store_redact (core, m->request_id));
+      sqlite3_bind_int64 (stmt, 12, m->created_at ? m->created_at : g_get_real_time ());
+      ok = _sight_store_step_done (core->db, stmt, error);
+    }
+  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+}
+
+void
+sight_store_add_model_call_async (SightStore                 *self,
+                                  const SightModelCallRecord *call,
+                                  GCancellable               *cancellable,
+                                  GAsyncReadyCallback         callback,
+                                  gpointer                    user_data)
+{
+  g_return_if_fail (SIGHT_IS_STORE (self));
+  g_return_if_fail (call != NULL && call->run_id != NULL);
+
+  _sight_store_run_async (self, call->run_id, sight_store_add_model_call_async, job_add_model_call,
+                          _sight_store_model_call_copy (call),
+                          (GDestroyNotify)sight_model_call_record_free, NULL, cancellable, callback,
+                          user_data);
+}
+
+/* -------------------------------------------------------------------- logs */
+
+static gpointer
+job_add_log (StoreCore  *core,
+             gpointer    data,
+             GError    **error)
+{
+  SightLogRecord *l = data;
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  gboolean ok;
+
+  if (!_sight_store_begin_write (core->db, error))
+    return NULL;
+  stmt = _sight_store_prepare (
+      core->db,
+      "INSERT INTO logs (run_id, step_idx, kind, level, text, url, status, created_at)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      error);
+  ok = stmt != NULL;
+  if (ok)
+    {
+      _sight_store_bind_text (stmt, 1, l->run_id);
+      _sight_store_bind_step_index (stmt, 2, l->step_index);
+      _sight_store_bind_text (stmt, 3, l->kind ? l->kind : "console");
+      _sight_store_bind_text (stmt, 4, l->level);
+      _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, l->text));
+      _sight_store_bind_text_take (stmt, 6, _sight_store_redact (core, l->url));
+      sqlite3_bind_int (stmt, 7, l->status);
+      sqlite3_bind_int64 (stmt, 8, l->created_at ? l->created_at : g_get_real_time ());
+      ok = _sight_store_step_done (core->db, stmt, error);
+    }
+  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+}
+
+void
+sight_store_add_log_async (SightStore           *self,
+                           const SightLogRecord *log,
+                           GCancellable         *cancellable,
+                           GAsyncReadyCallback   callback,
+                           gpointer              user_data)
+{
+  g_return_if_fail (SIGHT_IS_STORE (self));
+  g_return_if_fail (log != NULL && log->run_id != NULL);
+
+  _sight_store_run_async (self, log->run_id, sight_store_add_log_async, job_add_log,
+                          _sight_store_log_copy (log), (GDestroyNotify)sight_log_record_free, NULL,
+                          cancellable, callback, user_data);
+}
+
+/* --------------------------------------------------------------- artifacts */
+
+static gpointer
+job_add_artifact (StoreCore  *core,
+                  gpointer    data,
+                  GError    **error)
+{
+  SightArtifactRecord *a = data;
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  gboolean ok;
+
+  if (a->data)
+    {
+      bytes = _sight_store_redact_blob (core, a->data, a->mime, error);
+      if (bytes == NULL)
+        return NULL;
+    }
+  if (!_sight_store_begin_write (core->db, error))
+    return NULL;
+  stmt = _sight_store_prepare (
+      core->db,
+      "INSERT INTO artifacts (run_id, step_idx, name, mime, data, created_at)"
+      " VALUES (?, ?, ?, ?, ?, ?)",
+      error);
+  ok = stmt != NULL;
+  if (ok)
+    {
+      _sight_store_bind_text (stmt, 1, a->run_id);
+      _sight_store_bind_step_index (stmt, 2, a->step_index);
+      _sight_store_bind_text_take (stmt, 3,
+                                   _sight_store_redact (core, a->name ? a->name : "artifact"));
+      _sight_store_bind_text (stmt, 4, a->mime);
+      _sight_store_bind_bytes (stmt, 5, bytes);
+      sqlite3_bind_int64 (stmt, 6, a->created_at ? a->created_at : g_get_real_time ());
+      ok = _sight_store_step_done (core->db, stmt, error);
+    }
+  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+}
+
+void
+sight_store_add_artifact_async (SightStore                *self,
+                                const SightArtifactRecord *artifact,
+                                GCancellable              *cancellable,
+                                GAsyncReadyCallback        callback,
+                                gpointer                   user_data)
+{
+  g_return_if_fail (SIGHT_IS_STORE (self));
+  g_return_if_fail (artifact != NULL && artifact->run_id != NULL);
+
+  _sight_store_run_async (self, artifact->run_id, sight_store_add_artifact_async, job_add_artifact,
+                          _sight_store_artifact_copy (artifact),
+                          (GDestroyNotify)sight_artifact_record_free, NULL, cancellable, callback,
+                          user_data);
+}
