@@ -19,6 +19,45 @@
 /* The canary: typed as a secret, it must never reach a model request. */
 #define CANARY "Canary-Pw 7f3a9!<&>\"/+="
 
+/* Runs one step to its end from a test's body (top level: no loop is
+ * running), with one main loop on the thread-default context; the library
+ * itself runs none. */
+typedef struct {
+  GMainLoop    *loop;
+  GAsyncResult *result;
+} AgentRunWait;
+
+static void
+agent_run_done_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  AgentRunWait *wait = user_data;
+
+  wait->result = g_object_ref (result);
+  g_main_loop_quit (wait->loop);
+}
+
+G_GNUC_UNUSED static SightStepResult *
+agent_run (SightAgent        *agent,
+           SightStepRequest  *request,
+           GCancellable      *cancellable,
+           GError           **error)
+{
+  AgentRunWait wait = { NULL, NULL };
+  SightStepResult *result;
+
+  g_assert_cmpint (g_main_depth (), ==, 0);
+  wait.loop = g_main_loop_new (g_main_context_get_thread_default (), FALSE);
+  /* the step opens from the loop, so it cannot end before the loop runs */
+  sight_agent_run_async (agent, request, cancellable, agent_run_done_cb, &wait);
+  g_main_loop_run (wait.loop);
+  result = sight_agent_run_finish (agent, wait.result, error);
+  g_object_unref (wait.result);
+  g_main_loop_unref (wait.loop);
+  return result;
+}
+
 static SoupServer *site;
 static char *site_url;
 static GHashTable *site_pages;   /* path -> html */
@@ -203,7 +242,7 @@ run_step_full (Fixture       *f,
                                     NULL, remaining_test_ms, error);
   if (request == NULL)
     return NULL;
-  return sight_agent_run (f->agent, request, NULL, error);
+  return agent_run (f->agent, request, NULL, error);
 }
 
 G_GNUC_UNUSED static SightStepResult *

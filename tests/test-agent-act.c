@@ -802,7 +802,7 @@ test_trace_cache (void)
     request = sight_step_request_new (bare, SIGHT_STEP_ACT, "place an order as {name}",
                                       json_node_get_object (options), NULL, -1, &error);
     g_assert_no_error (error);
-    r = sight_agent_run (agent, request, NULL, &error);
+    r = agent_run (agent, request, NULL, &error);
     g_assert_no_error (error);
     g_assert_cmpstr (cache_status (r), ==, "self-finalized");
     g_assert_cmpuint (r->model_calls, ==, 0);

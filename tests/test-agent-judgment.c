@@ -409,7 +409,7 @@ test_model_unavailable (void)
   agent = sight_agent_new (project, f.page);
   request = sight_step_request_new (project, SIGHT_STEP_ASSERT, "x", NULL, NULL, -1, &error);
   g_assert_no_error (error);
-  result = sight_agent_run (agent, request, NULL, &error);
+  result = agent_run (agent, request, NULL, &error);
   assert_code (result, error, SIGHT_ERROR_MODEL_UNAVAILABLE);
   g_assert_cmpuint (result->model_calls, ==, 0);
   g_clear_error (&error);

@@ -564,47 +564,6 @@ sight_agent_run_finish (SightAgent    *self,
   return step_result;
 }
 
-typedef struct {
-  GMainLoop    *loop;
-  GAsyncResult *result;
-} Blocking;
-
-static void
-run_done_cb (GObject      *source,
-             GAsyncResult *result,
-             gpointer      user_data)
-{
-  Blocking *blocking = user_data;
-
-  blocking->result = g_object_ref (result);
-  g_main_loop_quit (blocking->loop);
-}
-
-/* For a caller at top level (a test's body, a command's main), which has no
- * main loop of its own running: from inside a callback it would be a nested
- * loop, which the agent never runs. */
-SightStepResult *
-sight_agent_run (SightAgent        *self,
-                 SightStepRequest  *request,
-                 GCancellable      *cancellable,
-                 GError           **error)
-{
-  Blocking blocking = { NULL, NULL };
-  SightStepResult *result;
-
-  g_return_val_if_fail (SIGHT_IS_AGENT (self), NULL);
-  g_return_val_if_fail (g_main_depth () == 0, NULL);
-
-  blocking.loop = g_main_loop_new (g_main_context_get_thread_default (), FALSE);
-  /* the step opens from the loop, so it cannot end before the loop runs */
-  sight_agent_run_async (self, request, cancellable, run_done_cb, &blocking);
-  g_main_loop_run (blocking.loop);
-  result = sight_agent_run_finish (self, blocking.result, error);
-  g_object_unref (blocking.result);
-  g_main_loop_unref (blocking.loop);
-  return result;
-}
-
 void
 sight_agent_get_step_usage (SightAgent *self,
                             SightUsage *out_usage)

@@ -82,14 +82,6 @@ void             sight_agent_run_async          (SightAgent          *self,
 SightStepResult *sight_agent_run_finish         (SightAgent          *self,
                                                  GAsyncResult        *result,
                                                  GError             **error);
-/* The same, for a caller at top level (a test's body, a command's main): runs one
- * main loop on the thread-default context until the step ends.  Refused from
- * inside a dispatched callback, where it would be a nested loop. */
-SightStepResult *sight_agent_run                (SightAgent          *self,
-                                                 SightStepRequest    *request,
-                                                 GCancellable        *cancellable,
-                                                 GError             **error);
-
 /* What the step in progress spent so far (the last step's total once it ended;
  * an empty sum before the first), for meters that attribute cost to each action
  * as it happens, e.g. from "model-call-finished" or "action-performed". */
