@@ -13,6 +13,7 @@
 #include "sight-json.h"
 #include "sight-page-guard.h"
 #include "sight-project.h"
+#include "sight-step-executor.h"
 #include "sight-step-request.h"
 
 /* sightline act|assert|wait-for|extract URL INSTRUCTION: one agent step on a page,
@@ -177,8 +178,8 @@ run_step (SightStepKind   kind,
   agent = sight_agent_new (project, page);
   evidence = g_build_filename (g_get_user_cache_dir (), "sightline", "evidence", NULL);
   sight_agent_set_evidence_dir (agent, evidence);
-  sight_agent_run_async (agent, request, NULL, sight_cli_result_cb, &ran);
-  result = sight_agent_run_finish (agent, sight_cli_wait (&ran), &error);
+  sight_step_execute_async (agent, request, NULL, sight_cli_result_cb, &ran);
+  result = sight_step_execute_finish (sight_cli_wait (&ran), &error);
   if (result == NULL)
     return report (error);
 
