@@ -680,11 +680,14 @@ test_usage_cost (Fixture       *fixture,
                              "{\"text\": \"a\", \"usage\": {\"input\": 1000, \"output\": 200, \"cached\": 400}}");
   response = complete (provider, request, in_seconds (10), NULL, &error);
   g_assert_no_error (error);
-  g_assert_true (response->usage.has_cost);
+  /* The price table's figure is Sightline's estimate, never a reported cost. */
+  g_assert_false (response->usage.has_cost);
+  g_assert_true (response->usage.has_estimated_cost);
   if (fixture->kind == OPENAI)
-    g_assert_cmpuint (response->usage.cost_micro_usd, ==, 600 * 0.40 + 400 * 0.10 + 200 * 1.60);
+    g_assert_cmpuint (response->usage.estimated_cost_micro_usd, ==,
+                      600 * 0.40 + 400 * 0.10 + 200 * 1.60);
   else
-    g_assert_cmpuint (response->usage.cost_micro_usd, ==, 600 * 3 + 400 * 0.30 + 200 * 15);
+    g_assert_cmpuint (response->usage.estimated_cost_micro_usd, ==, 600 * 3 + 400 * 0.30 + 200 * 15);
   g_clear_pointer (&response, sight_model_response_unref);
 
   if (fixture->kind == OPENAI)
@@ -694,7 +697,9 @@ test_usage_cost (Fixture       *fixture,
                                  "{\"text\": \"a\", \"usage\": {\"input\": 1000, \"output\": 200, \"cost\": 0.0123}}");
       response = complete (provider, request, in_seconds (10), NULL, &error);
       g_assert_no_error (error);
+      g_assert_true (response->usage.has_cost);
       g_assert_cmpuint (response->usage.cost_micro_usd, ==, 12300);
+      g_assert_false (response->usage.has_estimated_cost);
     }
 }
 
@@ -762,15 +767,16 @@ test_usage_saturation (Fixture       *fixture,
   g_assert_no_error (error);
   g_assert_cmpuint (a->usage.input_tokens, ==, G_GUINT64_CONSTANT (9007199254740990));
   g_assert_cmpuint (a->usage.output_tokens, ==, SIGHT_USAGE_MAX_SAFE);
-  g_assert_false (a->usage.has_cost);
-  g_assert_true (a->usage.cost_overflowed);
+  g_assert_false (a->usage.has_estimated_cost);
+  g_assert_true (a->usage.estimated_cost_overflowed);
 
   sight_usage_init (&step);
   sight_usage_add (&step, &a->usage);
   sight_usage_add (&step, &a->usage);
   g_assert_cmpuint (step.input_tokens, ==, SIGHT_USAGE_MAX_SAFE);
   g_assert_cmpuint (step.output_tokens, ==, SIGHT_USAGE_MAX_SAFE);
-  g_assert_false (step.has_cost);
+  g_assert_false (step.has_estimated_cost);
+  g_assert_true (step.estimated_cost_overflowed);
 }
 
 static void

@@ -86,12 +86,14 @@ test_cli_exit_statuses (void)
   assert_contains (cli.err, "HTML report: ");
   cli_run_clear (&cli);
 
-  /* No model is configured: the model step says so and the test could not
-   * run to a result (5), with its direct steps done. */
+  /* No model is configured: the test fails before its first step (5),
+   * naming the step that needs one; its direct steps did not run. */
   cli_run_with_store (&cli, dir, "run", model, "--base-url", sight_demo_site_get_url (site), NULL);
   g_assert_cmpint (cli.status, ==, 5);
   assert_contains (cli.out, "error  The dashboard shows the trial badge");
-  assert_contains (cli.out, "Step 5 (assert): MODEL_UNAVAILABLE: no model is configured");
+  assert_contains (cli.out, "The test: MODEL_UNAVAILABLE: No step ran: step 4 of the test "
+                            "(assert) needs a model, and no model is configured");
+  assert_contains (cli.out, "nor does an act that the trace cache can replay");
   cli_run_clear (&cli);
 
   /* Nothing listens on the start page's port: the environment (3). */

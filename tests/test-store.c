@@ -13,6 +13,7 @@
 
 #include "test-files.h"
 #include "sight-error.h"
+#include "sight-report.h"
 #include "sight-store.h"
 #include "sight-store-private.h"
 #include "sight-store-sync.h"
@@ -294,9 +295,12 @@ test_roundtrip (Fixture       *f,
   g_assert_cmpuint (d->run->n_steps_failed, ==, 1);
   g_assert_cmpuint (d->run->model_calls, ==, 3);
   g_assert_cmpuint (d->run->actions, ==, 6);
-  g_assert_cmpint (d->run->input_tokens, ==, 300);
-  g_assert_cmpint (d->run->output_tokens, ==, 30);
-  g_assert_cmpint (d->run->cost_micros, ==, 150);
+  /* steps with no usage of their own: the model calls' */
+  g_assert_cmpuint (d->run->usage.input_tokens, ==, 300);
+  g_assert_cmpuint (d->run->usage.output_tokens, ==, 30);
+  g_assert_true (d->run->usage.has_cost);
+  g_assert_cmpuint (d->run->usage.cost_micro_usd, ==, 150);
+  g_assert_false (d->run->usage.has_estimated_cost);
   s = d->steps->pdata[2];
   g_assert_cmpuint (s->index, ==, 2);
   g_assert_cmpstr (s->code, ==, "ASSERTION_FAILED");
@@ -750,6 +754,94 @@ test_kill (Fixture       *f,
   g_assert_cmpuint (total_complete, >, 0);
 }
 
+/* A run's usage is its steps' summed the way a step sums its calls: token
+ * counts saturate at 2^53 - 1, tokenAccounting stays 'provider' only while
+ * every call gave provider counts, a reported cost past 2^53 - 1 is omitted
+ * and Sightline's estimate is kept apart from it. A run whose steps carry no
+ * usage (a task) sums its model calls the same way. */
+static void
+test_run_usage (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(SightStore) store = sight_store_new (f->path, NULL);
+  SightRunRecord run = { .kind = (char *) "test", .name = (char *) "Usage" };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = sight_store_open_run (store, &run, &error);
+  g_autofree char *calls_id = NULL;
+  g_autoptr(SightRunData) d = NULL;
+  g_autoptr(SightRunData) c = NULL;
+  const char *usages[] = {
+    "{\"modelCalls\": 2, \"inputTokens\": 9007199254740980, \"outputTokens\": 10,"
+    " \"tokenAccounting\": \"provider\", \"costMicroUsd\": 9007199254740900}",
+    "{\"modelCalls\": 1, \"inputTokens\": 50, \"outputTokens\": 5,"
+    " \"tokenAccounting\": \"provider\", \"estimatedCostMicroUsd\": 700}",
+    "{\"modelCalls\": 1, \"inputTokens\": 50, \"outputTokens\": 5,"
+    " \"tokenAccounting\": \"adapter-upper-bound\", \"costMicroUsd\": 200,"
+    " \"estimatedCostMicroUsd\": 300}",
+  };
+  g_autoptr(JsonNode) json = NULL;
+  JsonObject *usage;
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (usages); i++)
+    {
+      SightStepRecord step = { .run_id = id, .index = i, .kind = (char *) "assert",
+                               .instruction = (char *) "it holds",
+                               .verdict = SIGHT_RUN_VERDICT_PASS,
+                               .usage_json = (char *) usages[i], .model_calls = 1 };
+
+      g_assert_true (sight_store_add_step (store, &step, &error));
+      g_assert_true (sight_store_finish_step (store, &step, &error));
+      g_assert_no_error (error);
+    }
+  run.id = id;
+  run.verdict = SIGHT_RUN_VERDICT_PASS;
+  g_assert_true (sight_store_finish_run (store, &run, &error));
+  d = sight_store_load_run (store, id, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (d->run->usage.model_calls, ==, 4);
+  g_assert_cmpuint (d->run->usage.input_tokens, ==, SIGHT_USAGE_MAX_SAFE);
+  g_assert_cmpuint (d->run->usage.output_tokens, ==, 20);
+  g_assert_cmpint (d->run->usage.token_accounting, ==, SIGHT_TOKEN_ACCOUNTING_ADAPTER_UPPER_BOUND);
+  g_assert_false (d->run->usage.has_cost);
+  g_assert_true (d->run->usage.cost_overflowed);
+  g_assert_true (d->run->usage.has_estimated_cost);
+  g_assert_cmpuint (d->run->usage.estimated_cost_micro_usd, ==, 1000);
+  /* …and the report says so: the estimate apart, the overflowed cost left out */
+  json = sight_report_to_json (d);
+  usage = json_object_get_object_member (json_node_get_object (json), "usage");
+  g_assert_cmpint (json_object_get_int_member (usage, "inputTokens"), ==,
+                   G_GINT64_CONSTANT (9007199254740991));
+  g_assert_cmpstr (json_object_get_string_member (usage, "tokenAccounting"), ==,
+                   "adapter-upper-bound");
+  g_assert_false (json_object_has_member (usage, "costMicros"));
+  g_assert_cmpint (json_object_get_int_member (usage, "estimatedCostMicros"), ==, 1000);
+
+  /* A task's run: its model calls, two of them far past 2^53 - 1 tokens. */
+  run.id = NULL;
+  calls_id = sight_store_open_run (store, &run, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < 3; i++)
+    {
+      SightModelCallRecord call = { .run_id = calls_id, .step_index = -1,
+                                    .input_tokens = i < 2 ? G_GINT64_CONSTANT (9007199254740000) : 7,
+                                    .output_tokens = i == 2 ? -1 : 3, .cost_micros = -1,
+                                    .has_estimated_cost = TRUE, .estimated_cost_micros = 40 };
+
+      g_assert_true (sight_store_add_model_call (store, &call, &error));
+      g_assert_no_error (error);
+    }
+  run.id = calls_id;
+  g_assert_true (sight_store_finish_run (store, &run, &error));
+  c = sight_store_load_run (store, calls_id, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (c->run->usage.input_tokens, ==, SIGHT_USAGE_MAX_SAFE);
+  g_assert_cmpuint (c->run->usage.output_tokens, ==, 6);
+  g_assert_cmpint (c->run->usage.token_accounting, ==, SIGHT_TOKEN_ACCOUNTING_ADAPTER_UPPER_BOUND);
+  g_assert_false (c->run->usage.has_cost);
+  g_assert_cmpuint (c->run->usage.estimated_cost_micro_usd, ==, 120);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -768,6 +860,7 @@ main (int    argc,
   ADD ("corrupt-pages", test_corrupt_pages);
   ADD ("secrets", test_secrets);
   ADD ("kill", test_kill);
+  ADD ("run-usage", test_run_usage);
 #undef ADD
 
   return g_test_run ();

@@ -15,6 +15,7 @@
 #include "sight-secrets.h"
 #include "sight-store.h"
 #include "sight-suite.h"
+#include "sight-trace-cache.h"
 
 /* Suites of test files run for real: WebKit pages against the demo site and
  * a fixture server, the store on disk, and the sightline command. */
@@ -728,6 +729,220 @@ test_act_plain_param_into_secure_field (void)
   sight_secrets_forget_all ();
 }
 
+/* A test with a model step and no model fails before its first step runs,
+ * direct steps included (spec: acquiring the fixture without a configured
+ * model fails with MODEL_UNAVAILABLE); an act the trace cache can replay
+ * needs no model. */
+static void
+test_model_acquisition (void)
+{
+  g_autofree char *folder = g_build_filename (dir, "no-model", NULL);
+  g_autofree char *traces = g_build_filename (folder, "traces", NULL);
+  g_autofree char *project_path = g_build_filename (folder, "sightline.json", NULL);
+  g_autofree char *path = g_build_filename (folder, "needs-model.sightline.json", NULL);
+  g_autofree char *project_text = g_strdup_printf ("{ \"traceCache\": \"%s\" }", traces);
+  const char *text =
+    "{ \"name\": \"Needs a model\", \"url\": \"/\", \"steps\": ["
+    "  { \"do\": \"click Pricing\" },"
+    "  { \"assert\": \"the pricing page lists three plans\" } ] }";
+  const char *act_only =
+    "{ \"name\": \"Replays\", \"steps\": ["
+    "  { \"do\": \"click Pricing\" }, { \"act\": \"Open the pricing page\" } ] }";
+  const char *paths[] = { path, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightProject) project = NULL;
+  g_autoptr(SightTestFile) replays = NULL;
+  g_autoptr(SightTraceCache) cache = NULL;
+  g_autoptr(SightTrace) trace = NULL;
+  g_autoptr(JsonNode) result = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  g_autofree char *got = NULL;
+  JsonObject *test;
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (project_path, project_text, -1, NULL));
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+
+  /* An act with no trace needs the model; once its trace is cached, at any
+   * start address, it does not. */
+  project = sight_project_load (project_path, &error);
+  g_assert_no_error (error);
+  replays = sight_test_file_parse (path, act_only, -1, &error);
+  g_assert_no_error (error);
+  g_assert_false (sight_test_check_model (replays, project, NULL, &error));
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE);
+  assert_contains (error->message, "step 2 of the test (act");
+  assert_contains (error->message, "trace cache can replay");
+  g_clear_error (&error);
+  cache = sight_trace_cache_new (traces);
+  trace = sight_trace_new ("default", "Open the pricing page", NULL,
+                           "http://127.0.0.1:1/pricing", 1280, 720);
+  g_assert_true (sight_trace_cache_save (cache, trace, &error));
+  g_assert_no_error (error);
+  g_assert_true (sight_test_check_model (replays, project, NULL, &error));
+  g_assert_no_error (error);
+
+  /* The assert needs a model: nothing runs, not even the click before it. */
+  result = run_suite (paths, "{}", &error);
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "Needs a model=error(MODEL_UNAVAILABLE);");
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (result), "exitStatus"), ==, 5);
+  test = test_at (result, 0);
+  assert_contains (json_object_get_string_member (test, "explanation"),
+                   "No step ran: step 2 of the test (assert");
+  data = sight_store_load_run (store, first_run_id (test), &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (data->steps->len, ==, 3);
+  g_assert_cmpuint (data->run->n_steps_passed, ==, 0);
+  g_assert_cmpuint (data->run->n_steps_skipped, ==, 3);
+  g_assert_cmpstr (data->run->code, ==, "MODEL_UNAVAILABLE");
+}
+
+static const SightArtifactRecord *
+step_artifact (SightRunData *data,
+               guint         index)
+{
+  for (guint i = 0; i < data->artifacts->len; i++)
+    if (((SightArtifactRecord *) data->artifacts->pdata[i])->step_index == (int) index)
+      return data->artifacts->pdata[i];
+  return NULL;
+}
+
+static const SightObservationRecord *
+after_shot (SightRunData *data,
+            guint         index)
+{
+  for (guint i = 0; i < data->observations->len; i++)
+    {
+      const SightObservationRecord *o = data->observations->pdata[i];
+
+      if (o->step_index == (int) index && g_strcmp0 (o->phase, "after") == 0)
+        return o;
+    }
+  return NULL;
+}
+
+/* Every ASSERTION_FAILED of a run carries its evidence (an assert's or a
+ * direct expectation's): a screenshot stored as the step's artifact, kept as
+ * a file, named by every report; none with screenshot: false (which also
+ * keeps the page after the step without a screenshot) or once a secret was
+ * filled in the attempt. */
+static void
+test_failure_evidence (void)
+{
+  g_autofree char *folder = g_build_filename (dir, "evidence", NULL);
+  g_autofree char *project = g_build_filename (folder, "sightline.json", NULL);
+  g_autofree char *a = g_build_filename (folder, "a-assert.sightline.json", NULL);
+  g_autofree char *b = g_build_filename (folder, "b-no-shot.sightline.json", NULL);
+  g_autofree char *c = g_build_filename (folder, "c-expect.sightline.json", NULL);
+  g_autofree char *d = g_build_filename (folder, "d-tainted.sightline.json", NULL);
+  g_autofree char *origin = g_strndup (sight_demo_site_get_url (site),
+                                       strlen (sight_demo_site_get_url (site)) - 1);
+  g_autoptr(SightScriptedModel) model = NULL;
+  g_autofree char *project_text = NULL;
+  const char *paths[] = { a, b, c, d, NULL };
+  const char *judgment = "{\"json\": {\"verdict\": false, \"explanation\": "
+                         "\"No unicorn is on the page.\", \"injection\": null}}";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = NULL;
+  g_autofree char *got = NULL;
+
+  model = sight_scripted_model_new (0, &error);
+  g_assert_no_error (error);
+  project_text = g_strdup_printf (
+    "{ \"agents\": { \"default\": { \"model\": \"openai:scripted\", \"baseUrl\": \"%s\" } },"
+    "  \"credentials\": { \"member.password\": { \"purpose\": \"password\","
+    "    \"allowedOrigins\": [\"%s\"], \"source\": { \"env\": \"SIGHT_SUITE_TEST_PASSWORD\" } } } }",
+    sight_scripted_model_get_openai_base_url (model), origin);
+  g_setenv ("SIGHT_SUITE_TEST_PASSWORD", SIGHT_DEMO_SITE_PASSWORD, TRUE);
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (project, project_text, -1, NULL));
+  g_assert_true (g_file_set_contents (a, "{ \"name\": \"Assert\", \"url\": \"/\", \"steps\": ["
+                                      "  { \"assert\": \"the page shows a unicorn\" } ] }", -1, NULL));
+  g_assert_true (g_file_set_contents (b, "{ \"name\": \"No shot\", \"url\": \"/\", \"steps\": ["
+                                      "  { \"assert\": \"the page shows a unicorn\","
+                                      "    \"screenshot\": false } ] }", -1, NULL));
+  g_assert_true (g_file_set_contents (c, "{ \"name\": \"Expect\", \"url\": \"/\", \"steps\": ["
+                                      "  { \"do\": \"expect text \\\"Nobody wrote this\\\"\" } ] }",
+                                      -1, NULL));
+  g_assert_true (g_file_set_contents (d, "{ \"name\": \"Tainted\", \"url\": \"/login\", \"steps\": ["
+                                      "  { \"do\": \"type {password} into Password\","
+                                      "    \"params\": { \"password\": { \"secret\": \"member.password\" } } },"
+                                      "  { \"do\": \"expect text \\\"Nobody wrote this\\\"\" } ] }",
+                                      -1, NULL));
+  sight_scripted_model_push (model, judgment);
+  sight_scripted_model_push (model, judgment);
+
+  result = run_suite (paths, "{}", &error);
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "Assert=fail(ASSERTION_FAILED);No shot=fail(ASSERTION_FAILED);"
+                            "Expect=fail(ASSERTION_FAILED);Tainted=fail(ASSERTION_FAILED);");
+
+  for (guint t = 0; t < 4; t++)
+    {
+      g_autoptr(SightRunData) data = sight_store_load_run (store, first_run_id (test_at (result, t)),
+                                                           &error);
+      guint failed = t == 3 ? 2 : 1;
+      const SightArtifactRecord *artifact;
+      g_autoptr(GBytes) json = NULL;
+      g_autoptr(GBytes) junit = NULL;
+      g_autoptr(GBytes) html = NULL;
+      g_autofree char *text = NULL;
+      g_autofree char *on_disk = NULL;
+      gsize size = 0;
+
+      g_assert_no_error (error);
+      artifact = step_artifact (data, failed);
+      json = sight_report_render (data, SIGHT_REPORT_JSON, &error);
+      g_assert_no_error (error);
+      junit = sight_report_render (data, SIGHT_REPORT_JUNIT, &error);
+      g_assert_no_error (error);
+      html = sight_report_render (data, SIGHT_REPORT_HTML, &error);
+      g_assert_no_error (error);
+      text = sight_report_text (data);
+      if (t == 0 || t == 2)
+        {
+          g_autofree char *line = NULL;
+          g_autofree char *attachment = NULL;
+
+          g_assert_nonnull (artifact);
+          g_assert_true (g_str_has_prefix (artifact->mime, "image/"));
+          g_assert_true (g_str_has_suffix (artifact->path, "-evidence.jpg") ||
+                         g_str_has_suffix (artifact->path, "-evidence.png") ||
+                         g_str_has_suffix (artifact->path, "-evidence.webp"));
+          g_assert_nonnull (strstr (artifact->path, first_run_id (test_at (result, t))));
+          g_assert_true (g_file_get_contents (artifact->path, &on_disk, &size, NULL));
+          g_assert_cmpuint (size, ==, g_bytes_get_size (artifact->data));
+          g_assert_cmpint (memcmp (on_disk, g_bytes_get_data (artifact->data, NULL), size), ==, 0);
+          line = g_strdup_printf ("(screenshot: %s)", artifact->path);
+          assert_contains (text, line);
+          g_assert_nonnull (g_strstr_len (g_bytes_get_data (json, NULL), g_bytes_get_size (json),
+                                          artifact->path));
+          attachment = g_strdup_printf ("[[ATTACHMENT|%s]]", artifact->path);
+          g_assert_nonnull (g_strstr_len (g_bytes_get_data (junit, NULL),
+                                          g_bytes_get_size (junit), attachment));
+          g_assert_nonnull (g_strstr_len (g_bytes_get_data (html, NULL), g_bytes_get_size (html),
+                                          artifact->path));
+        }
+      else
+        {
+          g_assert_null (artifact);
+          g_assert_null (strstr (text, "(screenshot: "));
+          g_assert_null (g_strstr_len (g_bytes_get_data (junit, NULL), g_bytes_get_size (junit),
+                                       "[[ATTACHMENT|"));
+        }
+      /* screenshot: false keeps the page after the step, without pixels */
+      g_assert_nonnull (after_shot (data, failed));
+      if (t == 1)
+        g_assert_null (after_shot (data, failed)->screenshot);
+      else
+        g_assert_nonnull (after_shot (data, failed)->screenshot);
+    }
+  sight_secrets_forget_all ();
+}
+
 static void
 cancel_cb (JsonObject *test,
            gpointer    user_data)
@@ -850,6 +1065,8 @@ main (int    argc,
   g_test_add_func ("/suite/act-plain-param-into-secure-field",
                    test_act_plain_param_into_secure_field);
   g_test_add_func ("/suite/interrupted", test_interrupted);
+  g_test_add_func ("/suite/model-acquisition", test_model_acquisition);
+  g_test_add_func ("/suite/failure-evidence", test_failure_evidence);
   status = g_test_run ();
 
   g_clear_pointer (&serial_result, json_node_unref);

@@ -187,6 +187,13 @@ sight_agent_set_provider (SightAgent         *self,
   g_set_object (&self->provider, provider);
 }
 
+SightModelProvider *
+sight_agent_get_provider (SightAgent *self)
+{
+  g_return_val_if_fail (SIGHT_IS_AGENT (self), NULL);
+  return self->provider;
+}
+
 void
 sight_agent_mark_secret_filled (SightAgent *self)
 {

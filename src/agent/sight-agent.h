@@ -56,6 +56,8 @@ void             sight_agent_set_evidence_dir   (SightAgent       *self,
  * picker).  NULL returns to the config. */
 void             sight_agent_set_provider       (SightAgent         *self,
                                                  SightModelProvider *provider);
+/* The provider set above, or NULL (borrowed). */
+SightModelProvider *sight_agent_get_provider    (SightAgent         *self);
 /* A pause before each action, after "action-starting" (demo mode's slow motion);
  * 0, the default, acts at once.  The pause counts against the step's time. */
 void             sight_agent_set_action_delay   (SightAgent       *self,

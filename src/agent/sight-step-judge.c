@@ -516,16 +516,17 @@ assert_judged_cb (GObject      *source,
       run_return (task, NULL);
       return;
     }
-  /* The failure's evidence: skipped with screenshot: false and once any secret
-   * was filled in the attempt. */
-  if (ctx->evidence_dir != NULL && ctx->request->limits.screenshot &&
-      !sight_step_context_secret_filled (ctx) && sight_budget_remaining_ms (ctx->budget) > 0)
+  /* The failure's evidence, as sight_step_shot_for () decides. */
+  error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_ASSERTION_FAILED, "%s", run->judgment.explanation);
+  if (ctx->evidence_dir != NULL && sight_budget_remaining_ms (ctx->budget) > 0 &&
+      sight_step_shot_for (ctx->request->limits.screenshot, error,
+                           sight_step_context_secret_filled (ctx)) == SIGHT_STEP_SHOT_EVIDENCE)
     {
+      g_error_free (error);
       sight_step_context_observe_async (ctx, TRUE, evidence_observed_cb, task);
       return;
     }
-  run_return (task, g_error_new (SIGHT_ERROR, SIGHT_ERROR_ASSERTION_FAILED, "%s",
-                                 run->judgment.explanation));
+  run_return (task, error);
 }
 
 static void

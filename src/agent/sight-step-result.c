@@ -23,6 +23,18 @@ sight_step_verdict_to_string (SightStepVerdict verdict)
   return sight_enum_to_nick (SIGHT_TYPE_STEP_VERDICT, verdict);
 }
 
+SightStepShot
+sight_step_shot_for (gboolean      screenshot,
+                     const GError *error,
+                     gboolean      secret_filled)
+{
+  if (!screenshot)
+    return SIGHT_STEP_SHOT_NONE;
+  if (g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_ASSERTION_FAILED) && !secret_filled)
+    return SIGHT_STEP_SHOT_EVIDENCE;
+  return SIGHT_STEP_SHOT_PAGE;
+}
+
 SightStepResult *
 sight_step_result_new (SightStepKind  kind,
                        const char    *instruction)

@@ -125,6 +125,27 @@ char            *sight_step_result_dup_value_text (SightStepResult *self,
  *  first SIGHT_STEP_RESULT_VALUE_PREVIEW_BYTES); the result keeps it whole. */
 JsonNode        *sight_step_result_to_json    (SightStepResult  *self);
 
+/* What is kept of the page after a step: the one rule of failure evidence
+ * (spec/agent-api.txt, assert: "Evidence is skipped with screenshot: false
+ * and once any secret has been filled in the attempt"). */
+typedef enum {
+  /* screenshot: false: no screenshot of the page after the step at all */
+  SIGHT_STEP_SHOT_NONE,
+  /* a (masked) screenshot of the page after the step */
+  SIGHT_STEP_SHOT_PAGE,
+  /* the step failed with ASSERTION_FAILED and no secret was filled in the
+   * attempt: that screenshot is also the failure's evidence, whose path the
+   * failure carries */
+  SIGHT_STEP_SHOT_EVIDENCE,
+} SightStepShot;
+
+/* @screenshot: the step's screenshot option (SightBudgetLimits.screenshot,
+ * TRUE unless an assert said false); @error: how the step ended (NULL:
+ * passed); @secret_filled: whether a secret was filled in the attempt. */
+SightStepShot    sight_step_shot_for          (gboolean          screenshot,
+                                               const GError     *error,
+                                               gboolean          secret_filled);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightStepResult, sight_step_result_unref)
 
 G_END_DECLS

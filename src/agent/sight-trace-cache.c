@@ -696,28 +696,78 @@ sight_trace_cache_save_healed (SightTraceCache  *cache,
   return sight_trace_cache_save (cache, trace, error);
 }
 
-GStrv
-sight_trace_cache_list_review (SightTraceCache *cache)
+/* The next trace in @dir of @cache (its key in *@out_key), or NULL at the end;
+ * files that are not traces are passed over. */
+static SightTrace *
+next_trace (SightTraceCache  *cache,
+            GDir             *dir,
+            char            **out_key)
 {
-  g_autoptr(GDir) dir = g_dir_open (cache->dir, 0, NULL);
-  g_autoptr(GPtrArray) keys = g_ptr_array_new ();
   const char *name;
 
   while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     {
       g_autofree char *key = NULL;
-      g_autoptr(SightTrace) trace = NULL;
+      SightTrace *trace;
 
       if (!g_str_has_suffix (name, ".json"))
         continue;
       key = g_strndup (name, strlen (name) - 5);
       trace = sight_trace_cache_lookup (cache, key);
-      if (trace != NULL && sight_trace_needs_review (trace))
-        g_ptr_array_add (keys, g_steal_pointer (&key));
+      if (trace != NULL)
+        {
+          *out_key = g_steal_pointer (&key);
+          return trace;
+        }
+    }
+  return NULL;
+}
+
+GStrv
+sight_trace_cache_list_review (SightTraceCache *cache)
+{
+  g_autoptr(GDir) dir = g_dir_open (cache->dir, 0, NULL);
+  g_autoptr(GPtrArray) keys = g_ptr_array_new ();
+  SightTrace *trace;
+  char *key;
+
+  while ((trace = next_trace (cache, dir, &key)) != NULL)
+    {
+      if (sight_trace_needs_review (trace))
+        g_ptr_array_add (keys, key);
+      else
+        g_free (key);
+      sight_trace_unref (trace);
     }
   g_ptr_array_sort (keys, compare_strings);
   g_ptr_array_add (keys, NULL);
   return (GStrv) g_ptr_array_steal (keys, NULL);
+}
+
+gboolean
+sight_trace_cache_has_trace_for (SightTraceCache *cache,
+                                 const char      *agent,
+                                 const char      *instruction,
+                                 JsonNode        *params)
+{
+  g_autoptr(GDir) dir = g_dir_open (cache->dir, 0, NULL);
+  SightTrace *trace;
+  char *key;
+
+  /* A trace's key is its step's key at the address it was recorded on. */
+  while ((trace = next_trace (cache, dir, &key)) != NULL)
+    {
+      g_autofree char *expected = sight_trace_key (agent, instruction, params,
+                                                   json_object_get_string_member_with_default (
+                                                     trace->data, "urlPattern", ""));
+      gboolean found = g_str_equal (expected, key);
+
+      g_free (key);
+      sight_trace_unref (trace);
+      if (found)
+        return TRUE;
+    }
+  return FALSE;
 }
 
 gboolean

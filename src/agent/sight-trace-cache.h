@@ -142,6 +142,13 @@ gboolean    sight_trace_cache_save       (SightTraceCache  *cache,
 gboolean    sight_trace_cache_save_healed (SightTraceCache *cache,
                                            SightTrace      *trace,
                                            GError         **error);
+/* Whether @cache holds a trace of the act (@agent, @instruction, the names of
+ * @params) recorded at any start address: such a step can replay with no
+ * model, so a test that has no model may still run it. */
+gboolean    sight_trace_cache_has_trace_for (SightTraceCache *cache,
+                                             const char      *agent,
+                                             const char      *instruction,
+                                             JsonNode        *params);
 /* Keys of the traces marked for review, sorted. */
 GStrv       sight_trace_cache_list_review (SightTraceCache *cache);
 /* Clears the review mark (a person accepted the heal). */

@@ -37,7 +37,8 @@ typedef struct {
   gint64           interval_ms;
   /* the per-call vision, else the agent's; never UNSET (act: OFF) */
   SightVisionMode  vision;
-  /* assert: failure evidence, TRUE unless given */
+  /* failure evidence and the screenshot after the step: TRUE unless an assert
+   * gives screenshot: false (a direct step: TRUE) */
   gboolean         screenshot;
 } SightBudgetLimits;
 

@@ -105,5 +105,7 @@ sight_step_request_new_direct (const char  *instruction,
   request->secret_names = g_new0 (char *, 1);
   request->limits.timeout_ms = timeout_ms;
   request->limits.vision = SIGHT_VISION_OFF;
+  /* a failed expectation keeps its evidence like an assert (sight_step_shot_for ()) */
+  request->limits.screenshot = TRUE;
   return request;
 }

@@ -27,6 +27,34 @@ sight_usage_saturating_add (guint64 a,
   return MIN (a + b, SIGHT_USAGE_MAX_SAFE);
 }
 
+/* A cost total: once it would pass SIGHT_USAGE_MAX_SAFE it is omitted for
+ * good (spec: "an overflowing cost total is omitted"). */
+static void
+add_cost (gboolean *has,
+          gboolean *overflowed,
+          guint64  *total,
+          gboolean  call_has,
+          gboolean  call_overflowed,
+          guint64   call_value)
+{
+  guint64 so_far = *has ? *total : 0;
+
+  if (*overflowed || call_overflowed ||
+      (call_has && (so_far > SIGHT_USAGE_MAX_SAFE || call_value > SIGHT_USAGE_MAX_SAFE ||
+                    so_far + call_value > SIGHT_USAGE_MAX_SAFE)))
+    {
+      *overflowed = TRUE;
+      *has = FALSE;
+      *total = 0;
+      return;
+    }
+  if (call_has)
+    {
+      *total = so_far + call_value;
+      *has = TRUE;
+    }
+}
+
 void
 sight_usage_add (SightUsage       *total,
                  const SightUsage *call)
@@ -43,29 +71,11 @@ sight_usage_add (SightUsage       *total,
   if (call->token_accounting != SIGHT_TOKEN_ACCOUNTING_PROVIDER)
     total->token_accounting = SIGHT_TOKEN_ACCOUNTING_ADAPTER_UPPER_BOUND;
 
-  if (total->cost_overflowed || call->cost_overflowed)
-    {
-      total->cost_overflowed = TRUE;
-      total->has_cost = FALSE;
-      total->cost_micro_usd = 0;
-      return;
-    }
-
-  if (call->has_cost)
-    {
-      guint64 a = total->has_cost ? total->cost_micro_usd : 0;
-
-      if (a > SIGHT_USAGE_MAX_SAFE || call->cost_micro_usd > SIGHT_USAGE_MAX_SAFE
-          || a + call->cost_micro_usd > SIGHT_USAGE_MAX_SAFE)
-        {
-          total->cost_overflowed = TRUE;
-          total->has_cost = FALSE;
-          total->cost_micro_usd = 0;
-          return;
-        }
-      total->cost_micro_usd = a + call->cost_micro_usd;
-      total->has_cost = TRUE;
-    }
+  add_cost (&total->has_cost, &total->cost_overflowed, &total->cost_micro_usd,
+            call->has_cost, call->cost_overflowed, call->cost_micro_usd);
+  add_cost (&total->has_estimated_cost, &total->estimated_cost_overflowed,
+            &total->estimated_cost_micro_usd, call->has_estimated_cost,
+            call->estimated_cost_overflowed, call->estimated_cost_micro_usd);
 }
 
 const char *
@@ -97,6 +107,12 @@ sight_usage_add_to_builder (const SightUsage *usage,
     {
       json_builder_set_member_name (builder, "costMicroUsd");
       json_builder_add_int_value (builder, usage->cost_micro_usd);
+    }
+  if (usage->has_estimated_cost && !usage->estimated_cost_overflowed
+      && usage->estimated_cost_micro_usd <= SIGHT_USAGE_MAX_SAFE)
+    {
+      json_builder_set_member_name (builder, "estimatedCostMicroUsd");
+      json_builder_add_int_value (builder, usage->estimated_cost_micro_usd);
     }
 }
 
@@ -151,5 +167,38 @@ sight_usage_from_json (JsonNode   *node,
       usage->has_cost = TRUE;
       usage->cost_micro_usd = member_count (object, "costMicroUsd");
     }
+  if (json_object_has_member (object, "estimatedCostMicroUsd"))
+    {
+      usage->has_estimated_cost = TRUE;
+      usage->estimated_cost_micro_usd = member_count (object, "estimatedCostMicroUsd");
+    }
   return TRUE;
+}
+
+static void
+append_dollars (GString    *out,
+                const char *prefix,
+                guint64     micro_usd,
+                const char *what)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  g_string_append_printf (out, "%s%s$%s %s", out->len > 0 ? ", " : "", prefix,
+                          g_ascii_formatd (buf, sizeof buf, "%.4f", micro_usd / 1e6), what);
+}
+
+char *
+sight_usage_cost_text (const SightUsage *usage)
+{
+  GString *out = g_string_new (NULL);
+
+  g_return_val_if_fail (usage != NULL, NULL);
+
+  if (usage->has_cost)
+    append_dollars (out, "", usage->cost_micro_usd, "reported");
+  if (usage->has_estimated_cost)
+    append_dollars (out, "~", usage->estimated_cost_micro_usd, "estimated");
+  if (out->len == 0)
+    g_string_append (out, "no cost known");
+  return g_string_free (out, FALSE);
 }

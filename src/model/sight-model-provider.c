@@ -354,14 +354,15 @@ _sight_model_provider_account (SightModelProvider *self,
     {
       guint64 cost;
 
+      /* Sightline's estimate, kept apart from what providers report. */
       if (sight_model_price_cost (&priv->price, usage->input_tokens, usage->cached_input_tokens,
                                   usage->output_tokens, &cost))
         {
-          usage->has_cost = TRUE;
-          usage->cost_micro_usd = cost;
+          usage->has_estimated_cost = TRUE;
+          usage->estimated_cost_micro_usd = cost;
         }
       else
-        usage->cost_overflowed = TRUE;
+        usage->estimated_cost_overflowed = TRUE;
     }
 }
 

@@ -337,6 +337,18 @@ format_cost (gint64 micros)
   return g_strdup_printf ("$%s", g_ascii_formatd (buf, sizeof buf, "%.4f", micros / 1e6));
 }
 
+/* Sightline's own estimate, marked as one. */
+static char *
+format_estimate (gint64 micros)
+{
+  g_autofree char *cost = NULL;
+
+  if (micros < 0)
+    return g_strdup ("none");
+  cost = format_cost (micros);
+  return g_strdup_printf ("~%s (estimated)", cost);
+}
+
 static char *
 format_seconds (double s)
 {
@@ -455,6 +467,7 @@ html_step (HtmlContext           *ctx,
   g_autofree char *secs = format_seconds (_sight_report_seconds_between (st->started_at,
                                                                         st->finished_at));
   const char *verdict = sight_run_verdict_to_string (st->verdict);
+  const char *evidence = _sight_report_step_evidence (data, st->index);
   guint n_calls = 0;
 
   if (seen == NULL)
@@ -483,6 +496,12 @@ html_step (HtmlContext           *ctx,
       html_text (out, st->explanation);
       g_string_append (out, "</p>");
     }
+  if (evidence != NULL)
+    {
+      g_string_append (out, "<p class=\"meta\">Evidence (the “After” screenshot): <code>");
+      html_text (out, evidence);
+      g_string_append (out, "</code></p>");
+    }
 
   g_string_append (out, "<div class=\"budget\">");
   budget_meter (out, "Model calls", st->model_calls,
@@ -497,7 +516,8 @@ html_step (HtmlContext           *ctx,
     {
       g_string_append (out, "<div class=\"shots\">");
       html_shot (ctx, before, st, "Before", TRUE);
-      html_shot (ctx, after, st, "After", FALSE);
+      html_shot (ctx, after, st, evidence != NULL ? "After (the failure's evidence)" : "After",
+                 FALSE);
       g_string_append (out, "</div>");
     }
 
@@ -534,7 +554,8 @@ html_step (HtmlContext           *ctx,
 
           if (m->step_index != (int) st->index)
             continue;
-          cost = format_cost (m->cost_micros);
+          cost = m->cost_micros < 0 && m->has_estimated_cost
+                 ? format_estimate (m->estimated_cost_micros) : format_cost (m->cost_micros);
           g_string_append (out, "<tr><td>");
           html_text (out, m->provider);
           g_string_append (out, " ");
@@ -652,11 +673,14 @@ html_run (HtmlContext *ctx,
   g_autofree char *started = _sight_report_iso_time (run->started_at);
   g_autofree char      *secs = format_seconds (
            _sight_report_seconds_between (run->started_at, _sight_report_run_end (run)));
-  g_autofree char *cost = format_cost (run->cost_micros);
+  g_autofree char *cost = format_cost (run->usage.has_cost ? (gint64) run->usage.cost_micro_usd
+                                                            : -1);
+  g_autofree char *estimate = format_estimate (run->usage.has_estimated_cost
+                                               ? (gint64) run->usage.estimated_cost_micro_usd : -1);
   g_autofree char *calls = g_strdup_printf ("%u", run->model_calls);
   g_autofree char *actions = g_strdup_printf ("%u", run->actions);
-  g_autofree char *tokens = g_strdup_printf ("%" G_GINT64_FORMAT " / %" G_GINT64_FORMAT,
-                                             run->input_tokens, run->output_tokens);
+  g_autofree char *tokens = g_strdup_printf ("%" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT,
+                                             run->usage.input_tokens, run->usage.output_tokens);
   g_autofree char *steps = g_strdup_printf ("%u of %u", run->n_steps_passed,
                                             data->steps->len);
   g_autofree char *title = NULL;
@@ -698,8 +722,13 @@ html_run (HtmlContext *ctx,
   total_item (out, steps, "steps passed");
   total_item (out, calls, "model calls");
   total_item (out, actions, "actions");
-  total_item (out, tokens, "tokens in / out");
-  total_item (out, cost, "model cost");
+  total_item (out, tokens,
+              run->usage.token_accounting == SIGHT_TOKEN_ACCOUNTING_PROVIDER
+              ? "tokens in / out (the provider's counts)"
+              : "tokens in / out (an upper bound: not every call gave provider counts)");
+  total_item (out, cost, "model cost reported by the provider");
+  total_item (out, estimate,
+              "estimated cost (Sightline's price table, for calls the provider did not price)");
   g_string_append (out, "</ul>\n");
 
   if (run->answer)

@@ -105,13 +105,23 @@ sight_report_to_json (const SightRunData *data)
   json_builder_set_member_name (b, "actions");
   json_builder_add_int_value (b, run->actions);
   json_builder_set_member_name (b, "inputTokens");
-  json_builder_add_int_value (b, run->input_tokens);
+  json_builder_add_int_value (b, run->usage.input_tokens);
   json_builder_set_member_name (b, "outputTokens");
-  json_builder_add_int_value (b, run->output_tokens);
-  if (run->cost_micros >= 0)
+  json_builder_add_int_value (b, run->usage.output_tokens);
+  json_builder_set_member_name (b, "cachedInputTokens");
+  json_builder_add_int_value (b, run->usage.cached_input_tokens);
+  json_builder_set_member_name (b, "tokenAccounting");
+  json_builder_add_string_value (b, sight_token_accounting_to_string (run->usage.token_accounting));
+  /* what providers reported, and apart from it Sightline's estimate */
+  if (run->usage.has_cost)
     {
       json_builder_set_member_name (b, "costMicros");
-      json_builder_add_int_value (b, run->cost_micros);
+      json_builder_add_int_value (b, run->usage.cost_micro_usd);
+    }
+  if (run->usage.has_estimated_cost)
+    {
+      json_builder_set_member_name (b, "estimatedCostMicros");
+      json_builder_add_int_value (b, run->usage.estimated_cost_micro_usd);
     }
   json_builder_end_object (b);
 
@@ -135,6 +145,7 @@ sight_report_to_json (const SightRunData *data)
       if (_sight_report_step_failed (st) || st->explanation)
         add_string (b, "error", _sight_report_step_failed (st) ? st->explanation : NULL);
       add_string (b, "explanation", st->explanation);
+      add_string (b, "screenshot", _sight_report_step_evidence (data, st->index));
       json_builder_set_member_name (b, "ms");
       json_builder_add_int_value (b, (gint64) (_sight_report_seconds_between (st->started_at, st->finished_at) * 1000));
       json_builder_set_member_name (b, "modelCalls");

@@ -78,6 +78,29 @@ _sight_report_render_junit (const SightRunData *data)
       xml_attr (out, "value", run->url);
       g_string_append (out, "/>\n");
     }
+  {
+    g_autofree char *reported = run->usage.has_cost
+                                ? g_strdup_printf ("%" G_GUINT64_FORMAT, run->usage.cost_micro_usd)
+                                : NULL;
+    g_autofree char *estimated = run->usage.has_estimated_cost
+                                 ? g_strdup_printf ("%" G_GUINT64_FORMAT,
+                                                    run->usage.estimated_cost_micro_usd)
+                                 : NULL;
+    const char *properties[][2] = {
+      { "tokenAccounting", sight_token_accounting_to_string (run->usage.token_accounting) },
+      { "costMicros", reported },
+      { "estimatedCostMicros", estimated },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (properties); i++)
+      if (properties[i][1] != NULL)
+        {
+          g_string_append (out, "      <property");
+          xml_attr (out, "name", properties[i][0]);
+          xml_attr (out, "value", properties[i][1]);
+          g_string_append (out, "/>\n");
+        }
+  }
   g_string_append (out, "    </properties>\n");
 
   for (guint i = 0; i < data->steps->len; i++)
@@ -128,8 +151,13 @@ _sight_report_render_junit (const SightRunData *data)
       g_string_append (out, "/>\n    </testcase>\n");
     }
   {
-    g_autofree char *text = sight_report_text (data);
-    g_autofree char *escaped = sight_report_escape_xml (text);
+    g_autoptr(GString) text = g_string_new (NULL);
+    g_autofree char *summary = sight_report_text (data);
+    g_autofree char *escaped = NULL;
+
+    g_string_append (text, summary);
+    _sight_report_append_attachments (text, data);
+    escaped = sight_report_escape_xml (text->str);
     g_string_append_printf (out, "    <system-out>%s</system-out>\n", escaped);
   }
   g_string_append (out, "  </testsuite>\n</testsuites>\n");
@@ -228,6 +256,15 @@ _sight_report_render_suite_junit (JsonObject *suite)
               g_autofree char *joined = g_strconcat (text, "\n", _sight_report_member_string (report, "text"), NULL);
               g_free (text);
               text = g_steal_pointer (&joined);
+            }
+          if (report != NULL)
+            {
+              g_autoptr(SightRunData) data = _sight_report_run_data_from_report (report);
+              g_autoptr(GString) joined = g_string_new (text);
+
+              _sight_report_append_attachments (joined, data);
+              g_free (text);
+              text = g_string_free (g_steal_pointer (&joined), FALSE);
             }
           escaped = sight_report_escape_xml (text);
           g_string_append_printf (out, "      <system-out>%s</system-out>\n", escaped);

@@ -143,6 +143,34 @@ _sight_report_step_failure_text (const SightStepRecord *s)
   return g_strdup (sight_run_verdict_to_string (s->verdict));
 }
 
+const char *
+_sight_report_step_evidence (const SightRunData *data,
+                             guint               index)
+{
+  for (guint i = 0; data->artifacts != NULL && i < data->artifacts->len; i++)
+    {
+      const SightArtifactRecord *a = data->artifacts->pdata[i];
+
+      if (a->step_index == (int) index && a->path != NULL && g_str_has_prefix (a->mime, "image/"))
+        return a->path;
+    }
+  return NULL;
+}
+
+void
+_sight_report_append_attachments (GString            *out,
+                                  const SightRunData *data)
+{
+  for (guint i = 0; data->steps != NULL && i < data->steps->len; i++)
+    {
+      const SightStepRecord *st = data->steps->pdata[i];
+      const char *path = _sight_report_step_evidence (data, st->index);
+
+      if (path != NULL)
+        g_string_append_printf (out, "\n[[ATTACHMENT|%s]]", path);
+    }
+}
+
 /* ---------------------------------------------- a run from its JSON report */
 
 const char *
@@ -245,9 +273,18 @@ _sight_report_run_data_from_report (JsonObject *report)
   run->n_steps_skipped = _sight_report_member_int (counts, "skipped", 0);
   run->model_calls = _sight_report_member_int (usage, "modelCalls", 0);
   run->actions = _sight_report_member_int (usage, "actions", 0);
-  run->input_tokens = _sight_report_member_int (usage, "inputTokens", 0);
-  run->output_tokens = _sight_report_member_int (usage, "outputTokens", 0);
-  run->cost_micros = _sight_report_member_int (usage, "costMicros", -1);
+  sight_usage_init (&run->usage);
+  run->usage.model_calls = run->model_calls;
+  run->usage.input_tokens = MAX (_sight_report_member_int (usage, "inputTokens", 0), 0);
+  run->usage.output_tokens = MAX (_sight_report_member_int (usage, "outputTokens", 0), 0);
+  run->usage.cached_input_tokens = MAX (_sight_report_member_int (usage, "cachedInputTokens", 0), 0);
+  if (g_strcmp0 (_sight_report_member_string (usage, "tokenAccounting"), "adapter-upper-bound") == 0)
+    run->usage.token_accounting = SIGHT_TOKEN_ACCOUNTING_ADAPTER_UPPER_BOUND;
+  run->usage.has_cost = _sight_report_member_int (usage, "costMicros", -1) >= 0;
+  run->usage.cost_micro_usd = MAX (_sight_report_member_int (usage, "costMicros", 0), 0);
+  run->usage.has_estimated_cost = _sight_report_member_int (usage, "estimatedCostMicros", -1) >= 0;
+  run->usage.estimated_cost_micro_usd = MAX (_sight_report_member_int (usage, "estimatedCostMicros",
+                                                                       0), 0);
   if (notes != NULL)
     {
       g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
@@ -280,6 +317,18 @@ _sight_report_run_data_from_report (JsonObject *report)
       st->started_at = run->started_at;
       st->finished_at = run->started_at + _sight_report_member_int (o, "ms", 0) * 1000;
       g_ptr_array_add (data->steps, st);
+      /* The evidence is on the machine that ran it; its path still is. */
+      if (_sight_report_member_string (o, "screenshot") != NULL)
+        {
+          SightArtifactRecord *a = g_new0 (SightArtifactRecord, 1);
+
+          a->run_id = g_strdup (run->id);
+          a->step_index = (int) st->index;
+          a->path = g_strdup (_sight_report_member_string (o, "screenshot"));
+          a->name = g_path_get_basename (a->path);
+          a->mime = g_strdup ("image/jpeg");
+          g_ptr_array_add (data->artifacts, a);
+        }
     }
   for (guint pass = 0; pass < 3; pass++)
     {

@@ -178,6 +178,27 @@ sight_report_text (const SightRunData *data)
       why = _sight_report_step_failure_text (st);
       label = _sight_report_one_line (_sight_report_step_label (st), 200);
       g_string_append_printf (s, "\n- Step %u (%s): %s", st->index + 1, label, why);
+      if (_sight_report_step_evidence (data, st->index) != NULL)
+        {
+          g_autofree char *path = _sight_report_one_line (_sight_report_step_evidence (data,
+                                                                                      st->index),
+                                                          4096);
+
+          g_string_append_printf (s, " (screenshot: %s)", path);
+        }
+    }
+  if (data->run->usage.model_calls > 0)
+    {
+      const SightUsage *usage = &data->run->usage;
+      g_autofree char *cost = sight_usage_cost_text (usage);
+
+      g_string_append_printf (s, "\nModel usage: %" G_GUINT64_FORMAT " call%s, %" G_GUINT64_FORMAT
+                              " tokens in and %" G_GUINT64_FORMAT " out (%s), %s.",
+                              usage->model_calls, usage->model_calls == 1 ? "" : "s",
+                              usage->input_tokens, usage->output_tokens,
+                              usage->token_accounting == SIGHT_TOKEN_ACCOUNTING_PROVIDER
+                              ? "the provider's counts" : "an upper bound",
+                              cost);
     }
   g_string_append (s, "\nThe whole report is in structuredContent.");
   return g_string_free (s, FALSE);

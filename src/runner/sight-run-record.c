@@ -11,6 +11,7 @@ sight_run_store_observation (SightStore          *store,
                              int                  step_index,
                              const char          *phase,
                              SightObservation    *observation,
+                             gboolean             with_screenshot,
                              GAsyncReadyCallback  callback,
                              gpointer             user_data)
 {
@@ -31,7 +32,7 @@ sight_run_store_observation (SightStore          *store,
   record.title = (char *) sight_observation_get_title (observation);
   record.tree_json = tree;
   record.tree_text = (char *) sight_observation_get_text (observation);
-  if (shot != NULL)
+  if (shot != NULL && with_screenshot)
     {
       record.screenshot = shot->bytes;
       record.screenshot_mime = (char *) sight_screenshot_get_mime_type (shot);

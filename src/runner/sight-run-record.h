@@ -9,13 +9,14 @@ G_BEGIN_DECLS
 
 /* Stores @observation as the page looked at step @step_index of run @run_id
  * (@phase: "after", "final", …): URL, title, tree, text and, when it has
- * one, the screenshot with its MIME type, size and scale. @callback gets the
+ * one and @with_screenshot, the screenshot with its MIME type, size and scale. @callback gets the
  * store's write (sight_store_write_finish). */
 void sight_run_store_observation (SightStore          *store,
                                   const char          *run_id,
                                   int                  step_index,
                                   const char          *phase,
                                   SightObservation    *observation,
+                                  gboolean             with_screenshot,
                                   GAsyncReadyCallback  callback,
                                   gpointer             user_data);
 

@@ -22,6 +22,10 @@ struct _SightRunRecorder
   JsonObject *step_options;
   gboolean    label_is_instruction;
   gboolean    step_open;
+
+  /* the step that closed last, for what is kept of the page after it */
+  gboolean    closed_screenshot;
+  GError     *closed_error;
 };
 
 G_DEFINE_FINAL_TYPE (SightRunRecorder, sight_run_recorder, G_TYPE_OBJECT)
@@ -34,6 +38,7 @@ sight_run_recorder_finalize (GObject *object)
   g_clear_object (&self->store);
   g_free (self->run_id);
   g_clear_pointer (&self->step_options, json_object_unref);
+  g_clear_error (&self->closed_error);
 
   G_OBJECT_CLASS (sight_run_recorder_parent_class)->finalize (object);
 }
@@ -247,6 +252,12 @@ sight_run_recorder_step_close (SightRunRecorder *self,
       step.actions = result->actions;
     }
   sight_store_finish_step_async (self->store, &step, NULL, write_done_cb, NULL);
+  /* The option is checked when the step's request is made (only assert takes
+   * it); a step that did not validate did not run. */
+  self->closed_screenshot = self->step_options == NULL ||
+    json_object_get_boolean_member_with_default (self->step_options, "screenshot", TRUE);
+  g_clear_error (&self->closed_error);
+  self->closed_error = error != NULL ? g_error_copy (error) : NULL;
   g_clear_pointer (&self->step_options, json_object_unref);
   self->step_open = FALSE;
   self->index++;
@@ -308,7 +319,126 @@ sight_run_recorder_observe (SightRunRecorder *self,
   g_return_if_fail (SIGHT_IS_OBSERVATION (observation));
 
   sight_run_store_observation (self->store, self->run_id, (int) self->index - 1, phase,
-                               observation, write_done_cb, NULL);
+                               observation, TRUE, write_done_cb, NULL);
+}
+
+typedef struct {
+  SightStepShot     shot;
+  guint             index;
+  SightObservation *observation;
+  char             *evidence;
+} ObserveStep;
+
+static void
+observe_step_free (ObserveStep *data)
+{
+  g_clear_object (&data->observation);
+  g_free (data->evidence);
+  g_free (data);
+}
+
+static const char *
+image_extension (const char *mime)
+{
+  if (g_strcmp0 (mime, "image/png") == 0)
+    return "png";
+  if (g_strcmp0 (mime, "image/webp") == 0)
+    return "webp";
+  return "jpg";
+}
+
+/* The failure's evidence: the screenshot of the page after the step, as an
+ * artifact of the step. Returns its path, or NULL when there is no proven
+ * masked screenshot to keep. */
+static char *
+store_evidence (SightRunRecorder *self,
+                guint             index,
+                SightObservation *observation)
+{
+  const SightScreenshot *shot = sight_observation_get_screenshot (observation);
+  SightArtifactRecord artifact = { 0 };
+  g_autofree char *name = NULL;
+  const char *mime;
+
+  if (shot == NULL || !sight_observation_masking_proven (observation))
+    return NULL;
+  mime = sight_screenshot_get_mime_type (shot);
+  name = g_strdup_printf ("step-%u-evidence.%s", index + 1, image_extension (mime));
+  artifact.run_id = self->run_id;
+  artifact.step_index = (int) index;
+  artifact.name = name;
+  artifact.mime = (char *) mime;
+  artifact.data = shot->bytes;
+  artifact.created_at = g_get_real_time ();
+  sight_store_add_artifact_async (self->store, &artifact, NULL, write_done_cb, NULL);
+  return sight_store_artifact_path (self->store, self->run_id, name);
+}
+
+static void
+step_observed_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  SightRunRecorder *self = g_task_get_source_object (task);
+  ObserveStep *data = g_task_get_task_data (task);
+
+  data->observation = sight_observation_capture_finish (result, NULL);
+  if (data->observation != NULL)
+    {
+      sight_run_store_observation (self->store, self->run_id, (int) data->index, "after",
+                                   data->observation, data->shot != SIGHT_STEP_SHOT_NONE,
+                                   write_done_cb, NULL);
+      if (data->shot == SIGHT_STEP_SHOT_EVIDENCE)
+        data->evidence = store_evidence (self, data->index, data->observation);
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+void
+sight_run_recorder_observe_step_async (SightRunRecorder    *self,
+                                       SightWebPage        *page,
+                                       SightObserveFlags    flags,
+                                       gboolean             secret_filled,
+                                       guint                timeout_ms,
+                                       GCancellable        *cancellable,
+                                       GAsyncReadyCallback  callback,
+                                       gpointer             user_data)
+{
+  GTask *task;
+  ObserveStep *data;
+
+  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
+  g_return_if_fail (!self->step_open && self->index > 0);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_run_recorder_observe_step_async);
+  data = g_new0 (ObserveStep, 1);
+  data->index = self->index - 1;
+  data->shot = sight_step_shot_for (self->closed_screenshot, self->closed_error, secret_filled);
+  g_task_set_task_data (task, data, (GDestroyNotify) observe_step_free);
+  if (data->shot != SIGHT_STEP_SHOT_NONE)
+    flags |= SIGHT_OBSERVE_SCREENSHOT;
+  else
+    flags &= ~SIGHT_OBSERVE_SCREENSHOT;
+  sight_observation_capture_async (page, flags, MAX (1, timeout_ms), cancellable,
+                                   step_observed_cb, task);
+}
+
+char *
+sight_run_recorder_observe_step_finish (SightRunRecorder  *self,
+                                        GAsyncResult      *result,
+                                        SightObservation **out_observation)
+{
+  ObserveStep *data;
+
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+
+  data = g_task_get_task_data (G_TASK (result));
+  if (out_observation != NULL)
+    *out_observation = data->observation ? g_object_ref (data->observation) : NULL;
+  return g_steal_pointer (&data->evidence);
 }
 
 void

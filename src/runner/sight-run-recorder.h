@@ -87,6 +87,27 @@ void              sight_run_recorder_step_add      (SightRunRecorder *self,
 void              sight_run_recorder_observe       (SightRunRecorder *self,
                                                     const char       *phase,
                                                     SightObservation *observation);
+/* Takes and stores the page after the step that closed last (phase
+ * "after"), as sight_step_shot_for () rules from that step's screenshot
+ * option, how it ended and @secret_filled (whether a secret was filled in
+ * the attempt): with screenshot: false no screenshot at all; after an
+ * ASSERTION_FAILED the screenshot is also stored as the step's failure
+ * evidence, an artifact ("step-N-evidence.jpg") kept as a file too. @flags
+ * adds to what is captured (SIGHT_OBSERVE_FULL_TEXT); the capture gives up
+ * after @timeout_ms. _finish returns the evidence's path (NULL: none) and,
+ * when @out_observation is given, what was seen (NULL when the capture
+ * failed, which is not an error: the step is recorded all the same). */
+void              sight_run_recorder_observe_step_async  (SightRunRecorder    *self,
+                                                          SightWebPage        *page,
+                                                          SightObserveFlags    flags,
+                                                          gboolean             secret_filled,
+                                                          guint                timeout_ms,
+                                                          GCancellable        *cancellable,
+                                                          GAsyncReadyCallback  callback,
+                                                          gpointer             user_data);
+char             *sight_run_recorder_observe_step_finish (SightRunRecorder    *self,
+                                                          GAsyncResult        *result,
+                                                          SightObservation   **out_observation);
 /* Stores what @page logged (NULL: nothing) as the run's log; _between
  * keeps the entries stamped from @since (0: the start) to @until (0: now). */
 void              sight_run_recorder_store_log     (SightRunRecorder *self,

@@ -15,6 +15,7 @@
 #include "sight-page-scripts.h"
 #include "sight-report.h"
 #include "sight-run-recorder.h"
+#include "sight-secret-fields.h"
 #include "sight-scrape.h"
 #include "sight-tool-args.h"
 #include "sight-web-page.h"
@@ -174,20 +175,36 @@ observation_cb (GObject      *source,
   g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
 
   if (observation != NULL)
-    sight_run_recorder_observe (smoke->recorder, smoke->stage == STAGE_DONE ? "final" : "after",
-                                observation);
+    sight_run_recorder_observe (smoke->recorder, "final", observation);
   smoke_next (g_steal_pointer (&task));
 }
 
-/* What the page looked like after the step just closed: kept for the report. */
+static void
+step_observed_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  g_autofree char *evidence = sight_run_recorder_observe_step_finish (SIGHT_RUN_RECORDER (source),
+                                                                      result, NULL);
+
+  smoke_next (user_data);
+}
+
+/* What the page looked like after the step just closed: kept for the report
+ * (and, for a failed expectation, as its evidence). */
 static void
 observe_then_next (GTask *task)
 {
   Smoke *smoke = g_task_get_task_data (task);
   GCancellable *cancellable = g_task_get_cancellable (task);
 
-  sight_observation_capture_async (smoke->page, SIGHT_OBSERVE_SCREENSHOT, CHECK_TIMEOUT_MS,
-                                   cancellable, observation_cb, task);
+  if (smoke->stage == STAGE_DONE)
+    sight_observation_capture_async (smoke->page, SIGHT_OBSERVE_SCREENSHOT, CHECK_TIMEOUT_MS,
+                                     cancellable, observation_cb, task);
+  else
+    sight_run_recorder_observe_step_async (smoke->recorder, smoke->page, SIGHT_OBSERVE_DEFAULT,
+                                           sight_web_page_get_secret_fills (smoke->page) > 0,
+                                           CHECK_TIMEOUT_MS, cancellable, step_observed_cb, task);
 }
 
 /* 1. The start page loads */

@@ -12,6 +12,7 @@
 #include "sight-observation.h"
 #include "sight-page-guard.h"
 #include "sight-flow-step.h"
+#include "sight-model-config.h"
 #include "sight-project.h"
 #include "sight-report.h"
 #include "sight-run-recorder.h"
@@ -19,6 +20,7 @@
 #include "sight-step-executor.h"
 #include "sight-step-request.h"
 #include "sight-tool-args.h"
+#include "sight-trace-cache.h"
 #include "sight-web-page.h"
 
 #define LOAD_TIMEOUT_MS 30000
@@ -71,6 +73,7 @@ struct _Attempt {
   SightErrorCode    code;
   char             *explanation;
   char             *failed_step;
+  const char       *skip_reason;  /* why the steps after a stop are skipped */
 };
 
 struct _Suite {
@@ -184,33 +187,6 @@ step_close (Attempt         *attempt,
   note_step (attempt, verdict, error, explanation, index, what);
 }
 
-/* What the page looked like after the step: kept for the report. */
-static void
-observed_cb (GObject      *source,
-             GAsyncResult *result,
-             gpointer      user_data)
-{
-  Attempt *attempt = user_data;
-  g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
-
-  if (observation != NULL)
-    sight_run_recorder_observe (attempt->recorder, "after", observation);
-  attempt_next (attempt);
-}
-
-static void
-observe_then_next (Attempt *attempt)
-{
-  if (remaining_ms (attempt) < 1)
-    {
-      attempt_next (attempt);
-      return;
-    }
-  sight_observation_capture_async (attempt->page, SIGHT_OBSERVE_SCREENSHOT,
-                                   capped_ms (attempt, OBSERVE_TIMEOUT_MS), attempt->cancellable,
-                                   observed_cb, attempt);
-}
-
 /* Tells the caller of a test run on its own how step @index went: a result
  * for a step that ended without one (it did not open, the time ran out). */
 static void
@@ -234,6 +210,64 @@ report_step (Attempt         *attempt,
         sight_step_result_take_error (result, g_error_copy (error));
     }
   attempt->on_step (index, result, attempt->on_step_data);
+}
+
+/* What the page looked like after the step, kept for the report (and, for
+ * a failed assertion, as its evidence), then the step is told and the next
+ * one starts. */
+typedef struct {
+  Attempt         *attempt;
+  SightStepResult *outcome;     /* to tell (NULL: nothing) */
+  int              index;
+} AfterStep;
+
+static void
+after_step_observed_cb (GObject      *source,
+                        GAsyncResult *result,
+                        gpointer      user_data)
+{
+  AfterStep *after = user_data;
+  Attempt *attempt = after->attempt;
+  g_autofree char *evidence = sight_run_recorder_observe_step_finish (SIGHT_RUN_RECORDER (source),
+                                                                      result, NULL);
+
+  if (after->outcome != NULL)
+    {
+      if (evidence != NULL)
+        {
+          g_free (after->outcome->screenshot_path);
+          after->outcome->screenshot_path = g_steal_pointer (&evidence);
+        }
+      report_step (attempt, after->index, after->outcome, NULL);
+      sight_step_result_unref (after->outcome);
+    }
+  g_free (after);
+  attempt_next (attempt);
+}
+
+static void
+observe_then_next (Attempt         *attempt,
+                   SightStepResult *outcome,
+                   int              index)
+{
+  AfterStep *after;
+
+  if (remaining_ms (attempt) < 1)
+    {
+      if (outcome != NULL)
+        report_step (attempt, index, outcome, NULL);
+      attempt_next (attempt);
+      return;
+    }
+  after = g_new0 (AfterStep, 1);
+  after->attempt = attempt;
+  after->outcome = outcome != NULL ? sight_step_result_ref (outcome) : NULL;
+  after->index = index;
+  sight_run_recorder_observe_step_async (attempt->recorder, attempt->page, SIGHT_OBSERVE_DEFAULT,
+                                         attempt->agent != NULL &&
+                                         sight_agent_get_secret_filled (attempt->agent),
+                                         capped_ms (attempt, OBSERVE_TIMEOUT_MS),
+                                         attempt->cancellable, after_step_observed_cb, after);
 }
 
 /* ------------------------------------------------------------------ steps */
@@ -273,7 +307,7 @@ loaded_cb (GObject      *source,
       step_close (attempt, SIGHT_RUN_VERDICT_PASS, NULL, "The start page loaded",
                   "load the start page");
     }
-  observe_then_next (attempt);
+  observe_then_next (attempt, NULL, -1);
 }
 
 static const char *
@@ -302,8 +336,7 @@ executed_cb (GObject      *source,
       return;
     }
   note_step (attempt, verdict, outcome->error, NULL, index, step_what (step));
-  report_step (attempt, (int) attempt->step - 1, outcome, NULL);
-  observe_then_next (attempt);
+  observe_then_next (attempt, outcome, (int) attempt->step - 1);
 }
 
 static void
@@ -453,7 +486,8 @@ attempt_finish (Attempt *attempt)
     attempt->verdict = SIGHT_RUN_VERDICT_PASS;
   sight_run_recorder_close (attempt->recorder, attempt->verdict,
                             sight_error_code_to_string (attempt->code), attempt->explanation,
-                            sight_web_page_get_uri (attempt->page), run_finished_cb, attempt);
+                            attempt->page ? sight_web_page_get_uri (attempt->page) : NULL,
+                            run_finished_cb, attempt);
 }
 
 static void
@@ -484,8 +518,9 @@ attempt_next (Attempt *attempt)
     {
       sight_run_recorder_step_skip (attempt->recorder, step_what (step), NULL, step->instruction,
                                     step->options,
-                                    attempt->loaded ? "An earlier step failed"
-                                                    : "The start page did not load");
+                                    attempt->skip_reason ? attempt->skip_reason
+                                    : attempt->loaded ? "An earlier step failed"
+                                                      : "The start page did not load");
       attempt_next (attempt);
       return;
     }
@@ -504,6 +539,57 @@ attempt_next (Attempt *attempt)
       return;
     }
   run_step (attempt, step);
+}
+
+gboolean
+sight_test_check_model (SightTestFile  *file,
+                        SightProject   *project,
+                        SightAgent     *agent,
+                        GError        **error)
+{
+  const char *dir = sight_project_get_trace_cache_dir (project);
+  g_autoptr(SightTraceCache) cache = dir != NULL ? sight_trace_cache_new (dir) : NULL;
+
+  g_return_val_if_fail (file != NULL, FALSE);
+  g_return_val_if_fail (project != NULL, FALSE);
+
+  if (agent != NULL && sight_agent_get_provider (agent) != NULL)
+    return TRUE;
+  for (guint i = 0; i < file->steps->len; i++)
+    {
+      SightTestStep *step = g_ptr_array_index (file->steps, i);
+      g_autoptr(SightStepRequest) request = NULL;
+      g_autoptr(SightModelProvider) provider = NULL;
+      g_autoptr(GError) why = NULL;
+      g_autofree char *line = NULL;
+      const SightAgentConfig *config;
+
+      if (step->kind == SIGHT_TEST_STEP_DO)
+        continue;
+      request = sight_step_request_new_for_kind (project, step_what (step), step->instruction,
+                                                 step->options, file->agent, -1, 1, NULL);
+      if (request == NULL)
+        continue;
+      config = request->limits.agent;
+      provider = sight_model_provider_new_for_agent_config (config, &why);
+      if (provider != NULL)
+        continue;
+      if (request->limits.kind == SIGHT_STEP_ACT && cache != NULL &&
+          sight_trace_cache_has_trace_for (cache,
+                                           config != NULL && config->name ? config->name
+                                                                          : "default",
+                                           request->instruction, request->options->params))
+        continue;
+      if (step->line > 0)
+        line = g_strdup_printf (", line %u", step->line);
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
+                   "No step ran: step %u of the test (%s%s) needs a model, and %s. A direct "
+                   "step (do) needs none, nor does an act that the trace cache can replay",
+                   i + 1, step_what (step), line != NULL ? line : "",
+                   why != NULL ? why->message : "none is configured");
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Starts an attempt of @test on @page (NULL: a page of its own), recorded
@@ -540,6 +626,22 @@ attempt_begin (Attempt      *attempt,
       return;
     }
   attempt->run_id = g_strdup (sight_run_recorder_get_run_id (attempt->recorder));
+
+  /* Without the model a step needs, nothing runs: not even the direct steps
+   * before it. */
+  if (!sight_test_check_model (test->file, test->project, attempt->agent, &error))
+    {
+      attempt->stopped = TRUE;
+      attempt->verdict = SIGHT_RUN_VERDICT_ERROR;
+      attempt->code = SIGHT_ERROR_MODEL_UNAVAILABLE;
+      attempt->explanation = g_strdup (error->message);
+      attempt->skip_reason = "Not run: the test needs a model that is not configured";
+      sight_run_recorder_step_skip (attempt->recorder, "load", "load the start page",
+                                    test->url ? test->url : "about:blank", NULL,
+                                    attempt->skip_reason);
+      attempt_next (attempt);
+      return;
+    }
 
   attempt->page = page != NULL ? g_object_ref (page) : sight_web_page_new ();
   attempt->borrowed_page = page != NULL;

@@ -91,6 +91,20 @@ void        sight_test_run_async       (SightStore          *store,
 JsonObject *sight_test_run_finish      (GAsyncResult        *result,
                                         GError             **error);
 
+/* The one answer to "does this test need a model it does not have"
+ * (spec/agent-api.txt: acquiring the fixture without a configured model
+ * fails with MODEL_UNAVAILABLE). TRUE when every agent step (act, assert,
+ * waitFor, extract) of @file has a model: @agent's provider when it has one,
+ * else the model its agent in @project configures. An act whose trace the
+ * project's trace cache holds replays with no model and needs none, and a
+ * direct step (do) never does. FALSE with MODEL_UNAVAILABLE naming the first
+ * step that needs a model and why none is there. A step whose options do not
+ * validate is left to fail when it runs. */
+gboolean    sight_test_check_model     (SightTestFile       *file,
+                                        SightProject        *project,
+                                        SightAgent          *agent,
+                                        GError             **error);
+
 /* Loads every test file (SightTestFile); a folder stands for the
  * *.sightline.json files under it, in name order. The first that does not
  * load fails the call with its error (a syntax error names the line and

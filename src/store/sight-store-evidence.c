@@ -5,6 +5,9 @@
 
 #include "sight-store.h"
 
+#include <errno.h>
+#include <string.h>
+
 #include "sight-error.h"
 #include "sight-store-private.h"
 
@@ -111,8 +114,9 @@ job_add_model_call (StoreCore  *core,
   stmt = _sight_store_prepare (
       core->db,
       "INSERT INTO model_calls (run_id, step_idx, provider, model, request, response,"
-      "  input_tokens, output_tokens, cost_micros, latency_ms, request_id, created_at)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "  input_tokens, output_tokens, cost_micros, latency_ms, request_id, created_at,"
+      "  estimated_cost_micros)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       error);
   ok = stmt != NULL;
   if (ok)
@@ -129,6 +133,8 @@ job_add_model_call (StoreCore  *core,
       sqlite3_bind_int64 (stmt, 10, m->latency_ms);
       _sight_store_bind_text_take (stmt, 11, _sight_store_redact (core, m->request_id));
       sqlite3_bind_int64 (stmt, 12, m->created_at ? m->created_at : g_get_real_time ());
+      _sight_store_bind_int_or_null (stmt, 13, m->has_estimated_cost ? m->estimated_cost_micros
+                                                                      : -1);
       ok = _sight_store_step_done (core->db, stmt, error);
     }
   return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
@@ -201,6 +207,60 @@ sight_store_add_log_async (SightStore           *self,
 
 /* --------------------------------------------------------------- artifacts */
 
+static gboolean
+plain_file_name (const char *name)
+{
+  return name != NULL && *name != '\0' && strchr (name, '/') == NULL &&
+         strchr (name, '\\') == NULL && !g_str_equal (name, ".") && !g_str_equal (name, "..");
+}
+
+char *
+_sight_store_artifact_file (StoreCore  *core,
+                            const char *run_id,
+                            const char *name)
+{
+  g_autofree char *dir = NULL;
+
+  if (!plain_file_name (run_id) || !plain_file_name (name))
+    return NULL;
+  dir = g_path_get_dirname (core->path);
+  return g_build_filename (dir, "artifacts", run_id, name, NULL);
+}
+
+char *
+sight_store_artifact_path (SightStore *self,
+                           const char *run_id,
+                           const char *name)
+{
+  g_return_val_if_fail (SIGHT_IS_STORE (self), NULL);
+
+  return _sight_store_artifact_file (self->core, run_id, name);
+}
+
+/* The artifact's file, once its row is in: a person opens it by the path the
+ * failure carries. */
+static gboolean
+write_artifact_file (const char  *path,
+                     GBytes      *bytes,
+                     GError     **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autoptr(GError) local_error = NULL;
+  gsize size = 0;
+  const char *data = bytes ? g_bytes_get_data (bytes, &size) : "";
+
+  if (g_mkdir_with_parents (dir, 0700) != 0 ||
+      !g_file_set_contents_full (path, data, size, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
+                                 &local_error))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   "Could not write the artifact %s: %s", path,
+                   local_error ? local_error->message : g_strerror (errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gpointer
 job_add_artifact (StoreCore  *core,
                   gpointer    data,
@@ -209,8 +269,15 @@ job_add_artifact (StoreCore  *core,
   SightArtifactRecord *a = data;
   g_autoptr(sqlite3_stmt) stmt = NULL;
   g_autoptr(GBytes) bytes = NULL;
+  g_autofree char *path = _sight_store_artifact_file (core, a->run_id, a->name);
   gboolean ok;
 
+  if (path == NULL)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "An artifact needs a plain file name");
+      return NULL;
+    }
   if (a->data)
     {
       bytes = _sight_store_redact_blob (core, a->data, a->mime, error);
@@ -229,14 +296,16 @@ job_add_artifact (StoreCore  *core,
     {
       _sight_store_bind_text (stmt, 1, a->run_id);
       _sight_store_bind_step_index (stmt, 2, a->step_index);
-      _sight_store_bind_text_take (stmt, 3,
-                                   _sight_store_redact (core, a->name ? a->name : "artifact"));
+      _sight_store_bind_text (stmt, 3, a->name);
       _sight_store_bind_text (stmt, 4, a->mime);
       _sight_store_bind_bytes (stmt, 5, bytes);
       sqlite3_bind_int64 (stmt, 6, a->created_at ? a->created_at : g_get_real_time ());
       ok = _sight_store_step_done (core->db, stmt, error);
     }
-  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+  if (!_sight_store_commit_or_rollback (core->db, ok, error) ||
+      !write_artifact_file (path, bytes, error))
+    return NULL;
+  return GINT_TO_POINTER (TRUE);
 }
 
 void

@@ -114,6 +114,10 @@ static const char * const migrations[] = {
   "ALTER TABLE steps ADD COLUMN target_width REAL;"
   "ALTER TABLE steps ADD COLUMN target_height REAL;"
   "CREATE INDEX runs_verdict_started ON runs (verdict, started_at);",
+
+  /* 3: Sightline's own cost estimate of a model call, kept apart from the
+   * cost the provider reported. */
+  "ALTER TABLE model_calls ADD COLUMN estimated_cost_micros INTEGER;",
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == SIGHT_STORE_SCHEMA_VERSION);

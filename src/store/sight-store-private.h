@@ -143,6 +143,11 @@ GBytes *_sight_store_redact_blob (StoreCore   *core,
                                   const char  *mime,
                                   GError     **error);
 
+/* The file an artifact is kept in as well (sight-store-evidence.c); NULL
+ * when @run_id or @name is not a plain file name. */
+char *_sight_store_artifact_file (StoreCore  *core,
+                                  const char *run_id,
+                                  const char *name);
 /* Records (sight-store-records.c): verdict names and deep copies. */
 SightRunVerdict _sight_store_verdict_parse (const char *name);
 SightSessionRecord *_sight_store_session_copy (const SightSessionRecord *s);

@@ -155,6 +155,7 @@ sight_artifact_record_free (SightArtifactRecord *r)
   g_free (r->name);
   g_free (r->mime);
   g_clear_pointer (&r->data, g_bytes_unref);
+  g_free (r->path);
   g_free (r);
 }
 
@@ -281,5 +282,6 @@ _sight_store_artifact_copy (const SightArtifactRecord *r)
   c->name = g_strdup (r->name);
   c->mime = g_strdup (r->mime);
   c->data = r->data ? g_bytes_ref (r->data) : NULL;
+  c->path = g_strdup (r->path);
   return c;
 }

@@ -265,7 +265,7 @@ run_from_row (StoreCore    *core,
   r->notes = notes_from_json (notes);
   r->started_at = sqlite3_column_int64 (stmt, 11);
   r->finished_at = sqlite3_column_int64 (stmt, 12);
-  r->cost_micros = -1;
+  sight_usage_init (&r->usage);
   unstored = r->id != NULL ? g_hash_table_lookup (core->unstored, r->id) : NULL;
   if (unstored != NULL)
     _sight_store_run_mark_unstored (r, unstored);
@@ -393,6 +393,26 @@ sight_store_list_runs_finish (SightStore    *self,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* One stored model call as usage: its counts, whether the provider gave
+ * them, its reported cost and Sightline's estimate. */
+static SightUsage
+model_call_usage (const SightModelCallRecord *m)
+{
+  SightUsage usage;
+
+  sight_usage_init (&usage);
+  usage.model_calls = 1;
+  usage.input_tokens = (guint64) MAX (m->input_tokens, 0);
+  usage.output_tokens = (guint64) MAX (m->output_tokens, 0);
+  if (m->input_tokens < 0 || m->output_tokens < 0)
+    usage.token_accounting = SIGHT_TOKEN_ACCOUNTING_ADAPTER_UPPER_BOUND;
+  usage.has_cost = m->cost_micros >= 0;
+  usage.cost_micro_usd = (guint64) MAX (m->cost_micros, 0);
+  usage.has_estimated_cost = m->has_estimated_cost && m->estimated_cost_micros >= 0;
+  usage.estimated_cost_micro_usd = (guint64) MAX (m->estimated_cost_micros, 0);
+  return usage;
+}
+
 static gpointer
 job_load_run (StoreCore  *core,
               gpointer    data,
@@ -401,10 +421,13 @@ job_load_run (StoreCore  *core,
   const char *run_id = data;
   g_autoptr(SightRunData) d = g_new0 (SightRunData, 1);
   g_autoptr(sqlite3_stmt) stmt = NULL;
-  gboolean any_cost = FALSE;
-  guint step_calls = 0;
+  SightUsage steps_usage, calls_usage;
+  gboolean steps_have_usage = FALSE;
+  guint64 step_calls = 0, actions = 0;
   int rc;
 
+  sight_usage_init (&steps_usage);
+  sight_usage_init (&calls_usage);
   /* One read transaction, so the parts agree with each other. */
   if (!_sight_store_exec_sql (core->db, "BEGIN", error))
     return NULL;
@@ -469,8 +492,19 @@ job_load_run (StoreCore  *core,
         d->run->n_steps_failed++;
       else if (s->verdict == SIGHT_RUN_VERDICT_SKIPPED)
         d->run->n_steps_skipped++;
-      step_calls += s->model_calls;
-      d->run->actions += s->actions;
+      step_calls = sight_usage_saturating_add (step_calls, s->model_calls);
+      actions = sight_usage_saturating_add (actions, s->actions);
+      if (s->usage_json != NULL)
+        {
+          g_autoptr(JsonNode) node = json_from_string (s->usage_json, NULL);
+          SightUsage usage;
+
+          if (sight_usage_from_json (node, &usage))
+            {
+              sight_usage_add (&steps_usage, &usage);
+              steps_have_usage = TRUE;
+            }
+        }
       g_ptr_array_add (d->steps, s);
     }
   if (rc != SQLITE_DONE)
@@ -517,7 +551,7 @@ job_load_run (StoreCore  *core,
   stmt = _sight_store_prepare (
       core->db,
       "SELECT id, run_id, step_idx, provider, model, request, response, input_tokens,"
-      "  output_tokens, cost_micros, latency_ms, request_id, created_at"
+      "  output_tokens, cost_micros, latency_ms, request_id, created_at, estimated_cost_micros"
       " FROM model_calls WHERE run_id = ? ORDER BY id",
       error);
   if (stmt == NULL)
@@ -542,21 +576,21 @@ job_load_run (StoreCore  *core,
       m->latency_ms = sqlite3_column_int64 (stmt, 10);
       m->request_id = _sight_store_col_text (stmt, 11);
       m->created_at = sqlite3_column_int64 (stmt, 12);
-      if (m->input_tokens > 0)
-        d->run->input_tokens += m->input_tokens;
-      if (m->output_tokens > 0)
-        d->run->output_tokens += m->output_tokens;
-      if (m->cost_micros >= 0)
-        {
-          d->run->cost_micros = (any_cost ? d->run->cost_micros : 0) + m->cost_micros;
-          any_cost = TRUE;
-        }
+      m->has_estimated_cost = sqlite3_column_type (stmt, 13) != SQLITE_NULL;
+      m->estimated_cost_micros = sqlite3_column_int64 (stmt, 13);
+      {
+        SightUsage usage = model_call_usage (m);
+
+        sight_usage_add (&calls_usage, &usage);
+      }
       g_ptr_array_add (d->model_calls, m);
     }
   if (rc != SQLITE_DONE)
     goto fail_db;
   g_clear_pointer (&stmt, sqlite3_finalize);
-  d->run->model_calls = MAX (step_calls, d->model_calls->len);
+  d->run->model_calls = (guint) MIN (MAX (step_calls, d->model_calls->len), G_MAXUINT);
+  d->run->actions = (guint) MIN (actions, G_MAXUINT);
+  d->run->usage = steps_have_usage ? steps_usage : calls_usage;
 
   d->logs = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_log_record_free);
   stmt = _sight_store_prepare (
@@ -604,6 +638,7 @@ job_load_run (StoreCore  *core,
       a->mime = _sight_store_col_text (stmt, 4);
       a->data = _sight_store_col_bytes (stmt, 5);
       a->created_at = sqlite3_column_int64 (stmt, 6);
+      a->path = _sight_store_artifact_file (core, a->run_id, a->name);
       g_ptr_array_add (d->artifacts, a);
     }
   if (rc != SQLITE_DONE)

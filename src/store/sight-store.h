@@ -3,6 +3,8 @@
 
 #include <gio/gio.h>
 
+#include "sight-usage.h"
+
 G_BEGIN_DECLS
 
 /* The verdict of a run or a step. A run is one of running, pass, fail, error
@@ -56,9 +58,11 @@ typedef struct {
   guint         n_steps_skipped;
   guint         model_calls;
   guint         actions;
-  gint64        input_tokens;
-  gint64        output_tokens;
-  gint64        cost_micros;   /* -1 when no call reported a cost */
+  /* The run's usage: its steps' summed with sight_usage_add () (saturating,
+   * tokenAccounting 'provider' only when every call gave provider counts,
+   * reported and estimated costs apart), or its model calls' for a run whose
+   * steps carry none (a task). */
+  SightUsage    usage;
 } SightRunRecord;
 
 typedef struct {
@@ -113,7 +117,10 @@ typedef struct {
   char   *response_json;
   gint64  input_tokens;      /* -1 unknown */
   gint64  output_tokens;     /* -1 unknown */
-  gint64  cost_micros;       /* -1 unknown */
+  gint64  cost_micros;       /* the provider's; -1 unknown */
+  /* Sightline's estimate from its price table, when it has one */
+  gboolean has_estimated_cost;
+  gint64  estimated_cost_micros;
   gint64  latency_ms;
   char   *request_id;
   gint64  created_at;
@@ -135,10 +142,13 @@ typedef struct {
   gint64  id;
   char   *run_id;            /* required */
   int     step_index;
-  char   *name;              /* required */
+  char   *name;              /* required: a file name ("step-3-evidence.jpg") */
   char   *mime;
   GBytes *data;
   gint64  created_at;
+  /* The file the store keeps it in as well, for a person or a report to
+   * open (sight_store_artifact_path ()); set on read, ignored on write. */
+  char   *path;
 } SightArtifactRecord;
 
 /* A whole run as the reports read it. Arrays are in order: steps by index,
@@ -171,7 +181,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightArtifactRecord, sight_artifact_record_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightRunData, sight_run_data_free)
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define SIGHT_STORE_SCHEMA_VERSION 2
+#define SIGHT_STORE_SCHEMA_VERSION 3
 
 #define SIGHT_TYPE_STORE (sight_store_get_type ())
 G_DECLARE_FINAL_TYPE (SightStore, sight_store, SIGHT, STORE, GObject)
@@ -261,11 +271,20 @@ void        sight_store_add_log_async (SightStore           *self,
                                        GCancellable         *cancellable,
                                        GAsyncReadyCallback   callback,
                                        gpointer              user_data);
+/* An artifact (a failure's evidence screenshot) is kept in the database and,
+ * once its row is written, as the file sight_store_artifact_path () names:
+ * "artifacts/RUN/NAME" next to the database, written to a temporary name and
+ * renamed. A @name that is not a plain file name fails with INVALID_ARGUMENT. */
 void        sight_store_add_artifact_async (SightStore                *self,
                                             const SightArtifactRecord *artifact,
                                             GCancellable              *cancellable,
                                             GAsyncReadyCallback        callback,
                                             gpointer                   user_data);
+/* Where artifact @name of run @run_id is kept as a file; NULL when @name is
+ * not a plain file name (empty, ".", "..", or with a slash). */
+char       *sight_store_artifact_path (SightStore   *self,
+                                       const char   *run_id,
+                                       const char   *name);
 /* Sets the run's outcome: verdict, code, explanation, final_url, answer,
  * notes and finished_at (now when 0) from @run (id required). Steps still
  * running are marked interrupted.
