@@ -88,8 +88,7 @@ struct _SightComposer
   /* run totals */
   guint           total_steps;
   guint           total_calls;
-  guint64         total_tokens;
-  guint64         total_cost_micro_usd;
+  SightUsage      total_usage;     /* every step's, summed saturating */
   gboolean        running;
   /* Demo mode: a pause before each step starts (the caption and the
    * highlighted target show meanwhile). */
@@ -369,6 +368,26 @@ update_totals (SightComposer *self)
   gtk_label_set_text (self->totals_label, totals);
 }
 
+/* The cost meter: what the provider reported, else Sightline's estimate
+ * from its price table, marked as one. */
+static char *
+cost_text (const SightUsage *usage)
+{
+  g_autofree char *reported = g_strdup_printf ("$%.4f", usage->cost_micro_usd / 1e6);
+  g_autofree char *estimated = g_strdup_printf ("$%.4f", usage->estimated_cost_micro_usd / 1e6);
+
+  if (usage->has_cost && usage->has_estimated_cost)
+    /* Translators: a step's cost: what the provider reported, and Sightline's
+     * estimate for the calls it did not price */
+    return g_strdup_printf (_("%s reported, ~%s estimated"), reported, estimated);
+  if (usage->has_cost)
+    return g_steal_pointer (&reported);
+  if (usage->has_estimated_cost)
+    /* Translators: a cost Sightline estimated from its price table */
+    return g_strdup_printf (_("~%s (estimated)"), estimated);
+  return g_strdup (_("unknown"));
+}
+
 static JsonNode *
 outcome_json (const char *kind,
               const char *instruction,
@@ -439,23 +458,19 @@ show_step_result (SightComposer   *self,
     show_result (self, sight_step_kind_to_string (step->kind), step->instruction,
                  sight_step_verdict_to_string (step->verdict), code, text);
 
-  self->total_calls += step->model_calls;
-  self->total_tokens += step->usage.input_tokens + step->usage.output_tokens;
-  if (step->usage.has_cost)
-    self->total_cost_micro_usd += step->usage.cost_micro_usd;
+  self->total_calls = (guint) MIN (sight_usage_saturating_add (self->total_calls,
+                                                                step->model_calls), G_MAXUINT);
+  sight_usage_add (&self->total_usage, &step->usage);
   in_tokens = g_strdup_printf ("%" G_GUINT64_FORMAT, step->usage.input_tokens);
   out_tokens = g_strdup_printf ("%" G_GUINT64_FORMAT, step->usage.output_tokens);
   /* Translators: tokens of one step: in / out */
   tokens = g_strdup_printf (_("%s in / %s out"), in_tokens, out_tokens);
   gtk_label_set_text (self->tokens_label, tokens);
-  if (step->usage.has_cost)
-    {
-      g_autofree char *cost = g_strdup_printf ("$%.4f", step->usage.cost_micro_usd / 1e6);
+  {
+    g_autofree char *cost = cost_text (&step->usage);
 
-      gtk_label_set_text (self->cost_label, cost);
-    }
-  else
-    gtk_label_set_text (self->cost_label, _("unknown"));
+    gtk_label_set_text (self->cost_label, cost);
+  }
   self->total_steps++;
   update_totals (self);
   update_meters (self);

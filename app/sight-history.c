@@ -460,7 +460,17 @@ show_step (SightHistory *self,
   text = step->explanation != NULL ? step->explanation : step->instruction;
   g_free (self->step_text_shown);
   self->step_text_shown = g_strdup (text);
-  gtk_label_set_text (self->step_text, text != NULL ? text : "");
+  if (sight_run_data_get_step_evidence (self->run, (guint) index) != NULL)
+    {
+      /* Translators: a failed step's explanation, then where its screenshot was kept */
+      g_autofree char *shown = g_strdup_printf (_("%s\nScreenshot: %s"), text != NULL ? text : "",
+                                                sight_run_data_get_step_evidence (self->run,
+                                                                                  (guint) index));
+
+      gtk_label_set_text (self->step_text, shown);
+    }
+  else
+    gtk_label_set_text (self->step_text, text != NULL ? text : "");
 
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->logs_box))) != NULL)
     gtk_list_box_remove (self->logs_box, child);

@@ -922,7 +922,16 @@ test_step_cb (int              index,
       cache = json_object_get_string_member_with_default (object, "status", NULL);
       key = json_object_get_string_member_with_default (object, "key", NULL);
     }
-  set_state (self, row, sight_step_verdict_to_string (result->verdict), cache, detail);
+  if (result->screenshot_path != NULL)
+    {
+      /* Translators: a failed step's explanation, then where its screenshot was kept */
+      g_autofree char *shown = g_strdup_printf (_("%s\nScreenshot: %s"), detail ? detail : "",
+                                                result->screenshot_path);
+
+      set_state (self, row, sight_step_verdict_to_string (result->verdict), cache, shown);
+    }
+  else
+    set_state (self, row, sight_step_verdict_to_string (result->verdict), cache, detail);
   if (cache != NULL && key != NULL)
     {
       StepState *state = g_ptr_array_index (self->states, row);

@@ -74,6 +74,26 @@ test_judgments (void)
   g_assert_true (is_error (fails));
   g_assert_cmpstr (error_code (fails), ==, "ASSERTION_FAILED");
   g_assert_nonnull (strstr (text_of (fails), "No trial badge is shown."));
+  /* screenshot: false: no evidence */
+  g_assert_false (json_object_has_member (
+    json_object_get_object_member (json_object_get_object_member (structured (fails), "error"),
+                                   "details"), "screenshot"));
+
+  /* Without it, the failure carries its screenshot's path, and the file is there. */
+  sight_scripted_model_push (model, "{\"json\": {\"verdict\": false, \"explanation\": "
+                             "\"No trial badge is shown.\", \"injection\": null}}");
+  {
+    g_autoptr(JsonObject) shown = call ("assert", "{\"sessionId\":\"%s\","
+                                                  "\"assertion\":\"a trial badge is shown\"}", id);
+    JsonObject *details = json_object_get_object_member (
+      json_object_get_object_member (structured (shown), "error"), "details");
+    const char *path = json_object_get_string_member_with_default (details, "screenshot", NULL);
+
+    g_assert_cmpstr (error_code (shown), ==, "ASSERTION_FAILED");
+    g_assert_nonnull (path);
+    g_assert_nonnull (strstr (path, id));
+    g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  }
 
   sight_scripted_model_push (model, "{\"json\": {\"verdict\": true, \"explanation\": "
                              "\"Three plans are listed.\", \"injection\": null}}");

@@ -925,10 +925,20 @@ test_failure_evidence (void)
                                           g_bytes_get_size (junit), attachment));
           g_assert_nonnull (g_strstr_len (g_bytes_get_data (html, NULL), g_bytes_get_size (html),
                                           artifact->path));
+          /* the suite's result and its line for a terminal name it too */
+          g_assert_cmpstr (json_object_get_string_member_with_default (test_at (result, t),
+                                                                       "screenshot", NULL),
+                           ==, artifact->path);
+          {
+            g_autofree char *shown = sight_suite_test_text (test_at (result, t));
+
+            assert_contains (shown, artifact->path);
+          }
         }
       else
         {
           g_assert_null (artifact);
+          g_assert_false (json_object_has_member (test_at (result, t), "screenshot"));
           g_assert_null (strstr (text, "(screenshot: "));
           g_assert_null (g_strstr_len (g_bytes_get_data (junit, NULL), g_bytes_get_size (junit),
                                        "[[ATTACHMENT|"));

@@ -173,6 +173,14 @@ step_tool_handler (SightMcpToolCall *call,
       return;
     }
 
+  /* A failed assertion keeps its evidence (sight_step_shot_for ()): the
+   * session's screenshots are kept under its id, which the server chose. */
+  {
+    g_autofree char *evidence = g_build_filename (g_get_user_cache_dir (), "sightline", "evidence",
+                                                  sight_session_get_id (session), NULL);
+
+    sight_agent_set_evidence_dir (agent, evidence);
+  }
   step = g_new0 (Step, 1);
   step->call = g_object_ref (call);
   step->session = g_object_ref (session);

@@ -467,7 +467,7 @@ html_step (HtmlContext           *ctx,
   g_autofree char *secs = format_seconds (_sight_report_seconds_between (st->started_at,
                                                                         st->finished_at));
   const char *verdict = sight_run_verdict_to_string (st->verdict);
-  const char *evidence = _sight_report_step_evidence (data, st->index);
+  const char *evidence = sight_run_data_get_step_evidence (data, st->index);
   guint n_calls = 0;
 
   if (seen == NULL)

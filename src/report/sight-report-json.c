@@ -145,7 +145,7 @@ sight_report_to_json (const SightRunData *data)
       if (_sight_report_step_failed (st) || st->explanation)
         add_string (b, "error", _sight_report_step_failed (st) ? st->explanation : NULL);
       add_string (b, "explanation", st->explanation);
-      add_string (b, "screenshot", _sight_report_step_evidence (data, st->index));
+      add_string (b, "screenshot", sight_run_data_get_step_evidence (data, st->index));
       json_builder_set_member_name (b, "ms");
       json_builder_add_int_value (b, (gint64) (_sight_report_seconds_between (st->started_at, st->finished_at) * 1000));
       json_builder_set_member_name (b, "modelCalls");

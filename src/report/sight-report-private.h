@@ -34,10 +34,6 @@ gboolean _sight_report_step_failed (const SightStepRecord *s);
 char *_sight_report_one_line (const char *text,
                               gsize       max_bytes);
 char *_sight_report_step_failure_text (const SightStepRecord *s);
-/* The path of step @index's failure evidence (its screenshot artifact), or
- * NULL. */
-const char *_sight_report_step_evidence (const SightRunData *data,
-                                         guint               index);
 /* "[[ATTACHMENT|path]]" lines (the JUnit attachments convention CI servers
  * read) for the failure evidence of @data's steps, into @out. */
 void _sight_report_append_attachments (GString            *out,

@@ -143,20 +143,6 @@ _sight_report_step_failure_text (const SightStepRecord *s)
   return g_strdup (sight_run_verdict_to_string (s->verdict));
 }
 
-const char *
-_sight_report_step_evidence (const SightRunData *data,
-                             guint               index)
-{
-  for (guint i = 0; data->artifacts != NULL && i < data->artifacts->len; i++)
-    {
-      const SightArtifactRecord *a = data->artifacts->pdata[i];
-
-      if (a->step_index == (int) index && a->path != NULL && g_str_has_prefix (a->mime, "image/"))
-        return a->path;
-    }
-  return NULL;
-}
-
 void
 _sight_report_append_attachments (GString            *out,
                                   const SightRunData *data)
@@ -164,7 +150,7 @@ _sight_report_append_attachments (GString            *out,
   for (guint i = 0; data->steps != NULL && i < data->steps->len; i++)
     {
       const SightStepRecord *st = data->steps->pdata[i];
-      const char *path = _sight_report_step_evidence (data, st->index);
+      const char *path = sight_run_data_get_step_evidence (data, st->index);
 
       if (path != NULL)
         g_string_append_printf (out, "\n[[ATTACHMENT|%s]]", path);

@@ -178,9 +178,9 @@ sight_report_text (const SightRunData *data)
       why = _sight_report_step_failure_text (st);
       label = _sight_report_one_line (_sight_report_step_label (st), 200);
       g_string_append_printf (s, "\n- Step %u (%s): %s", st->index + 1, label, why);
-      if (_sight_report_step_evidence (data, st->index) != NULL)
+      if (sight_run_data_get_step_evidence (data, st->index) != NULL)
         {
-          g_autofree char *path = _sight_report_one_line (_sight_report_step_evidence (data,
+          g_autofree char *path = _sight_report_one_line (sight_run_data_get_step_evidence (data,
                                                                                       st->index),
                                                           4096);
 

@@ -751,6 +751,25 @@ sight_test_run_finish (GAsyncResult  *result,
 
 /* ----------------------------------------------------------------- result */
 
+/* The failure evidence of an attempt: the screenshot path its report gives
+ * a step, or NULL. */
+static const char *
+attempt_evidence (JsonObject *attempt)
+{
+  JsonObject *report = json_object_get_object_member (attempt, "report");
+  JsonArray *steps = report != NULL && json_object_has_member (report, "steps")
+                     ? json_object_get_array_member (report, "steps") : NULL;
+
+  for (guint i = 0; steps != NULL && i < json_array_get_length (steps); i++)
+    {
+      JsonObject *step = json_array_get_object_element (steps, i);
+
+      if (step != NULL && json_object_has_member (step, "screenshot"))
+        return json_object_get_string_member (step, "screenshot");
+    }
+  return NULL;
+}
+
 static JsonObject *
 test_result (Test *test)
 {
@@ -777,14 +796,20 @@ test_result (Test *test)
   if (g_str_equal (verdict, "interrupted"))
     json_object_set_boolean_member (object, "interrupted", TRUE);
   if (last != NULL && !g_str_equal (verdict, "pass"))
-    for (guint i = 0; i < 3; i++)
-      {
-        static const char * const members[] = { "code", "explanation", "failedStep" };
+    {
+      const char *screenshot = attempt_evidence (last);
 
-        if (json_object_has_member (last, members[i]))
-          json_object_set_string_member (object, members[i],
-                                         json_object_get_string_member (last, members[i]));
-      }
+      for (guint i = 0; i < 3; i++)
+        {
+          static const char * const members[] = { "code", "explanation", "failedStep" };
+
+          if (json_object_has_member (last, members[i]))
+            json_object_set_string_member (object, members[i],
+                                           json_object_get_string_member (last, members[i]));
+        }
+      if (screenshot != NULL)
+        json_object_set_string_member (object, "screenshot", screenshot);
+    }
   json_object_set_int_member (object, "ms", MAX (0, test->finished - test->started) / 1000);
   json_object_set_array_member (object, "attempts", json_array_ref (test->attempts));
   return object;
@@ -1290,6 +1315,9 @@ sight_suite_test_text (JsonObject *test)
                                                                           ""));
       if (attempts > 1)
         g_string_append_printf (out, " (%u attempts)", attempts);
+      if (json_object_has_member (test, "screenshot"))
+        g_string_append_printf (out, "\n       Screenshot: %s",
+                                json_object_get_string_member (test, "screenshot"));
     }
   return g_string_free (out, FALSE);
 }

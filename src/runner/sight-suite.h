@@ -39,7 +39,8 @@ G_BEGIN_DECLS
  *     "shard"?: { "index", "total" }, "grep"?, "selected", "total",
  *     "counts": { "tests", "passed", "flaky", "failed", "errors" },
  *     "tests": [ { "file", "name", "url", "verdict": "pass"|"flaky"|"fail"|"error",
- *                  "code"?, "explanation"?, "failedStep"?, "ms",
+ *                  "code"?, "explanation"?, "failedStep"?, "screenshot"? (the last
+ *                  attempt's failure evidence, a file path), "ms",
  *                  "attempts": [ { "runId", "verdict", "code"?, "explanation"?,
  *                                  "ms", "report" } ] } ] }
  * where "report" is the run's report (sight_report_to_json). */

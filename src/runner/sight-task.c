@@ -66,7 +66,8 @@ struct _SightTask
   gint64         started_at;     /* real time, µs */
   gint64         finished_at;
   gint64         mark;           /* real time of the last action, µs */
-  guint64        mark_cost;      /* the step's cost at the last action */
+  guint64        mark_cost;      /* the step's reported cost at the last action */
+  guint64        mark_estimate;  /* and Sightline's estimate */
   guint          mark_calls;
   SightUsage     usage;          /* the step's, as last read */
   gulong         action_id;
@@ -273,6 +274,12 @@ model_call_finished_cb (SightAgent *agent,
   record.cost_micros = now.has_cost ? (gint64) (now.cost_micro_usd -
                                                 (self->usage.has_cost
                                                  ? self->usage.cost_micro_usd : 0)) : -1;
+  record.has_estimated_cost = now.has_estimated_cost;
+  record.estimated_cost_micros = now.has_estimated_cost
+                                 ? (gint64) (now.estimated_cost_micro_usd -
+                                             (self->usage.has_estimated_cost
+                                              ? self->usage.estimated_cost_micro_usd : 0))
+                                 : -1;
   record.created_at = g_get_real_time ();
   sight_store_add_model_call_async (self->store, &record, NULL, write_done_cb, NULL);
   self->usage = now;
@@ -319,6 +326,10 @@ action_performed_cb (SightAgent *agent,
   if (self->usage.has_cost)
     json_object_set_int_member (step, "costMicros",
                                 (gint64) (self->usage.cost_micro_usd - self->mark_cost));
+  if (self->usage.has_estimated_cost)
+    json_object_set_int_member (step, "estimatedCostMicros",
+                                (gint64) (self->usage.estimated_cost_micro_usd -
+                                          self->mark_estimate));
   json_object_set_null_member (step, "error");
 
   record.kind = (char *) "act";
@@ -334,6 +345,7 @@ action_performed_cb (SightAgent *agent,
   g_ptr_array_add (self->steps, step);
   self->mark = now;
   self->mark_cost = self->usage.has_cost ? self->usage.cost_micro_usd : 0;
+  self->mark_estimate = self->usage.has_estimated_cost ? self->usage.estimated_cost_micro_usd : 0;
   self->mark_calls = (guint) self->usage.model_calls;
   sight_session_touch (self->session);
 }
@@ -800,8 +812,14 @@ sight_task_to_json (SightTask *self)
   for (guint i = 0; i < self->steps->len; i++)
     json_array_add_object_element (steps, json_object_ref (g_ptr_array_index (self->steps, i)));
   json_object_set_array_member (record, "steps", g_steal_pointer (&steps));
+  /* what the provider reported, and apart from it Sightline's estimate */
   if (self->usage.has_cost)
     json_object_set_int_member (record, "costMicros", (gint64) self->usage.cost_micro_usd);
+  if (self->usage.has_estimated_cost)
+    json_object_set_int_member (record, "estimatedCostMicros",
+                                (gint64) self->usage.estimated_cost_micro_usd);
+  json_object_set_string_member (record, "tokenAccounting",
+                                 sight_token_accounting_to_string (self->usage.token_accounting));
   json_object_set_int_member (record, "ms", (end - self->started_at) / 1000);
   json_object_set_string_member (record, "startedAt", started);
   if (finished != NULL)
@@ -829,10 +847,11 @@ sight_task_text (SightTask *self)
       g_string_append_printf (text, "Task %s (%s) in %u step%s, ",
                               g_str_equal (self->stopped_by, "done") ? "finished" : "stopped",
                               self->stopped_by, n, n == 1 ? "" : "s");
-      if (self->usage.has_cost)
-        g_string_append_printf (text, "$%.4f, ", self->usage.cost_micro_usd / 1e6);
-      else
-        g_string_append (text, "cost unknown, ");
+      {
+        g_autofree char *cost = sight_usage_cost_text (&self->usage);
+
+        g_string_append_printf (text, "%s, ", cost);
+      }
       g_string_append_printf (text, "%" G_GINT64_FORMAT " s.",
                               (end - self->started_at + G_USEC_PER_SEC / 2) / G_USEC_PER_SEC);
       if (self->answer != NULL)

@@ -146,6 +146,22 @@ sight_log_record_free (SightLogRecord *r)
   g_free (r);
 }
 
+const char *
+sight_run_data_get_step_evidence (const SightRunData *data,
+                                  guint               index)
+{
+  g_return_val_if_fail (data != NULL, NULL);
+
+  for (guint i = 0; data->artifacts != NULL && i < data->artifacts->len; i++)
+    {
+      const SightArtifactRecord *a = data->artifacts->pdata[i];
+
+      if (a->step_index == (int) index && a->path != NULL && g_str_has_prefix (a->mime, "image/"))
+        return a->path;
+    }
+  return NULL;
+}
+
 void
 sight_artifact_record_free (SightArtifactRecord *r)
 {

@@ -170,6 +170,10 @@ void sight_model_call_record_free  (SightModelCallRecord   *record);
 void sight_log_record_free         (SightLogRecord         *record);
 void sight_artifact_record_free    (SightArtifactRecord    *record);
 void sight_run_data_free           (SightRunData           *data);
+/* The path of step @index's failure evidence (its screenshot artifact's
+ * file), or NULL. */
+const char *sight_run_data_get_step_evidence (const SightRunData *data,
+                                              guint               index);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightSessionRecord, sight_session_record_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightRunRecord, sight_run_record_free)
