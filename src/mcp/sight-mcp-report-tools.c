@@ -182,6 +182,13 @@ _sight_mcp_return_report (SightMcpToolCall *call,
         g_string_append (out, line);
       json_object_set_string_member (structured, "reportUrl", url);
     }
+  if (sight_run_data_find_video (data) != NULL)
+    {
+      const char *video = sight_run_data_find_video (data)->name;
+
+      g_string_append_printf (out, "\nVideo of the run: %s", video);
+      json_object_set_string_member (structured, "video", video);
+    }
   sight_mcp_tool_call_return_result (call, out->str, structured, g_str_equal (verdict, "error"));
 }
 

@@ -141,6 +141,11 @@ typedef struct {
   gint64  created_at;
 } SightArtifactRecord;
 
+/* A recording of the run (a WebM video kept beside the store: the runner's
+ * sight-run-video.h) is an artifact of this MIME type with no data, whose
+ * name is the file's path. */
+#define SIGHT_ARTIFACT_VIDEO_MIME "video/webm"
+
 /* A whole run as the reports read it. Arrays are in order: steps by index,
  * the rest by insertion. */
 typedef struct {
@@ -160,6 +165,8 @@ void sight_model_call_record_free  (SightModelCallRecord   *record);
 void sight_log_record_free         (SightLogRecord         *record);
 void sight_artifact_record_free    (SightArtifactRecord    *record);
 void sight_run_data_free           (SightRunData           *data);
+/* The run's recording (SIGHT_ARTIFACT_VIDEO_MIME), or NULL. */
+const SightArtifactRecord *sight_run_data_find_video (const SightRunData *data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightSessionRecord, sight_session_record_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightRunRecord, sight_run_record_free)
