@@ -115,9 +115,10 @@ wait_recording (SightSession *session)
     {
       g_autoptr(JsonNode) node = sight_session_to_json (session);
       JsonObject *record = json_node_get_object (node);
-      JsonObject *recording = json_object_get_object_member (record, "recording");
+      JsonObject *recording;
 
-      g_assert_nonnull (recording);
+      g_assert_true (json_object_has_member (record, "recording"));
+      recording = json_object_get_object_member (record, "recording");
       if (!g_str_equal (json_object_get_string_member (recording, "status"), "recording"))
         return json_object_ref (recording);
       g_assert_cmpint (g_get_monotonic_time (), <, deadline);
