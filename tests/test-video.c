@@ -9,7 +9,9 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
+#include "sight-observation.h"
 #include "sight-report.h"
+#include "sight-secret-fields.h"
 #include "sight-session.h"
 #include "sight-smoke.h"
 #include "sight-store.h"
@@ -301,6 +303,59 @@ test_session_records (void)
   g_assert_cmpuint (frames, >=, 5);
 }
 
+/* A secret typed into the field while the session records: the page says
+ * it is typing from the call until the fill ends (no frame is taken then),
+ * and the field stays black in the video after it. */
+static void
+test_session_secret_fill (void)
+{
+  g_autoptr(SightSession) session = open_session (TRUE);
+  SightWebPage *page = sight_session_get_page (session);
+  g_autoptr(GAsyncResult) observed = NULL;
+  g_autoptr(GAsyncResult) filled = NULL;
+  g_autoptr(SightObservation) observation = NULL;
+  g_autoptr(JsonNode) tree = NULL;
+  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(JsonObject) recording = NULL;
+  g_autofree char *json = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean typing = TRUE;
+  guint mark, during;
+  JsonArray *secure;
+
+  sight_observation_capture_async (page, SIGHT_OBSERVE_DEFAULT, 10000, NULL, done_cb, &observed);
+  while (observed == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  observation = sight_observation_capture_finish (observed, &error);
+  g_assert_no_error (error);
+  json = sight_observation_to_json (observation, FALSE);
+  tree = json_from_string (json, &error);
+  g_assert_no_error (error);
+  secure = json_object_get_array_member (json_node_get_object (tree), "secure");
+  g_assert_cmpuint (json_array_get_length (secure), ==, 1);
+
+  mark = sight_web_page_get_secret_typing_mark (page, &typing);
+  g_assert_false (typing);
+  sight_web_page_fill_secret_async (page, json_object_get_string_member (
+                                      json_array_get_object_element (secure, 0), "ref"),
+                                    CANARY "-typed", "password", 10000, NULL, done_cb, &filled);
+  during = sight_web_page_get_secret_typing_mark (page, &typing);
+  g_assert_true (typing);
+  g_assert_cmpuint (during, ==, mark + 1);
+  while (filled == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  reply = sight_web_page_fill_secret_finish (page, filled, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (sight_web_page_get_secret_typing_mark (page, &typing), ==, during);
+  g_assert_false (typing);
+
+  spin (1500);
+  g_assert_true (sight_session_stop (session, "stopped"));
+  recording = wait_recording (session);
+  g_assert_cmpstr (json_object_get_string_member (recording, "status"), ==, "kept");
+  g_assert_cmpuint (check_field_black (json_object_get_string_member (recording, "path")), >=, 3);
+}
+
 static void
 test_session_without_record (void)
 {
@@ -398,6 +453,7 @@ main (int    argc,
   g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
 
   g_test_add_func ("/video/session/records", test_session_records);
+  g_test_add_func ("/video/session/secret-fill", test_session_secret_fill);
   g_test_add_func ("/video/session/without-record", test_session_without_record);
   g_test_add_func ("/video/smoke/records", test_smoke_records);
   status = g_test_run ();
