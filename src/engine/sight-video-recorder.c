@@ -64,27 +64,36 @@ static void complete   (SightVideoRecorder *self,
                         GError             *error);
 static void end_stream (SightVideoRecorder *self);
 
-static void
-sight_video_recorder_dispose (GObject *object)
+/* Stops every capture, timer and GStreamer thread and drops the pipeline
+ * and the page; TRUE when a pipeline was running (its file is then whole
+ * only after an end of stream). */
+static gboolean
+stop (SightVideoRecorder *self)
 {
-  SightVideoRecorder *self = SIGHT_VIDEO_RECORDER (object);
+  gboolean running = self->pipeline != NULL;
 
   g_clear_handle_id (&self->tick_id, g_source_remove);
   g_clear_handle_id (&self->bus_watch_id, g_source_remove);
   g_clear_handle_id (&self->deadline_id, g_source_remove);
   g_clear_handle_id (&self->last_frame_id, g_source_remove);
   g_cancellable_cancel (self->capture_cancellable);
-  if (self->pipeline != NULL)
-    {
-      /* Dropped before it was finished: nothing half-written stays. */
-      gst_element_set_state (self->pipeline, GST_STATE_NULL);
-      if (self->part_path != NULL)
-        g_unlink (self->part_path);
-    }
+  if (running)
+    gst_element_set_state (self->pipeline, GST_STATE_NULL);
   g_clear_pointer (&self->pipeline, gst_object_unref);
   g_clear_pointer (&self->last_frame, gst_buffer_unref);
-  g_clear_object (&self->capture_cancellable);
   g_clear_object (&self->page);
+  return running;
+}
+
+static void
+sight_video_recorder_dispose (GObject *object)
+{
+  SightVideoRecorder *self = SIGHT_VIDEO_RECORDER (object);
+
+  /* Dropped before it was finished: nothing half-written stays. */
+  if (self->pipeline != NULL && stop (self))
+    g_unlink (self->part_path);
+  g_clear_object (&self->capture_cancellable);
 
   G_OBJECT_CLASS (sight_video_recorder_parent_class)->dispose (object);
 }
@@ -469,16 +478,7 @@ complete (SightVideoRecorder *self,
       return;
     }
   self->state = STATE_DONE;
-  g_clear_handle_id (&self->tick_id, g_source_remove);
-  g_clear_handle_id (&self->bus_watch_id, g_source_remove);
-  g_clear_handle_id (&self->deadline_id, g_source_remove);
-  g_clear_handle_id (&self->last_frame_id, g_source_remove);
-  g_cancellable_cancel (self->capture_cancellable);
-  if (self->pipeline != NULL)
-    gst_element_set_state (self->pipeline, GST_STATE_NULL);
-  g_clear_pointer (&self->pipeline, gst_object_unref);
-  g_clear_pointer (&self->last_frame, gst_buffer_unref);
-  g_clear_object (&self->page);
+  stop (self);
 
   if (error == NULL && g_rename (self->part_path, self->path) != 0)
     {
