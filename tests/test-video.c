@@ -16,6 +16,7 @@
 #include "sight-smoke.h"
 #include "sight-store.h"
 #include "sight-web-page.h"
+#include "test-files.h"
 
 /* Sessions recorded as video (issue #23, item 9): a session opened with
  * `record` on a loopback page whose password field holds a canary writes a
@@ -457,6 +458,7 @@ main (int    argc,
   g_test_add_func ("/video/session/without-record", test_session_without_record);
   g_test_add_func ("/video/smoke/records", test_smoke_records);
   status = g_test_run ();
+  test_remove_tree (data_dir);
   g_clear_object (&server);
   g_free (base);
   return status;

@@ -56,6 +56,8 @@ struct _SightVideoRecorder
   guint         n_frames;      /* pushed */
   guint         n_withheld;    /* captured while a secret was being typed */
   guint         n_dropped;     /* the encoder was behind */
+  guint         n_unsettled;   /* captured across a load: masks and pixels may differ */
+  guint         load_events;   /* the view's load-changed signals so far */
 };
 
 G_DEFINE_FINAL_TYPE (SightVideoRecorder, sight_video_recorder, G_TYPE_OBJECT)
@@ -229,6 +231,7 @@ typedef struct {
   SightVideoRecorder *self;
   GstClockTime        pts;
   guint               typing_mark;
+  guint               load_mark;
 } Capture;
 
 static void
@@ -253,6 +256,10 @@ frame_cb (GObject      *source,
     }
   else if (typing || mark != capture->typing_mark)
     self->n_withheld++;
+  /* The masks were measured in one document and the pixels may be of the
+   * next: such a frame could show a field unmasked. */
+  else if (self->load_events != capture->load_mark)
+    self->n_unsettled++;
   else if (gst_app_src_get_current_level_bytes (GST_APP_SRC (self->src)) <
            (guint64) MAX_QUEUED_FRAMES * gdk_pixbuf_get_byte_length (shot->pixbuf))
     push_pixbuf (self, shot->pixbuf, capture->pts);
@@ -264,8 +271,8 @@ frame_cb (GObject      *source,
     end_stream (self);
 }
 
-/* Starts a capture; FALSE when a secret is being typed (the frame is
- * withheld). */
+/* Starts a capture; FALSE when none started: a secret is being typed (the
+ * frame is withheld) or a document is loading (its masks are not settled). */
 static gboolean
 start_capture (SightVideoRecorder *self)
 {
@@ -273,7 +280,13 @@ start_capture (SightVideoRecorder *self)
   gboolean typing = FALSE;
   Capture *capture;
 
+  if (webkit_web_view_is_loading (sight_web_page_get_web_view (self->page)))
+    {
+      self->n_unsettled++;
+      return FALSE;
+    }
   capture = g_new0 (Capture, 1);
+  capture->load_mark = self->load_events;
   capture->typing_mark = sight_web_page_get_secret_typing_mark (self->page, &typing);
   if (typing)
     {
@@ -291,6 +304,12 @@ start_capture (SightVideoRecorder *self)
   sight_web_page_screenshot_async (self->page, &options, self->capture_cancellable, frame_cb,
                                    capture);
   return TRUE;
+}
+
+static void
+load_changed_cb (SightVideoRecorder *self)
+{
+  self->load_events++;
 }
 
 static gboolean
@@ -446,6 +465,8 @@ sight_video_recorder_new (SightWebPage  *page,
     }
   if (!build_pipeline (self, error))
     return NULL;
+  g_signal_connect_object (sight_web_page_get_web_view (page), "load-changed",
+                           G_CALLBACK (load_changed_cb), self, G_CONNECT_SWAPPED);
   self->started_at = g_get_monotonic_time ();
   self->tick_id = g_timeout_add (1000 / SIGHT_VIDEO_FPS, tick_cb, self);
   tick_cb (self);
@@ -495,9 +516,10 @@ complete (SightVideoRecorder *self,
     }
   else
     self->done_path = g_strdup (self->path);
-  g_debug ("Recording %s ended: %u frames, %u withheld while a secret was typed, %u dropped "
-           "(the encoder was behind)%s%s", self->path, self->n_frames, self->n_withheld,
-           self->n_dropped, error ? ": " : "", error ? error->message : "");
+  g_debug ("Recording %s ended: %u frames, %u withheld while a secret was typed, %u across a "
+           "load, %u dropped (the encoder was behind)%s%s", self->path, self->n_frames,
+           self->n_withheld, self->n_unsettled, self->n_dropped, error ? ": " : "",
+           error ? error->message : "");
 
   waiters = g_steal_pointer (&self->waiters);
   self->waiters = g_ptr_array_new_with_free_func (g_object_unref);

@@ -13,8 +13,9 @@ G_BEGIN_DECLS
  * Frames are the page's screenshots (sight_web_page_screenshot_async(), raw):
  * every secure field and every region holding a filled secret is painted
  * black in each one by the screenshot's own masking, and a frame whose
- * capture overlapped a secret being typed is withheld (the video holds the
- * frame before).  A capture runs at most every 1/SIGHT_VIDEO_FPS s and never
+ * capture overlapped a secret being typed, or a load (the masks measured in
+ * one document, the pixels maybe of the next), is withheld (the video holds
+ * the frame before); no capture starts while a document loads.  A capture runs at most every 1/SIGHT_VIDEO_FPS s and never
  * two at once: a tick that finds the last one pending is skipped.  Frames
  * are resampled to a long side of at most SIGHT_VIDEO_MAX_SIDE and encoded
  * at SIGHT_VIDEO_BITRATE in GStreamer's own threads (appsrc, videoconvert,
