@@ -517,6 +517,16 @@ create_step_row (const SightStepRecord *step)
   return row;
 }
 
+/* The open run's recording, while its file is there. */
+static const char *
+run_video_path (SightHistory *self)
+{
+  const SightArtifactRecord *video = self->run != NULL ? sight_run_data_find_video (self->run)
+                                                       : NULL;
+
+  return video != NULL && g_file_test (video->name, G_FILE_TEST_IS_REGULAR) ? video->name : NULL;
+}
+
 static void
 load_run_cb (GObject      *source,
              GAsyncResult *result,
@@ -566,6 +576,8 @@ load_run_cb (GObject      *source,
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "history.open-report", TRUE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "history.export-report", TRUE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "history.copy-json", TRUE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "history.open-video",
+                                run_video_path (self) != NULL);
   show_step (self, first);
   g_signal_emit (self, signals[RUN_LOADED], 0);
 }
@@ -672,6 +684,18 @@ open_report_action (GtkWidget  *widget,
 }
 
 static void
+open_video_action (GtkWidget  *widget,
+                   const char *action_name,
+                   GVariant   *parameter)
+{
+  const char *path = run_video_path (SIGHT_HISTORY (widget));
+  g_autofree char *uri = path != NULL ? g_filename_to_uri (path, NULL, NULL) : NULL;
+
+  if (uri != NULL)
+    gtk_show_uri (GTK_WINDOW (gtk_widget_get_root (widget)), uri, GDK_CURRENT_TIME);
+}
+
+static void
 export_response_cb (GtkNativeDialog *dialog,
                     int              response,
                     SightHistory    *self)
@@ -751,6 +775,7 @@ back_action (GtkWidget  *widget,
   gtk_widget_action_set_enabled (widget, "history.open-report", FALSE);
   gtk_widget_action_set_enabled (widget, "history.export-report", FALSE);
   gtk_widget_action_set_enabled (widget, "history.copy-json", FALSE);
+  gtk_widget_action_set_enabled (widget, "history.open-video", FALSE);
   g_signal_emit (self, signals[OBSERVATION_SELECTED], 0, NULL);
   sight_history_reload (self);
 }
@@ -851,6 +876,7 @@ sight_history_class_init (SightHistoryClass *klass)
   gtk_widget_class_install_action (widget_class, "history.reload", NULL, reload_action);
   gtk_widget_class_install_action (widget_class, "history.back", NULL, back_action);
   gtk_widget_class_install_action (widget_class, "history.open-report", NULL, open_report_action);
+  gtk_widget_class_install_action (widget_class, "history.open-video", NULL, open_video_action);
   gtk_widget_class_install_action (widget_class, "history.export-report", NULL,
                                    export_report_action);
   gtk_widget_class_install_action (widget_class, "history.copy-json", NULL, copy_json_action);
@@ -866,6 +892,7 @@ sight_history_init (SightHistory *self)
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "history.open-report", FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "history.export-report", FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "history.copy-json", FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "history.open-video", FALSE);
 }
 
 GtkWidget *

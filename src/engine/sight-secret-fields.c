@@ -50,6 +50,7 @@ filled_cb (GObject      *source,
   g_autoptr(GError) error = NULL;
   JsonObject *reply = sight_web_page_perform_finish (page, result, &error);
 
+  _sight_web_page_secret_typing (page, FALSE);
   /* A refusal typed nothing; anything else may have typed some of it. */
   if (!g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED))
     _sight_web_page_count_secret_fill (page);
@@ -82,6 +83,7 @@ sight_web_page_fill_secret_async (SightWebPage        *self,
   /* Known before the first character lands, so a screenshot taken while
    * the fill settles is already masked. */
   _sight_web_page_add_filled_secret (self, value);
+  _sight_web_page_secret_typing (self, TRUE);
   json_object_set_string_member (action, "type", "fillSecret");
   json_object_set_string_member (action, "value", value);
   json_object_set_string_member (action, "purpose", purpose);

@@ -34,6 +34,12 @@ JsonObject *sight_web_page_fill_secret_finish (SightWebPage        *self,
                                                GError             **error);
 /* Secret fills that typed into this page over its life. */
 guint       sight_web_page_get_secret_fills   (SightWebPage        *self);
+/* While a fill is typing (from the call until it finishes, whatever the
+ * outcome) *@out_typing is TRUE; the mark counts the fills begun, so a
+ * capture that compares the marks taken when it began and ended knows
+ * whether a fill ran in between (the video recorder withholds such frames). */
+guint       sight_web_page_get_secret_typing_mark (SightWebPage    *self,
+                                                   gboolean        *out_typing);
 
 /* For the engine: js/secret-fields.js, and the boxes (CSS pixels of the
  * captured area, with a margin) a screenshot paints over: every region

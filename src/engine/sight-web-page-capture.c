@@ -126,6 +126,12 @@ encode_shot_thread (GTask        *task,
   shot->n_masked = n_masked;
   shot->n_secret_regions = data->n_secret;
   shot->format = data->options.format;
+  if (data->options.raw)
+    {
+      shot->pixbuf = g_steal_pointer (&pixbuf);
+      g_task_return_pointer (task, g_steal_pointer (&shot), (GDestroyNotify) sight_screenshot_free);
+      return;
+    }
   shot->bytes = sight_encode_image (pixbuf, data->options.format, data->options.quality, &error);
   if (shot->bytes == NULL)
     {

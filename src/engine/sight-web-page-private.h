@@ -54,6 +54,8 @@ struct _SightWebPage
    * screenshot paints over wherever they show. */
   GPtrArray    *filled_secrets;
   guint         secret_fills;             /* fills that typed (or began to) */
+  guint         secrets_typing;           /* fills under way now */
+  guint         secret_fills_begun;       /* fills started, ever */
 };
 
 /* The page's signals (sight-web-page.c installs them). */
@@ -182,6 +184,9 @@ void     _sight_web_page_wait_for_navigation_async (SightWebPage       *self,
 void       _sight_web_page_add_filled_secret      (SightWebPage       *self,
                                                    const char         *value);
 void       _sight_web_page_count_secret_fill      (SightWebPage       *self);
+/* A fill begins (@typing TRUE) or ends typing (sight-secret-fields.c). */
+void       _sight_web_page_secret_typing          (SightWebPage       *self,
+                                                   gboolean            typing);
 /* The values of the page and its openers (borrowed strings). */
 GPtrArray *_sight_web_page_collect_filled_secrets (SightWebPage       *self);
 

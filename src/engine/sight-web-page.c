@@ -64,6 +64,7 @@ sight_screenshot_free (SightScreenshot *shot)
   if (shot == NULL)
     return;
   g_clear_pointer (&shot->bytes, g_bytes_unref);
+  g_clear_object (&shot->pixbuf);
   g_free (shot);
 }
 
@@ -913,6 +914,33 @@ sight_web_page_get_secret_fills (SightWebPage *self)
 {
   g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), 0);
   return self->secret_fills;
+}
+
+void
+_sight_web_page_secret_typing (SightWebPage *self,
+                               gboolean      typing)
+{
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  g_return_if_fail (typing || self->secrets_typing > 0);
+
+  if (typing)
+    {
+      self->secrets_typing++;
+      self->secret_fills_begun++;
+    }
+  else
+    self->secrets_typing--;
+}
+
+guint
+sight_web_page_get_secret_typing_mark (SightWebPage *self,
+                                       gboolean     *out_typing)
+{
+  g_return_val_if_fail (SIGHT_IS_WEB_PAGE (self), 0);
+
+  if (out_typing != NULL)
+    *out_typing = self->secrets_typing > 0;
+  return self->secret_fills_begun;
 }
 
 GPtrArray *

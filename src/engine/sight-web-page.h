@@ -33,9 +33,13 @@ typedef struct {
   int               max_side;     /* resample so the long side is at most this; 0 = off */
   const SightRect  *masks;        /* painted over before encoding */
   guint             n_masks;
+  /* TRUE: no encoding; the masked, resampled pixels come back as
+   * SightScreenshot.pixbuf (RGB, flattened onto white) and @format and
+   * @quality are unused (the video recorder's frames) */
+  gboolean          raw;
 } SightScreenshotOptions;
 
-#define SIGHT_SCREENSHOT_OPTIONS_INIT { FALSE, SIGHT_IMAGE_PNG, -1, 0, NULL, 0 }
+#define SIGHT_SCREENSHOT_OPTIONS_INIT { FALSE, SIGHT_IMAGE_PNG, -1, 0, NULL, 0, FALSE }
 
 typedef struct {
   GBytes *bytes;       /* the encoded image */
@@ -48,6 +52,7 @@ typedef struct {
    * area: each must be among those painted */
   guint   n_secret_regions;
   SightImageFormat format; /* how @bytes are encoded */
+  GdkPixbuf *pixbuf;   /* with SightScreenshotOptions.raw, instead of @bytes */
 } SightScreenshot;
 
 void        sight_screenshot_free          (SightScreenshot       *shot);

@@ -156,6 +156,18 @@ _sight_mcp_write_html_report (SightStore         *store,
   return g_filename_to_uri (path, NULL, NULL);
 }
 
+/* Adds @line to the report's text, before its @last_line when it ends so. */
+static void
+insert_before_last_line (GString    *out,
+                         const char *last_line,
+                         const char *line)
+{
+  if (g_str_has_suffix (out->str, last_line))
+    g_string_insert (out, out->len - strlen (last_line), line);
+  else
+    g_string_append (out, line);
+}
+
 void
 _sight_mcp_return_report (SightMcpToolCall *call,
                           SightStore       *store,
@@ -176,11 +188,16 @@ _sight_mcp_return_report (SightMcpToolCall *call,
     {
       g_autofree char *line = g_strdup_printf ("\nFull HTML report: %s", url);
 
-      if (g_str_has_suffix (out->str, last_line))
-        g_string_insert (out, out->len - strlen (last_line), line);
-      else
-        g_string_append (out, line);
+      insert_before_last_line (out, last_line, line);
       json_object_set_string_member (structured, "reportUrl", url);
+    }
+  if (sight_run_data_find_video (data) != NULL)
+    {
+      const char *video = sight_run_data_find_video (data)->name;
+      g_autofree char *line = g_strdup_printf ("\nVideo of the run: %s", video);
+
+      insert_before_last_line (out, last_line, line);
+      json_object_set_string_member (structured, "video", video);
     }
   sight_mcp_tool_call_return_result (call, out->str, structured, g_str_equal (verdict, "error"));
 }

@@ -658,6 +658,27 @@ html_broken_links (GString            *out,
     g_string_append (out, "</table>");
 }
 
+/* The run's recording, linked where the store keeps it (a file beside the
+ * store, not embedded: the report stays small enough to mail). */
+static void
+html_video (GString            *out,
+            const SightRunData *data)
+{
+  const SightArtifactRecord *video = sight_run_data_find_video (data);
+  g_autofree char *uri = NULL;
+  g_autofree char *href = NULL;
+  g_autofree char *name = NULL;
+
+  if (video == NULL || (uri = g_filename_to_uri (video->name, NULL, NULL)) == NULL)
+    return;
+  href = sight_report_escape_html (uri);
+  name = g_path_get_basename (video->name);
+  g_string_append_printf (out, "<h2>Recording</h2><p class=\"video\"><a href=\"%s\" "
+                               "type=\"%s\">", href, video->mime);
+  html_text (out, name);
+  g_string_append (out, "</a> (WebM video of what the page showed, secure fields masked)</p>\n");
+}
+
 /* ------------------------------------------------------------------- a run */
 
 /* The report of one run into ctx->body: its header (h1, or h2 when the run
@@ -737,6 +758,8 @@ html_run (HtmlContext *ctx,
       html_text (out, run->answer);
       g_string_append (out, "</p>");
     }
+
+  html_video (out, data);
 
   /* filmstrip: the screenshot after each step */
   if (data->steps->len > 0)

@@ -9,6 +9,7 @@
 
 #include "sight-error.h"
 #include "sight-page-guard.h"
+#include "sight-run-video.h"
 #include "sight-session-agent.h"
 #include "sight-tool-args.h"
 
@@ -17,9 +18,6 @@
 #define DEFAULT_IDLE_MS G_GINT64_CONSTANT (300000)
 #define DEFAULT_MAX_DURATION_MS G_GINT64_CONSTANT (3600000)
 #define LOAD_TIMEOUT_MS 30000
-#define FILMSTRIP_INTERVAL_MS 2000
-#define FILMSTRIP_MAX_FRAMES 300
-#define FILMSTRIP_MAX_SIDE 480
 /* Ended sessions the registry still answers for (get_session, a repeated
  * stop_session, list_sessions' 200): their records, not their pages. */
 #define MAX_ENDED_SESSIONS 200
@@ -69,9 +67,9 @@ struct _SightSession
   gint64              max_duration_ms;
   guint               idle_id;
   guint               max_duration_id;
-  guint               filmstrip_id;
-  GPtrArray          *filmstrip;   /* GBytes, JPEG */
-  gboolean            capturing;
+  SightVideoRecorder *video;       /* with record */
+  char               *video_path;  /* once the recording is complete */
+  char               *video_error; /* or why it is not */
 };
 
 G_DEFINE_FINAL_TYPE (SightSession, sight_session, G_TYPE_OBJECT)
@@ -130,7 +128,7 @@ sight_session_dispose (GObject *object)
 
   g_clear_handle_id (&self->idle_id, g_source_remove);
   g_clear_handle_id (&self->max_duration_id, g_source_remove);
-  g_clear_handle_id (&self->filmstrip_id, g_source_remove);
+  g_clear_object (&self->video);
   g_clear_object (&self->page);
 
   G_OBJECT_CLASS (sight_session_parent_class)->dispose (object);
@@ -148,7 +146,8 @@ sight_session_finalize (GObject *object)
   g_clear_pointer (&self->created_at, g_date_time_unref);
   g_clear_pointer (&self->ended_at, g_date_time_unref);
   g_free (self->end_reason);
-  g_clear_pointer (&self->filmstrip, g_ptr_array_unref);
+  g_free (self->video_path);
+  g_free (self->video_error);
 
   G_OBJECT_CLASS (sight_session_parent_class)->finalize (object);
 }
@@ -165,7 +164,6 @@ sight_session_class_init (SightSessionClass *klass)
 static void
 sight_session_init (SightSession *self)
 {
-  self->filmstrip = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
 }
 
 const char *
@@ -184,6 +182,30 @@ SightWebPage *
 sight_session_get_page (SightSession *self)
 {
   return self->page;
+}
+
+SightVideoRecorder *
+sight_session_get_video (SightSession *self)
+{
+  g_return_val_if_fail (SIGHT_IS_SESSION (self), NULL);
+  return self->video;
+}
+
+static void
+video_finished_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  g_autoptr(SightSession) self = user_data;
+  g_autoptr(GError) error = NULL;
+
+  self->video_path = sight_video_recorder_finish_finish (SIGHT_VIDEO_RECORDER (source), result,
+                                                         &error);
+  if (self->video_path == NULL)
+    {
+      self->video_error = g_strdup (error->message);
+      g_message ("Session %s: %s", self->id, error->message);
+    }
 }
 
 static gboolean
@@ -230,7 +252,10 @@ sight_session_stop (SightSession *self,
   self->end_reason = g_strdup (reason);
   g_clear_handle_id (&self->idle_id, g_source_remove);
   g_clear_handle_id (&self->max_duration_id, g_source_remove);
-  g_clear_handle_id (&self->filmstrip_id, g_source_remove);
+  /* The recording ends with the session; whoever links it waits for the
+   * same end (sight_video_recorder_finish_async() again). */
+  if (self->video != NULL)
+    sight_video_recorder_finish_async (self->video, NULL, video_finished_cb, g_object_ref (self));
   if (self->page != NULL)
     webkit_web_view_stop_loading (sight_web_page_get_web_view (self->page));
   /* Listeners store the page's log and stop showing it while it is there. */
@@ -318,51 +343,31 @@ sight_session_to_json (SightSession *self)
   json_builder_add_int_value (b, self->max_duration_ms);
   json_builder_set_member_name (b, "record");
   json_builder_add_boolean_value (b, self->record);
-  if (self->record)
+  if (self->video != NULL)
     {
-      json_builder_set_member_name (b, "recordedFrames");
-      json_builder_add_int_value (b, self->filmstrip->len);
+      /* The path only once the file is complete. */
+      json_builder_set_member_name (b, "recording");
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "status");
+      json_builder_add_string_value (b, self->video_path != NULL ? "kept"
+                                        : self->video_error != NULL ? "failed"
+                                        : "recording");
+      json_builder_set_member_name (b, "frames");
+      json_builder_add_int_value (b, sight_video_recorder_get_n_frames (self->video));
+      if (self->video_path != NULL)
+        {
+          json_builder_set_member_name (b, "path");
+          json_builder_add_string_value (b, self->video_path);
+        }
+      if (self->video_error != NULL)
+        {
+          json_builder_set_member_name (b, "error");
+          json_builder_add_string_value (b, self->video_error);
+        }
+      json_builder_end_object (b);
     }
   json_builder_end_object (b);
   return json_builder_get_root (b);
-}
-
-/* Recording: a filmstrip of small JPEG frames, kept with the session. */
-
-static void
-filmstrip_frame_cb (GObject      *source,
-                    GAsyncResult *result,
-                    gpointer      user_data)
-{
-  g_autoptr(SightSession) self = user_data;
-  g_autoptr(SightScreenshot) shot = sight_web_page_screenshot_finish (SIGHT_WEB_PAGE (source),
-                                                                      result, NULL);
-
-  self->capturing = FALSE;
-  if (shot != NULL && self->filmstrip->len < FILMSTRIP_MAX_FRAMES)
-    g_ptr_array_add (self->filmstrip, g_bytes_ref (shot->bytes));
-}
-
-static gboolean
-filmstrip_tick_cb (gpointer user_data)
-{
-  SightSession *self = user_data;
-  SightScreenshotOptions options = SIGHT_SCREENSHOT_OPTIONS_INIT;
-
-  if (self->filmstrip->len >= FILMSTRIP_MAX_FRAMES)
-    {
-      self->filmstrip_id = 0;
-      return G_SOURCE_REMOVE;
-    }
-  if (self->capturing)
-    return G_SOURCE_CONTINUE;
-  options.format = SIGHT_IMAGE_JPEG;
-  options.quality = 60;
-  options.max_side = FILMSTRIP_MAX_SIDE;
-  self->capturing = TRUE;
-  sight_web_page_screenshot_async (self->page, &options, NULL, filmstrip_frame_cb,
-                                   g_object_ref (self));
-  return G_SOURCE_CONTINUE;
 }
 
 /* The registry */
@@ -701,7 +706,21 @@ string_member (JsonObject *args,
          json_node_get_value_type (node) == G_TYPE_STRING ? json_node_get_string (node) : NULL;
 }
 
-/* Opens @session (validated from @args): its page, timers and start URL. */
+/* A session that could not open: @task (taken) fails with @error (taken). */
+static void
+open_failed (GTask        *task,
+             SightSession *session,
+             GError       *error)
+{
+  g_clear_object (&session->page);
+  session->status = SIGHT_SESSION_CLOSED;
+  g_task_return_error (task, error);
+  g_object_unref (task);
+  g_object_unref (session);
+}
+
+/* Opens @session (validated from @args): its page, timers, recording and
+ * start URL. */
 static void
 open_session (SightSessionRegistry *self,
               GTask                *task,
@@ -748,18 +767,23 @@ open_session (SightSessionRegistry *self,
   if (!sight_page_guard (session->page, NULL, start_url,
                          (const char * const *) session->allow_hosts, &error))
     {
-      g_clear_object (&session->page);
-      session->status = SIGHT_SESSION_CLOSED;
-      g_task_return_error (task, g_steal_pointer (&error));
-      g_object_unref (task);
-      g_object_unref (session);
+      open_failed (task, session, g_steal_pointer (&error));
       return;
     }
 
+  if (session->record)
+    {
+      g_autofree char *path = sight_run_video_path (NULL, session->id);
+
+      session->video = sight_video_recorder_new (session->page, path, &error);
+      if (session->video == NULL)
+        {
+          open_failed (task, session, g_steal_pointer (&error));
+          return;
+        }
+    }
   session->max_duration_id = g_timeout_add (session->max_duration_ms, max_duration_cb, session);
   sight_session_touch (session);
-  if (session->record)
-    session->filmstrip_id = g_timeout_add (FILMSTRIP_INTERVAL_MS, filmstrip_tick_cb, session);
 
   forget_ended (self);
   g_ptr_array_add (self->sessions, g_object_ref (session));

@@ -3,6 +3,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "sight-video-recorder.h"
 #include "sight-web-page.h"
 
 G_BEGIN_DECLS
@@ -24,6 +25,10 @@ const char         *sight_session_get_id        (SightSession *self);
 SightSessionStatus  sight_session_get_status    (SightSession *self);
 /* NULL once the session ended. */
 SightWebPage       *sight_session_get_page      (SightSession *self);
+/* The session's recording (create_session's `record`), NULL without one. It
+ * ends when the session does: sight_video_recorder_finish_async() then gives
+ * the kept file's path. */
+SightVideoRecorder *sight_session_get_video     (SightSession *self);
 /* Postpones the idle timeout: call on every action. */
 void                sight_session_touch         (SightSession *self);
 /* Ends the session (reason: stopped, idle, maxDuration, error): a step
@@ -33,7 +38,8 @@ void                sight_session_touch         (SightSession *self);
 gboolean            sight_session_stop          (SightSession *self,
                                                  const char   *reason);
 /* The session record: id, status, engine, createdAt, endedAt, endReason,
- * title, startUrl, viewport, endpoints. */
+ * title, startUrl, viewport, record, endpoints; with record, recording:
+ * { status: recording|kept|failed, frames, path once kept, error }. */
 JsonNode           *sight_session_to_json       (SightSession *self);
 
 /* The process's sessions. "session-added" and "session-closed" let a window

@@ -16,6 +16,7 @@
 #include "sight-report.h"
 #include "sight-run-recorder.h"
 #include "sight-secret-fields.h"
+#include "sight-run-video.h"
 #include "sight-scrape.h"
 #include "sight-tool-args.h"
 #include "sight-web-page.h"
@@ -62,6 +63,7 @@ typedef struct {
   SoupSession  *http;
   char         *run_id;
   SightRunRecorder *recorder;
+  SightVideoRecorder *video;   /* the recording: always */
   char         *url;
   char        **steps;
   const char   *expect_text;
@@ -99,6 +101,7 @@ static void
 smoke_free (Smoke *smoke)
 {
   g_clear_object (&smoke->recorder);
+  g_clear_object (&smoke->video);
   g_clear_object (&smoke->store);
   g_clear_object (&smoke->page);
   g_clear_object (&smoke->http);
@@ -508,6 +511,8 @@ run_loaded_cb (GObject      *source,
   json_object_set_string_member (object, "verdict", sight_run_verdict_to_string (data->run->verdict));
   json_object_set_string_member (object, "text", text);
   json_object_set_member (object, "report", sight_report_to_json (data));
+  if (sight_run_data_find_video (data) != NULL)
+    json_object_set_string_member (object, "video", sight_run_data_find_video (data)->name);
   root = json_node_new (JSON_NODE_OBJECT);
   json_node_take_object (root, object);
   g_task_return_pointer (task, root, (GDestroyNotify) json_node_unref);
@@ -530,7 +535,7 @@ run_finished_cb (GObject      *source,
 }
 
 static void
-finish_run (GTask *task)
+close_run (GTask *task)
 {
   Smoke *smoke = g_task_get_task_data (task);
 
@@ -546,6 +551,49 @@ finish_run (GTask *task)
                               smoke->failed ? SIGHT_RUN_VERDICT_FAIL : SIGHT_RUN_VERDICT_PASS,
                               NULL, NULL, sight_web_page_get_uri (smoke->page), run_finished_cb,
                               task);
+}
+
+/* The recording is complete before the run that links it is closed (a
+ * recording that failed is left out, with a message). */
+static void
+video_kept_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(SightRunRecorder) recorder = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = sight_video_recorder_finish_finish (SIGHT_VIDEO_RECORDER (source),
+                                                              result, &error);
+
+  if (path != NULL)
+    sight_run_video_link (recorder, path);
+  else
+    g_message ("Smoke run %s: %s", sight_run_recorder_get_run_id (recorder), error->message);
+}
+
+static void
+video_then_close_cb (GObject      *source,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  GTask *task = user_data;
+  Smoke *smoke = g_task_get_task_data (task);
+
+  video_kept_cb (source, result, g_object_ref (smoke->recorder));
+  close_run (task);
+}
+
+static void
+finish_run (GTask *task)
+{
+  Smoke *smoke = g_task_get_task_data (task);
+
+  if (smoke->video == NULL)
+    {
+      close_run (task);
+      return;
+    }
+  sight_video_recorder_finish_async (smoke->video, NULL, video_then_close_cb, task);
 }
 
 static guint
@@ -573,6 +621,10 @@ smoke_next (GTask *task)
 
   if (g_cancellable_is_cancelled (cancellable))
     {
+      /* The recording still ends whole, and joins the run when it has. */
+      if (smoke->video != NULL)
+        sight_video_recorder_finish_async (smoke->video, NULL, video_kept_cb,
+                                           g_object_ref (smoke->recorder));
       sight_run_recorder_close (smoke->recorder, SIGHT_RUN_VERDICT_INTERRUPTED,
                                 "ENVIRONMENT_UNAVAILABLE",
                                 "The smoke test was interrupted before it finished", NULL, NULL,
@@ -897,6 +949,15 @@ sight_smoke_test_start (SightStore          *store,
   g_task_set_task_data (task, smoke, (GDestroyNotify) smoke_free);
   smoke->page = sight_web_page_new ();
   sight_page_guard (smoke->page, NULL, smoke->url, NULL, NULL);
+  {
+    /* A smoke test always records; one that cannot still tests. */
+    g_autofree char *video_path = sight_run_video_path (smoke->store, smoke->run_id);
+    g_autoptr(GError) video_error = NULL;
+
+    smoke->video = sight_video_recorder_new (smoke->page, video_path, &video_error);
+    if (smoke->video == NULL)
+      g_message ("Smoke run %s is not recorded: %s", smoke->run_id, video_error->message);
+  }
   smoke->http = soup_session_new_with_options ("timeout", LINK_TIMEOUT_S,
                                                "user-agent", "Sightline link check", NULL);
   run_id = g_strdup (smoke->run_id);

@@ -18,7 +18,9 @@ G_BEGIN_DECLS
  * wait), session (proxyUrl, allowHosts; sign-in options are refused).
  *
  * The run is kept in @store (kind "smoke"); the result is { runId, verdict,
- * text, report } with the report of sight_report_to_json. */
+ * text, report, video } with the report of sight_report_to_json and the path
+ * of the run's recording: every smoke test records its page
+ * (sight-run-video.h), and the run links the file once it is complete. */
 void      sight_smoke_test_async  (SightStore          *store,
                                    JsonObject          *args,
                                    GCancellable        *cancellable,

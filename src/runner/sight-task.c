@@ -11,6 +11,7 @@
 #include "sight-error.h"
 #include "sight-step-executor.h"
 #include "sight-run-recorder.h"
+#include "sight-run-video.h"
 #include "sight-session-agent.h"
 #include "sight-tool-args.h"
 
@@ -53,6 +54,7 @@ struct _SightTask
   char          *reason;
   char          *answer;
   char          *final_url;
+  char          *video;          /* the session's recording, once linked */
   const char    *code;
 
   gint64         max_steps;
@@ -120,6 +122,7 @@ sight_task_finalize (GObject *object)
   g_free (self->reason);
   g_free (self->answer);
   g_free (self->final_url);
+  g_free (self->video);
 
   G_OBJECT_CLASS (sight_task_parent_class)->finalize (object);
 }
@@ -402,6 +405,42 @@ finished_stored_cb (GObject      *source,
   g_signal_emit (self, signals[FINISHED], 0);
 }
 
+/* Links the session's recording to the task's run, once. */
+static void
+link_video (SightTask          *self,
+            SightVideoRecorder *video,
+            GAsyncResult       *result)
+{
+  g_autofree char *path = sight_video_recorder_finish_finish (video, result, NULL);
+
+  if (path == NULL || self->video != NULL)
+    return;
+  sight_run_video_link (self->recorder, path);
+  self->video = g_steal_pointer (&path);
+}
+
+static void
+video_kept_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  g_autoptr(SightTask) self = user_data;
+
+  link_video (self, SIGHT_VIDEO_RECORDER (source), result);
+  store_outcome (self, self->code, finished_stored_cb, g_object_ref (self));
+}
+
+/* A session closed after its task ended: its recording joins the run. */
+static void
+video_kept_later_cb (GObject      *source,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  g_autoptr(SightTask) self = user_data;
+
+  link_video (self, SIGHT_VIDEO_RECORDER (source), result);
+}
+
 /* The agent's outcome in the task's terms. */
 static void
 classify (SightTask       *self,
@@ -503,6 +542,15 @@ finish (SightTask       *self,
     }
   if (!self->log_saved && sight_session_get_status (self->session) != SIGHT_SESSION_LIVE)
     save_log (self);
+  /* A recording that ended with the session is linked before the outcome
+   * is stored and told: the report and the reply then name it. */
+  if (sight_session_get_video (self->session) != NULL &&
+      sight_session_get_status (self->session) != SIGHT_SESSION_LIVE)
+    {
+      sight_video_recorder_finish_async (sight_session_get_video (self->session), NULL,
+                                         video_kept_cb, g_object_ref (self));
+      return;
+    }
   store_outcome (self, code, finished_stored_cb, g_object_ref (self));
 }
 
@@ -544,6 +592,9 @@ session_closed_cb (SightSessionRegistry *registry,
         }
       save_log (task);
       store_outcome (task, NULL, write_done_cb, NULL);
+      if (sight_session_get_video (session) != NULL)
+        sight_video_recorder_finish_async (sight_session_get_video (session), NULL,
+                                           video_kept_later_cb, g_object_ref (task));
     }
 }
 
@@ -824,6 +875,8 @@ sight_task_to_json (SightTask *self)
   json_object_set_string_member (record, "startedAt", started);
   if (finished != NULL)
     json_object_set_string_member (record, "finishedAt", finished);
+  if (self->video != NULL)
+    json_object_set_string_member (record, "video", self->video);
   node = json_node_new (JSON_NODE_OBJECT);
   json_node_set_object (node, record);
   return node;

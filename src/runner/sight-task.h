@@ -68,7 +68,9 @@ void          sight_task_cancel        (SightTask *self);
 /* The task record: id, goal, status (running|finished), ok, stoppedBy,
  * limit, reason, answer, steps [{op, ref, provider, ok, ms, costMicros,
  * error}], costMicros (absent when no call reported a cost), ms, startedAt,
- * finishedAt. Strings are cut at 2000 characters. */
+ * finishedAt, and video: the path of the session's recording (`record`) once
+ * it is complete and linked to the task's run. Strings are cut at 2000
+ * characters. */
 JsonNode     *sight_task_to_json       (SightTask *self);
 /* "Task finished (done) in 2 steps, $0.0006, 5 s." then Answer:, Reason:,
  * whether the session is still open, and the get_report line. */

@@ -189,6 +189,22 @@ sight_run_data_free (SightRunData *d)
   g_free (d);
 }
 
+const SightArtifactRecord *
+sight_run_data_find_video (const SightRunData *data)
+{
+  g_return_val_if_fail (data != NULL, NULL);
+
+  for (guint i = 0; data->artifacts != NULL && i < data->artifacts->len; i++)
+    {
+      const SightArtifactRecord *a = g_ptr_array_index (data->artifacts, i);
+
+      if (g_strcmp0 (a->mime, SIGHT_ARTIFACT_VIDEO_MIME) == 0 && a->data == NULL &&
+          a->name != NULL)
+        return a;
+    }
+  return NULL;
+}
+
 SightSessionRecord *
 _sight_store_session_copy (const SightSessionRecord *s)
 {

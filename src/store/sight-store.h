@@ -151,6 +151,11 @@ typedef struct {
   char   *path;
 } SightArtifactRecord;
 
+/* A recording of the run (a WebM video kept beside the store: the runner's
+ * sight-run-video.h) is an artifact of this MIME type with no data, whose
+ * name is the file's path. */
+#define SIGHT_ARTIFACT_VIDEO_MIME "video/webm"
+
 /* A whole run as the reports read it. Arrays are in order: steps by index,
  * the rest by insertion. */
 typedef struct {
@@ -174,6 +179,8 @@ void sight_run_data_free           (SightRunData           *data);
  * file), or NULL. */
 const char *sight_run_data_get_step_evidence (const SightRunData *data,
                                               guint               index);
+/* The run's recording (SIGHT_ARTIFACT_VIDEO_MIME), or NULL. */
+const SightArtifactRecord *sight_run_data_find_video (const SightRunData *data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightSessionRecord, sight_session_record_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightRunRecord, sight_run_record_free)
