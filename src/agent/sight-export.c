@@ -988,10 +988,12 @@ emit_model (Emitter    *em,
   g_autofree char *title = NULL;
   g_autofree char *title_js = NULL;
   g_autoptr(GString) options = g_string_new (NULL);
+  SightStepKind agent_kind = SIGHT_STEP_ACT;
 
+  sight_step_kind_from_string (kind, &agent_kind);
   if (em->format == SIGHT_EXPORT_E2E)
     {
-      gboolean returns = g_str_equal (kind, "extract");
+      gboolean returns = agent_kind == SIGHT_STEP_EXTRACT;
 
       if (returns)
         g_string_append_printf (b, "  const extracted%u = ", index + 1);
@@ -1006,7 +1008,7 @@ emit_model (Emitter    *em,
       return;
     }
 
-  if (g_str_equal (kind, "act"))
+  if (agent_kind == SIGHT_STEP_ACT)
     {
       g_autoptr(SightTrace) trace = find_trace (em, step, instruction, &why);
 
@@ -1058,7 +1060,7 @@ sight_export_test (JsonNode           *test_file,
   JsonArray *steps;
   const char *name = NULL;
   const char *url = NULL;
-  const char * const *kinds = sight_step_kind_names;
+  const char * const *kinds = sight_step_kind_get_names ();
 
   g_return_val_if_fail (test_file != NULL, NULL);
 
@@ -1140,7 +1142,7 @@ sight_export_test (JsonNode           *test_file,
         }
 
       g_string_append_c (body, '\n');
-      if (g_str_equal (kind, "do"))
+      if (g_str_equal (kind, SIGHT_STEP_DIRECT_NAME))
         {
           if (!emit_direct (&em, step, instruction, i, error))
             goto fail;
