@@ -13,7 +13,6 @@
 #include "sight-error.h"
 #include "sight-json.h"
 #include "sight-params.h"
-#include "sight-step-executor.h"
 #include "sight-trace-cache.h"
 
 typedef struct {
@@ -26,7 +25,8 @@ typedef struct {
   SightProject      *project;
   SightTraceCache   *traces;
   const char        *test_agent;
-  /* "step N (kind): why", one for each step that became test.fixme */
+  /* 'step N (kind "instruction"): why', one for each step that became
+   * test.fixme */
   GPtrArray         *fixme;
 } Emitter;
 
