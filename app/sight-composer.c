@@ -20,7 +20,8 @@
 #define DIRECT_STEP_TIMEOUT_MS 15000
 #define TICK_MS 100
 
-static const char * const kinds[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+/* The kind menu's entries, in its order. */
+#define kinds (sight_step_kind_get_names ())
 
 struct _SightComposer
 {
@@ -115,7 +116,7 @@ sight_composer_get_kind (SightComposer *self)
   g_return_val_if_fail (SIGHT_IS_COMPOSER (self), NULL);
 
   selected = gtk_drop_down_get_selected (self->kind_dropdown);
-  return selected < G_N_ELEMENTS (kinds) - 1 ? kinds[selected] : "do";
+  return selected < g_strv_length ((GStrv) kinds) ? kinds[selected] : SIGHT_STEP_DIRECT_NAME;
 }
 
 /* Meters ----------------------------------------------------------------- */
@@ -1164,7 +1165,7 @@ void
 sight_composer_add_recorded_step (SightComposer *self,
                                   JsonNode      *step)
 {
-  static const char * const keys[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+  const char * const *keys = kinds;
   JsonObject *object;
 
   g_return_if_fail (SIGHT_IS_COMPOSER (self));

@@ -9,6 +9,7 @@
 
 #include "sight-direct-step.h"
 #include "sight-observation.h"
+#include "sight-step-options.h"
 
 #define FIND_TIMEOUT_MS 5000
 
@@ -114,9 +115,11 @@ char *
 sight_demo_caption (const char *kind,
                     const char *instruction)
 {
+  SightStepKind agent_kind;
+
   g_return_val_if_fail (kind != NULL && instruction != NULL, NULL);
 
-  if (g_str_equal (kind, "do"))
+  if (g_str_equal (kind, SIGHT_STEP_DIRECT_NAME))
     {
       g_autoptr(SightDirectStep) step = sight_direct_step_parse (instruction, NULL);
       char *caption = step != NULL ? direct_caption (step) : NULL;
@@ -127,14 +130,21 @@ sight_demo_caption (const char *kind,
         return g_strdup_printf (_("Checking: %s"), instruction);
       return g_strdup (instruction);
     }
-  if (g_str_equal (kind, "assert"))
-    /* Translators: demo mode's caption of an assertion */
-    return g_strdup_printf (_("Checking: %s"), instruction);
-  if (g_str_equal (kind, "waitFor"))
-    return g_strdup_printf (_("Waiting until: %s"), instruction);
-  if (g_str_equal (kind, "extract"))
-    return g_strdup_printf (_("Reading: %s"), instruction);
-  return g_strdup (instruction);
+  if (!sight_step_kind_from_string (kind, &agent_kind))
+    return g_strdup (instruction);
+  switch (agent_kind)
+    {
+    case SIGHT_STEP_ASSERT:
+      /* Translators: demo mode's caption of an assertion */
+      return g_strdup_printf (_("Checking: %s"), instruction);
+    case SIGHT_STEP_WAIT_FOR:
+      return g_strdup_printf (_("Waiting until: %s"), instruction);
+    case SIGHT_STEP_EXTRACT:
+      return g_strdup_printf (_("Reading: %s"), instruction);
+    case SIGHT_STEP_ACT:
+    default:
+      return g_strdup (instruction);
+    }
 }
 
 /* Finding the target -------------------------------------------------------- */
@@ -282,7 +292,7 @@ sight_demo_overlay_show_step (SightDemoOverlay *self,
   self->caption = sight_demo_caption (kind, instruction);
   gtk_label_set_label (self->caption_label, self->caption);
   gtk_widget_set_visible (self->caption_box, TRUE);
-  if (g_str_equal (kind, "do"))
+  if (g_str_equal (kind, SIGHT_STEP_DIRECT_NAME))
     find_target (self, instruction);
 }
 

@@ -18,10 +18,12 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
 fi
 
-# JavaScript libraries injected into pages (src/runner/js/package.json), pinned
-# by its package-lock.json.
-js="$here/../src/runner/js"
-if [ ! -f "$js/node_modules/.package-lock.json" ] ||
-   [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; then
-  (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# npm packages pinned by a package-lock.json: the JavaScript libraries injected
+# into pages (src/runner/js), and @playwright/test, which the export test runs
+# on Debian's Chromium (tests/playwright; no browser download).
+for js in "$here/../src/runner/js" "$here/../tests/playwright"; do
+  if [ ! -f "$js/node_modules/.package-lock.json" ] ||
+     [ "$js/package-lock.json" -nt "$js/node_modules/.package-lock.json" ]; then
+    (cd "$js" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+  fi
+done

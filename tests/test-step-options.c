@@ -261,6 +261,12 @@ test_kind_names (void)
   g_assert_true (sight_step_kind_from_string ("waitFor", &kind));
   g_assert_cmpint (kind, ==, SIGHT_STEP_WAIT_FOR);
   g_assert_cmpstr (sight_step_kind_to_string (SIGHT_STEP_EXTRACT), ==, "extract");
+  /* every step kind a file names: the direct step's, then the enum's nicks */
+  {
+    static const char * const names[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+
+    g_assert_true (g_strv_equal ((const char * const *) sight_step_kind_get_names (), names));
+  }
   g_assert_false (sight_step_kind_from_string ("wait_for", &kind));
   g_assert_cmpstr (sight_vision_mode_to_string (SIGHT_VISION_ONLY), ==, "only");
 }

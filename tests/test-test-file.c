@@ -49,6 +49,18 @@ test_valid (void)
   step = g_ptr_array_index (file->steps, 0);
   g_assert_cmpint (step->kind, ==, SIGHT_TEST_STEP_DO);
   g_assert_cmpuint (json_object_get_size (step->options), ==, 0);
+
+  /* a step's kind reads back as the member that named it */
+  for (guint i = 0; i < file->steps->len; i++)
+    {
+      step = g_ptr_array_index (file->steps, i);
+      g_assert_true (json_object_has_member (
+        json_node_get_object (json_array_get_element (
+          json_object_get_array_member (json_node_get_object (file->root), "steps"), i)),
+        sight_test_step_kind_to_string (step->kind)));
+    }
+  g_assert_cmpstr (sight_test_step_kind_to_string (SIGHT_TEST_STEP_WAIT_FOR), ==, "waitFor");
+  g_assert_cmpstr (sight_test_step_kind_to_string (SIGHT_TEST_STEP_EXTRACT), ==, "extract");
 }
 
 /* A start address may be a path for the suite's base URL; a direct step

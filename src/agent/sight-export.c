@@ -13,6 +13,7 @@
 #include "sight-error.h"
 #include "sight-json.h"
 #include "sight-params.h"
+#include "sight-trace-cache.h"
 
 typedef struct {
   SightExportFormat  format;
@@ -20,7 +21,13 @@ typedef struct {
   char              *base_url;
   gboolean           uses_control;
   gboolean           uses_zod;
-  guint              n_todo;
+  /* the traces of act steps (NULL: none) and whose agent they are */
+  SightProject      *project;
+  SightTraceCache   *traces;
+  const char        *test_agent;
+  /* 'step N (kind "instruction"): why', one for each step that became
+   * test.fixme */
+  GPtrArray         *fixme;
 } Emitter;
 
 gboolean
@@ -144,6 +151,25 @@ param_expression (Emitter    *em,
   return json_compact (value);
 }
 
+/* The value typed from params entry @param, as an expression (a string);
+ * NULL when @params lack it. */
+static char *
+param_value_expression (Emitter    *em,
+                        JsonObject *params,
+                        const char *param)
+{
+  JsonNode *value = params != NULL ? json_object_get_member (params, param) : NULL;
+  g_autofree char *expr = NULL;
+
+  if (value == NULL)
+    return NULL;
+  expr = param_expression (em, value);
+  if (!sight_params_is_secret (value, NULL) &&
+      !(JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING))
+    return g_strdup_printf ("String(%s)", expr);
+  return g_steal_pointer (&expr);
+}
+
 /* The value a direct step types, as an expression. */
 static gboolean
 value_expression (Emitter                *em,
@@ -152,29 +178,18 @@ value_expression (Emitter                *em,
                   char                  **out,
                   GError                **error)
 {
-  JsonNode *value;
-
   if (step->param == NULL)
     {
       *out = js_string (step->value != NULL ? step->value : "");
       return TRUE;
     }
-  value = params != NULL ? json_object_get_member (params, step->param) : NULL;
-  if (value == NULL)
+  *out = param_value_expression (em, params, step->param);
+  if (*out == NULL)
     {
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
                    "the step \"%s\" uses {%s}, which its params do not define",
                    step->source, step->param);
       return FALSE;
-    }
-  *out = param_expression (em, value);
-  if (!sight_params_is_secret (value, NULL) &&
-      !(JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING))
-    {
-      char *wrapped = g_strdup_printf ("String(%s)", *out);
-
-      g_free (*out);
-      *out = wrapped;
     }
   return TRUE;
 }
@@ -216,75 +231,99 @@ append_control_helper (GString *s)
     "}\n\n");
 }
 
+/* What a locator's target is for: a control acted on, a field its label
+ * names, or text expected on the page. */
+typedef enum {
+  TARGET_CONTROL,
+  TARGET_FIELD,
+  TARGET_TEXT,
+} TargetUse;
+
+/* The one locator builder of the export, for direct steps and cached actions
+ * alike: by role and accessible name, by role alone, or, with no role, a
+ * field by its label, a text, or any control by its name (control()); then
+ * which of several alike: @nth is 1-based, -1 the last, 0 the only one. */
+static char *
+build_locator (Emitter    *em,
+               const char *role,
+               const char *name,
+               gboolean    exact,
+               int         nth,
+               TargetUse   use)
+{
+  g_autoptr(GString) s = g_string_new ("page.");
+  g_autofree char *name_js = name != NULL ? js_string (name) : NULL;
+  const char *exact_option = exact ? ", exact: true" : "";
+  const char *exact_arg = exact ? ", { exact: true }" : "";
+
+  if (role != NULL && name_js != NULL && g_str_equal (role, "textbox") && use == TARGET_FIELD)
+    /* A password input has no ARIA role, so Playwright's getByRole misses
+     * it; its label finds every kind of field. */
+    g_string_append_printf (s, "getByLabel(%s%s)", name_js, exact_arg);
+  else if (role != NULL && name_js != NULL)
+    g_string_append_printf (s, "getByRole('%s', { name: %s%s })", role, name_js, exact_option);
+  else if (role != NULL)
+    g_string_append_printf (s, "getByRole('%s')", role);
+  else if (use == TARGET_FIELD)
+    g_string_append_printf (s, "getByLabel(%s%s)", name_js, exact_arg);
+  else if (use == TARGET_TEXT)
+    g_string_append_printf (s, "getByText(%s%s)", name_js, exact_arg);
+  else
+    {
+      em->uses_control = TRUE;
+      g_string_truncate (s, 0);
+      g_string_append_printf (s, "control(page, %s%s)", name_js, exact ? ", true" : "");
+    }
+
+  if (nth == -1)
+    g_string_append (s, ".last()");
+  else if (nth > 0)
+    g_string_append_printf (s, ".nth(%d)", nth - 1);
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
 static char *
 locator_for (Emitter               *em,
              const SightDirectStep *step)
 {
   const SightTarget *target = &step->target;
-  g_autoptr(GString) s = g_string_new ("page.");
-  g_autofree char *name = target->name != NULL ? js_string (target->name) : NULL;
-  const char *exact = target->quoted ? ", exact: true" : "";
-  const char *exact_arg = target->quoted ? ", { exact: true }" : "";
+  TargetUse use = TARGET_CONTROL;
 
-  if (target->role != NULL && name != NULL && g_str_equal (target->role, "textbox") &&
-      (step->verb == SIGHT_DIRECT_FILL ||
-       (step->verb == SIGHT_DIRECT_EXPECT && step->expect == SIGHT_EXPECT_VALUE)))
-    /* A password input has no ARIA role, so Playwright's getByRole misses
-     * it; its label finds every kind of field. */
-    g_string_append_printf (s, "getByLabel(%s%s)", name, exact_arg);
-  else if (target->role != NULL && name != NULL)
-    g_string_append_printf (s, "getByRole('%s', { name: %s%s })", target->role, name, exact);
-  else if (target->role != NULL)
-    g_string_append_printf (s, "getByRole('%s')", target->role);
-  else
+  switch (step->verb)
     {
-      gboolean labelled = FALSE;
-
-      switch (step->verb)
-        {
-        case SIGHT_DIRECT_FILL:
-        case SIGHT_DIRECT_SELECT:
-        case SIGHT_DIRECT_CHECK:
-        case SIGHT_DIRECT_UNCHECK:
-        case SIGHT_DIRECT_UPLOAD:
-          labelled = TRUE;
-          break;
-        case SIGHT_DIRECT_EXPECT:
-          labelled = step->expect == SIGHT_EXPECT_VALUE || step->expect == SIGHT_EXPECT_CHECKED ||
-                     step->expect == SIGHT_EXPECT_UNCHECKED;
-          break;
-        case SIGHT_DIRECT_CLICK:
-        case SIGHT_DIRECT_DOUBLE_CLICK:
-        case SIGHT_DIRECT_HOVER:
-        case SIGHT_DIRECT_PRESS:
-        case SIGHT_DIRECT_GOTO:
-        case SIGHT_DIRECT_BACK:
-        case SIGHT_DIRECT_FORWARD:
-        case SIGHT_DIRECT_RELOAD:
-        case SIGHT_DIRECT_SCROLL:
-        case SIGHT_DIRECT_WAIT_FOR_TEXT:
-        case SIGHT_DIRECT_WAIT_TIME:
-        default:
-          break;
-        }
-      if (labelled)
-        g_string_append_printf (s, "getByLabel(%s%s)", name, exact_arg);
-      else if (step->verb == SIGHT_DIRECT_EXPECT)
-        g_string_append_printf (s, "getByText(%s%s)", name, exact_arg);
+    case SIGHT_DIRECT_FILL:
+      use = TARGET_FIELD;
+      break;
+    case SIGHT_DIRECT_SELECT:
+    case SIGHT_DIRECT_CHECK:
+    case SIGHT_DIRECT_UNCHECK:
+    case SIGHT_DIRECT_UPLOAD:
+      /* by label when written without a kind */
+      use = target->role == NULL ? TARGET_FIELD : TARGET_CONTROL;
+      break;
+    case SIGHT_DIRECT_EXPECT:
+      if (step->expect == SIGHT_EXPECT_VALUE)
+        use = TARGET_FIELD;
+      else if (step->expect == SIGHT_EXPECT_CHECKED || step->expect == SIGHT_EXPECT_UNCHECKED)
+        use = target->role == NULL ? TARGET_FIELD : TARGET_CONTROL;
       else
-        {
-          em->uses_control = TRUE;
-          g_string_truncate (s, 0);
-          g_string_append_printf (s, "control(page, %s%s)", name,
-                                  target->quoted ? ", true" : "");
-        }
+        use = TARGET_TEXT;
+      break;
+    case SIGHT_DIRECT_CLICK:
+    case SIGHT_DIRECT_DOUBLE_CLICK:
+    case SIGHT_DIRECT_HOVER:
+    case SIGHT_DIRECT_PRESS:
+    case SIGHT_DIRECT_GOTO:
+    case SIGHT_DIRECT_BACK:
+    case SIGHT_DIRECT_FORWARD:
+    case SIGHT_DIRECT_RELOAD:
+    case SIGHT_DIRECT_SCROLL:
+    case SIGHT_DIRECT_WAIT_FOR_TEXT:
+    case SIGHT_DIRECT_WAIT_TIME:
+    default:
+      break;
     }
-
-  if (target->nth == -1)
-    g_string_append (s, ".last()");
-  else if (target->nth > 0)
-    g_string_append_printf (s, ".nth(%d)", target->nth - 1);
-  return g_string_free (g_steal_pointer (&s), FALSE);
+  return build_locator (em, target->role, target->name, target->quoted, target->nth, use);
 }
 
 static char *
@@ -333,6 +372,36 @@ playwright_call (SightActionKind kind)
     if (calls[i].kind == kind)
       return calls[i].call;
   return NULL;
+}
+
+/* A scroll of the page: a viewport (@amount 0) or @amount pixels down or up,
+ * or to its top or bottom. */
+static void
+append_page_scroll (GString         *b,
+                    SightScrollKind  kind,
+                    int              amount)
+{
+  switch (kind)
+    {
+    case SIGHT_SCROLL_TOP:
+      g_string_append (b, "  await page.evaluate(() => window.scrollTo(0, 0));\n");
+      break;
+    case SIGHT_SCROLL_BOTTOM:
+      g_string_append (b, "  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));\n");
+      break;
+    case SIGHT_SCROLL_DOWN:
+    case SIGHT_SCROLL_UP:
+    case SIGHT_SCROLL_NONE:
+    case SIGHT_SCROLL_TO_TARGET:
+    default:
+      if (amount > 0)
+        g_string_append_printf (b, "  await page.mouse.wheel(0, %s%d);\n",
+                                kind == SIGHT_SCROLL_UP ? "-" : "", amount);
+      else
+        g_string_append_printf (b, "  await page.evaluate(() => window.scrollBy(0, %swindow.innerHeight));\n",
+                                kind == SIGHT_SCROLL_UP ? "-" : "");
+      break;
+    }
 }
 
 static gboolean
@@ -412,29 +481,10 @@ emit_direct (Emitter     *em,
       }
       break;
     case SIGHT_DIRECT_SCROLL:
-      switch (step->scroll)
-        {
-        case SIGHT_SCROLL_DOWN:
-        case SIGHT_SCROLL_UP:
-          if (step->amount > 0)
-            g_string_append_printf (b, "  await page.mouse.wheel(0, %s%d);\n",
-                                    step->scroll == SIGHT_SCROLL_UP ? "-" : "", step->amount);
-          else
-            g_string_append_printf (b, "  await page.evaluate(() => window.scrollBy(0, %swindow.innerHeight));\n",
-                                    step->scroll == SIGHT_SCROLL_UP ? "-" : "");
-          break;
-        case SIGHT_SCROLL_TOP:
-          g_string_append (b, "  await page.evaluate(() => window.scrollTo(0, 0));\n");
-          break;
-        case SIGHT_SCROLL_BOTTOM:
-          g_string_append (b, "  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));\n");
-          break;
-        case SIGHT_SCROLL_TO_TARGET:
-        case SIGHT_SCROLL_NONE:
-        default:
-          g_string_append_printf (b, "  await %s.scrollIntoViewIfNeeded();\n", loc);
-          break;
-        }
+      if (step->scroll == SIGHT_SCROLL_TO_TARGET || step->scroll == SIGHT_SCROLL_NONE)
+        g_string_append_printf (b, "  await %s.scrollIntoViewIfNeeded();\n", loc);
+      else
+        append_page_scroll (b, step->scroll, step->amount);
       break;
     case SIGHT_DIRECT_WAIT_TIME:
       g_string_append_printf (b, "  await page.waitForTimeout(%s);\n", step->value);
@@ -657,6 +707,274 @@ append_options (Emitter    *em,
     g_string_append (s, " }");
 }
 
+static JsonObject *
+object_member (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+}
+
+/* The locator of the node a trace's descriptor names (role, name, nth among
+ * alike, as the replay re-finds it), or NULL for none that reads. */
+static char *
+descriptor_locator (Emitter         *em,
+                    JsonObject      *descriptor,
+                    SightActionKind  kind)
+{
+  const char *role = json_object_get_string_member_with_default (descriptor, "role", NULL);
+  const char *name = json_object_get_string_member_with_default (descriptor, "name", NULL);
+  const char *test_id = json_object_get_string_member_with_default (descriptor, "testId", NULL);
+  const char *css = json_object_get_string_member_with_default (descriptor, "css", NULL);
+  gint64 nth = json_object_get_int_member_with_default (descriptor, "nth", 0);
+  gboolean field = kind == SIGHT_ACTION_FILL || kind == SIGHT_ACTION_SELECT ||
+                   kind == SIGHT_ACTION_UPLOAD;
+
+  if (role != NULL && !g_str_equal (role, "generic") && name != NULL && *name != '\0')
+    return build_locator (em, role, name, TRUE, nth > 0 && nth < G_MAXINT ? (int) nth + 1 : 0,
+                          field ? TARGET_FIELD : TARGET_CONTROL);
+  if (test_id != NULL && *test_id != '\0')
+    {
+      g_autofree char *id = js_string (test_id);
+
+      return g_strdup_printf ("page.getByTestId(%s)", id);
+    }
+  if (css != NULL && *css != '\0')
+    {
+      g_autofree char *selector = js_string (css);
+
+      return g_strdup_printf ("page.locator(%s)", selector);
+    }
+  return NULL;
+}
+
+/* The Playwright code of a trace's action @index into @b, or FALSE with
+ * *@why when it has none. */
+static gboolean
+append_cached_action (Emitter     *em,
+                      GString     *b,
+                      SightTrace  *trace,
+                      guint        index,
+                      JsonObject  *params,
+                      char       **why)
+{
+  JsonObject *recorded = sight_trace_get_action (trace, index);
+  const char *tool = json_object_get_string_member_with_default (recorded, "tool", "");
+  JsonObject *descriptor = object_member (recorded, "descriptor");
+  JsonObject *offset = object_member (descriptor, "offset");
+  JsonObject *point = object_member (descriptor, "point");
+  g_auto(SightAction) action = { 0 };
+  g_autofree char *loc = NULL;
+  g_autofree char *value = NULL;
+  const char *call;
+
+  if (!sight_action_from_tool_call (&action, tool, object_member (recorded, "args")))
+    {
+      *why = g_strdup_printf ("its trace holds an action Sightline does not know (\"%s\")", tool);
+      return FALSE;
+    }
+  if (action.kind == SIGHT_ACTION_TAP_AT && (point != NULL || descriptor == NULL))
+    {
+      /* a bare point, as the replay taps it: on a viewport of the recorded size */
+      JsonObject *viewport = object_member (descriptor, "viewport");
+
+      if (viewport != NULL)
+        g_string_append_printf (b, "  // a point on a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+                                   " viewport\n",
+                                json_object_get_int_member_with_default (viewport, "width", 0),
+                                json_object_get_int_member_with_default (viewport, "height", 0));
+      g_string_append_printf (b, "  await page.mouse.click(%g, %g);\n", action.x, action.y);
+      return TRUE;
+    }
+  if (descriptor != NULL && sight_action_kind_is_page_action (action.kind))
+    {
+      loc = descriptor_locator (em, descriptor, action.kind);
+      if (loc == NULL)
+        {
+          *why = g_strdup_printf ("its %s action names no node a locator can find", tool);
+          return FALSE;
+        }
+    }
+  if (action.kind == SIGHT_ACTION_FILL || action.kind == SIGHT_ACTION_SELECT)
+    {
+      if (action.param != NULL)
+        value = param_value_expression (em, params, action.param);
+      else
+        value = js_string (action.value != NULL ? action.value : "");
+      if (value == NULL)
+        {
+          *why = g_strdup_printf ("its trace types {%s}, which this step's params do not have",
+                                  action.param);
+          return FALSE;
+        }
+    }
+
+  switch (action.kind)
+    {
+    case SIGHT_ACTION_TAP_AT:
+      /* a point inside a listed node: the same place in its box */
+      g_string_append_printf (b, "  await %s.click({ position: { x: %g, y: %g } });\n", loc,
+                              json_object_get_double_member_with_default (offset, "x", 0),
+                              json_object_get_double_member_with_default (offset, "y", 0));
+      break;
+    case SIGHT_ACTION_FILL:
+      if (loc != NULL)
+        g_string_append_printf (b, "  await %s.fill(%s);\n", loc, value);
+      else
+        g_string_append_printf (b, "  await page.keyboard.type(%s);\n", value);
+      break;
+    case SIGHT_ACTION_SELECT:
+      if (loc == NULL)
+        {
+          *why = g_strdup ("its trace selects an option in no node");
+          return FALSE;
+        }
+      g_string_append_printf (b, "  await %s.selectOption(%s);\n", loc, value);
+      break;
+    case SIGHT_ACTION_PRESS:
+      {
+        g_autofree char *key = js_string (action.value != NULL ? action.value : "");
+
+        if (loc != NULL)
+          g_string_append_printf (b, "  await %s.press(%s);\n", loc, key);
+        else
+          g_string_append_printf (b, "  await page.keyboard.press(%s);\n", key);
+      }
+      break;
+    case SIGHT_ACTION_SCROLL:
+      if (loc != NULL)
+        g_string_append_printf (b, "  await %s.scrollIntoViewIfNeeded();\n", loc);
+      else
+        {
+          int direction = SIGHT_SCROLL_DOWN;
+          char *end = NULL;
+          gint64 pixels = action.value != NULL ? g_ascii_strtoll (action.value, &end, 10) : 0;
+
+          if (action.value != NULL && end != action.value && *end == '\0')
+            append_page_scroll (b, pixels < 0 ? SIGHT_SCROLL_UP : SIGHT_SCROLL_DOWN,
+                                (int) CLAMP (ABS (pixels), 1, G_MAXINT));
+          else if (action.value == NULL ||
+                   sight_enum_from_nick (SIGHT_TYPE_SCROLL_KIND, action.value, &direction))
+            append_page_scroll (b, direction, 0);
+          else
+            {
+              *why = g_strdup_printf ("its trace scrolls \"%s\"", action.value);
+              return FALSE;
+            }
+        }
+      break;
+    case SIGHT_ACTION_NAVIGATE:
+      {
+        g_autofree char *url = resolve_url (em, action.value != NULL ? action.value : "");
+        g_autofree char *url_js = js_string (url);
+
+        g_string_append_printf (b, "  await page.goto(%s);\n", url_js);
+      }
+      break;
+    case SIGHT_ACTION_WAIT:
+      g_string_append_printf (b, "  await page.waitForTimeout(%s);\n", action.value);
+      break;
+    case SIGHT_ACTION_SCREENSHOT:
+    case SIGHT_ACTION_DONE:
+      /* the model looked or concluded: nothing on the page changed */
+      break;
+    case SIGHT_ACTION_UPLOAD:
+      *why = g_strdup ("its trace uploads a file, which a trace does not replay");
+      return FALSE;
+    case SIGHT_ACTION_CLICK:
+    case SIGHT_ACTION_DOUBLE_CLICK:
+    case SIGHT_ACTION_HOVER:
+    case SIGHT_ACTION_CHECK:
+    case SIGHT_ACTION_UNCHECK:
+    case SIGHT_ACTION_BACK:
+    case SIGHT_ACTION_FORWARD:
+    case SIGHT_ACTION_RELOAD:
+    default:
+      call = playwright_call (action.kind);
+      if (call == NULL || (loc == NULL && sight_action_kind_is_page_action (action.kind)))
+        {
+          *why = g_strdup_printf ("its %s action has no target to take it", tool);
+          return FALSE;
+        }
+      g_string_append_printf (b, "  await %s.%s();\n", loc != NULL ? loc : "page", call);
+      break;
+    }
+  return TRUE;
+}
+
+/* The trace an act step replays, as the step executor would find it (the
+ * same agent, instruction and param names), or NULL with *@why. */
+static SightTrace *
+find_trace (Emitter     *em,
+            JsonObject  *step,
+            const char  *instruction,
+            char       **why)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) traces = NULL;
+  const SightAgentConfig *agent;
+  JsonNode *agent_node = json_object_get_member (step, "agent");
+  const char *name = em->test_agent;
+
+  if (agent_node != NULL && JSON_NODE_HOLDS_VALUE (agent_node) &&
+      json_node_get_value_type (agent_node) == G_TYPE_STRING)
+    name = json_node_get_string (agent_node);
+
+  if (em->traces == NULL)
+    {
+      *why = g_strdup ("the project's trace cache is off, so no act step has a trace");
+      return NULL;
+    }
+  agent = sight_project_resolve_agent (em->project, name, &error);
+  if (agent == NULL)
+    {
+      *why = g_strdup (error->message);
+      return NULL;
+    }
+  traces = sight_trace_cache_find_step (em->traces, agent->name, instruction,
+                                        json_object_get_member (step, "params"));
+  if (traces->len == 1)
+    return sight_trace_ref (g_ptr_array_index (traces, 0));
+  if (traces->len == 0)
+    *why = g_strdup ("no trace of it in the project's trace cache");
+  else
+    *why = g_strdup_printf ("%u traces of it, recorded from different pages; export cannot "
+                            "tell where the step starts", traces->len);
+  return NULL;
+}
+
+/* An act with a trace: the recorded actions, as the cache replays them with
+ * no model. FALSE with *@why (nothing written) when an action has no code. */
+static gboolean
+emit_cached (Emitter     *em,
+             JsonObject  *step,
+             const char  *instruction,
+             SightTrace  *trace,
+             char       **why)
+{
+  g_autoptr(GString) code = g_string_new (NULL);
+  JsonObject *params = object_member (step, "params");
+  guint n = sight_trace_get_n_actions (trace);
+  g_autofree char *line = NULL;
+
+  for (guint i = 0; i < n; i++)
+    if (!append_cached_action (em, code, trace, i, params, why))
+      return FALSE;
+
+  line = g_strdup_printf ("act: %s", instruction);
+  append_comment (em->body, "  ", line);
+  g_clear_pointer (&line, g_free);
+  line = g_strdup_printf ("The %u action%s of its trace in Sightline's cache (recorded from %s%s),"
+                          "\nas Sightline replays them with no model.", n, n == 1 ? "" : "s",
+                          sight_trace_get_url_pattern (trace),
+                          sight_trace_needs_review (trace) ? "; healed by the model, not yet "
+                                                             "reviewed" : "");
+  append_comment (em->body, "  ", line);
+  g_string_append (em->body, code->str);
+  return TRUE;
+}
+
 static void
 emit_model (Emitter    *em,
             JsonObject *step,
@@ -666,10 +984,16 @@ emit_model (Emitter    *em,
 {
   GString *b = em->body;
   g_autofree char *text = js_string (instruction);
+  g_autofree char *why = NULL;
+  g_autofree char *title = NULL;
+  g_autofree char *title_js = NULL;
+  g_autoptr(GString) options = g_string_new (NULL);
+  SightStepKind agent_kind = SIGHT_STEP_ACT;
 
+  sight_step_kind_from_string (kind, &agent_kind);
   if (em->format == SIGHT_EXPORT_E2E)
     {
-      gboolean returns = g_str_equal (kind, "extract");
+      gboolean returns = agent_kind == SIGHT_STEP_EXTRACT;
 
       if (returns)
         g_string_append_printf (b, "  const extracted%u = ", index + 1);
@@ -684,44 +1008,59 @@ emit_model (Emitter    *em,
       return;
     }
 
-  /* Plain Playwright has no agent: keep the step's intent where it belongs
-   * and say so in the report, without failing the steps around it. */
-  em->n_todo++;
+  if (agent_kind == SIGHT_STEP_ACT)
+    {
+      g_autoptr(SightTrace) trace = find_trace (em, step, instruction, &why);
+
+      if (trace != NULL && emit_cached (em, step, instruction, trace, &why))
+        return;
+    }
+  else
+    why = g_strdup ("it needs a model, which plain Playwright has not");
+
+  /* Plain Playwright has no agent: the test stops here as fixme, so it is
+   * reported as not done rather than passing without the step. */
+  g_ptr_array_add (em->fixme, g_strdup_printf ("step %u (%s \"%s\"): %s", index + 1, kind,
+                                               instruction, why));
+  title = g_strdup_printf ("%s: %s", kind, instruction);
+  title_js = js_string (title);
+  append_comment (b, "  ", title);
+  append_options (em, options, step, kind);
+  if (options->len > 0)
+    {
+      g_autofree char *line = g_strdup_printf ("options%s", options->str + 1);
+
+      append_comment (b, "  ", line);
+    }
   {
-    g_autofree char *title = g_strdup_printf ("%s: %s", kind, instruction);
-    g_autofree char *title_js = js_string (title);
-    g_autoptr(GString) options = g_string_new (NULL);
+    g_autofree char *line = g_strdup_printf (
+      "Not done here: %s.\n"
+      "Write this step with Playwright actions and assertions, then remove the fixme.", why);
 
-    append_options (em, options, step, kind);
-    g_string_append_printf (b, "  await test.step(%s, async () => {\n", title_js);
-    g_string_append (b, "    // TODO: Sightline runs this step with a model; write it with Playwright\n"
-                        "    // actions and assertions here.\n");
-    if (options->len > 0)
-      {
-        g_autofree char *line = g_strdup_printf ("options%s", options->str + 1);
-
-        append_comment (b, "    ", line);
-      }
-    g_string_append_printf (b, "    test.info().annotations.push({ type: 'todo', description: %s });\n",
-                            title_js);
-    g_string_append (b, "  });\n");
+    append_comment (b, "  ", line);
   }
+  g_string_append_printf (b, "  test.fixme(true, %s);\n", title_js);
 }
 
 char *
 sight_export_test (JsonNode           *test_file,
                    const char         *source_name,
                    SightExportFormat   format,
+                   SightProject       *project,
+                   GStrv              *out_fixme,
                    GError            **error)
 {
-  Emitter em = { format, NULL, NULL, FALSE, FALSE, 0 };
+  g_autoptr(SightProject) default_project = project == NULL ? sight_project_new_default () : NULL;
+  g_autoptr(SightTraceCache) traces = NULL;
+  g_autoptr(GPtrArray) fixme = g_ptr_array_new_with_free_func (g_free);
+  Emitter em = { format, NULL, NULL, FALSE, FALSE, NULL, NULL, NULL, fixme };
   g_autoptr(GString) out = g_string_new (NULL);
   g_autoptr(GString) body = g_string_new (NULL);
   JsonObject *root;
   JsonArray *steps;
   const char *name = NULL;
   const char *url = NULL;
-  static const char *kinds[] = { "do", "act", "assert", "waitFor", "extract", NULL };
+  const char * const *kinds = sight_step_kind_get_names ();
 
   g_return_val_if_fail (test_file != NULL, NULL);
 
@@ -749,6 +1088,12 @@ sight_export_test (JsonNode           *test_file,
 
   em.body = body;
   em.base_url = g_strdup (url);
+  em.project = project != NULL ? project : default_project;
+  if (sight_project_get_trace_cache_dir (em.project) != NULL)
+    traces = sight_trace_cache_new (sight_project_get_trace_cache_dir (em.project));
+  em.traces = traces;
+  if (json_object_has_member (root, "agent"))
+    em.test_agent = json_object_get_string_member_with_default (root, "agent", NULL);
 
   if (url != NULL)
     {
@@ -797,7 +1142,7 @@ sight_export_test (JsonNode           *test_file,
         }
 
       g_string_append_c (body, '\n');
-      if (g_str_equal (kind, "do"))
+      if (g_str_equal (kind, SIGHT_STEP_DIRECT_NAME))
         {
           if (!emit_direct (&em, step, instruction, i, error))
             goto fail;
@@ -813,7 +1158,8 @@ sight_export_test (JsonNode           *test_file,
       "%s\nExported by Sightline %s from %s.\n%s", name, PACKAGE_VERSION,
       source_name != NULL ? source_name : "a test file",
       format == SIGHT_EXPORT_PLAYWRIGHT
-        ? "Direct steps are role-based locators; steps that need a model are marked TODO."
+        ? "Direct steps are role-based locators, and so are the actions an act step's trace\n"
+          "recorded; a step that needs a model stops the test as fixme."
         : "Direct steps are role-based locators; model steps are agent calls with the same\n"
           "instructions and options.");
 
@@ -847,6 +1193,11 @@ sight_export_test (JsonNode           *test_file,
   }
 
   g_free (em.base_url);
+  if (out_fixme != NULL)
+    {
+      g_ptr_array_add (fixme, NULL);
+      *out_fixme = (GStrv) g_ptr_array_steal (fixme, NULL);
+    }
   return g_string_free (g_steal_pointer (&out), FALSE);
 
 fail:
@@ -857,10 +1208,12 @@ fail:
 char *
 sight_export_test_path (const char         *path,
                         SightExportFormat   format,
+                        GStrv              *out_fixme,
                         GError            **error)
 {
   g_autoptr(JsonNode) root = NULL;
   g_autoptr(GError) local_error = NULL;
+  g_autoptr(SightProject) project = NULL;
   g_autofree char *base = g_path_get_basename (path);
 
   root = sight_json_parse_file (path, SIGHT_JSON_MAX_DEPTH, &local_error);
@@ -874,5 +1227,8 @@ sight_export_test_path (const char         *path,
                      local_error->message);
       return NULL;
     }
-  return sight_export_test (root, base, format, error);
+  project = sight_project_load_for (path, error);
+  if (project == NULL)
+    return NULL;
+  return sight_export_test (root, base, format, project, out_fixme, error);
 }

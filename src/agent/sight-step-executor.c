@@ -9,10 +9,6 @@
 #include "sight-direct-step.h"
 #include "sight-error.h"
 
-const char * const sight_step_kind_names[] = {
-  "do", "act", "assert", "waitFor", "extract", NULL
-};
-
 gboolean
 sight_step_kind_name_is_valid (const char *name)
 {

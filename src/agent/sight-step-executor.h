@@ -17,8 +17,10 @@ G_BEGIN_DECLS
  * here; none of them chooses between a direct and a model step itself. */
 
 /* The kinds of step a test file, a skill or the app may name, in that order:
- * "do", "act", "assert", "waitFor", "extract"; NULL-terminated. */
-extern const char * const sight_step_kind_names[];
+ * "do", "act", "assert", "waitFor", "extract"; NULL-terminated. They are
+ * sight_step_kind_get_names(): the direct step's name and SightStepKind's
+ * nicks. */
+#define sight_step_kind_names (sight_step_kind_get_names ())
 
 /* Whether @name is one of sight_step_kind_names. */
 gboolean          sight_step_kind_name_is_valid  (const char     *name);

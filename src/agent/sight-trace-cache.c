@@ -242,6 +242,12 @@ sight_trace_needs_review (SightTrace *trace)
   return json_object_get_boolean_member_with_default (trace->data, "needsReview", FALSE);
 }
 
+const char *
+sight_trace_get_url_pattern (SightTrace *trace)
+{
+  return json_object_get_string_member_with_default (trace->data, "urlPattern", "");
+}
+
 static gboolean
 holds_secret (JsonNode           *node,
               const char * const *secrets)
@@ -793,6 +799,61 @@ sight_trace_cache_forget (SightTraceCache *cache,
   g_autofree char *path = trace_path (cache, key);
 
   return path != NULL && g_unlink (path) == 0;
+}
+
+/* Whether @trace was recorded for the step: the members of its key but the
+ * start URL, as sight_trace_new wrote them. */
+static gboolean
+trace_is_of_step (SightTrace *trace,
+                  const char *agent,
+                  const char *instruction,
+                  GStrv       names)
+{
+  JsonObject *data = trace->data;
+  JsonNode *recorded = json_object_get_member (data, "paramNames");
+  JsonArray *array;
+
+  if (g_strcmp0 (json_object_get_string_member_with_default (data, "agent", NULL),
+                 agent != NULL ? agent : "default") != 0 ||
+      g_strcmp0 (json_object_get_string_member_with_default (data, "instruction", NULL),
+                 instruction != NULL ? instruction : "") != 0 ||
+      recorded == NULL || !JSON_NODE_HOLDS_ARRAY (recorded))
+    return FALSE;
+  array = json_node_get_array (recorded);
+  if (json_array_get_length (array) != g_strv_length (names))
+    return FALSE;
+  for (guint i = 0; names[i] != NULL; i++)
+    if (g_strcmp0 (json_array_get_string_element (array, i), names[i]) != 0)
+      return FALSE;
+  return TRUE;
+}
+
+GPtrArray *
+sight_trace_cache_find_step (SightTraceCache *cache,
+                             const char      *agent,
+                             const char      *instruction,
+                             JsonNode        *params)
+{
+  g_autoptr(GDir) dir = g_dir_open (cache->dir, 0, NULL);
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  g_auto(GStrv) names = param_names (params);
+  GPtrArray *traces = g_ptr_array_new_with_free_func ((GDestroyNotify) sight_trace_unref);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".json"))
+      g_ptr_array_add (keys, g_strndup (name, strlen (name) - 5));
+  g_ptr_array_sort (keys, compare_strings);
+  for (guint i = 0; i < keys->len; i++)
+    {
+      SightTrace *trace = sight_trace_cache_lookup (cache, g_ptr_array_index (keys, i));
+
+      if (trace != NULL && trace_is_of_step (trace, agent, instruction, names))
+        g_ptr_array_add (traces, trace);
+      else if (trace != NULL)
+        sight_trace_unref (trace);
+    }
+  return traces;
 }
 
 /* Replay */

@@ -66,6 +66,8 @@ guint       sight_trace_get_n_actions    (SightTrace       *trace);
 JsonObject *sight_trace_get_action       (SightTrace       *trace,
                                           guint             index);
 gboolean    sight_trace_needs_review     (SightTrace       *trace);
+/* The start URL pattern of the key (sight_trace_url_pattern). */
+const char *sight_trace_get_url_pattern  (SightTrace       *trace);
 
 /* Records a committed action. @secrets (optional, NULL-terminated) are
  * strings that must not be stored: an action whose args hold one fails with
@@ -157,5 +159,12 @@ gboolean    sight_trace_cache_mark_reviewed (SightTraceCache *cache,
                                              GError         **error);
 gboolean    sight_trace_cache_forget     (SightTraceCache  *cache,
                                           const char       *key);
+/* The traces of the step (@agent, @instruction, the names of @params) recorded
+ * from any start URL, sorted by key: for a reader that cannot know where the
+ * step will start, such as export. */
+GPtrArray  *sight_trace_cache_find_step  (SightTraceCache  *cache,
+                                          const char       *agent,
+                                          const char       *instruction,
+                                          JsonNode         *params);
 
 G_END_DECLS

@@ -32,6 +32,26 @@ sight_step_kind_from_string (const char    *name,
   return TRUE;
 }
 
+const char * const *
+sight_step_kind_get_names (void)
+{
+  static const char **names;
+  static gsize initialized;
+
+  if (g_once_init_enter (&initialized))
+    {
+      GEnumClass *klass = g_type_class_ref (SIGHT_TYPE_STEP_KIND);
+
+      /* the class stays referenced: its nicks are the names */
+      names = g_new0 (const char *, klass->n_values + 2);
+      names[0] = SIGHT_STEP_DIRECT_NAME;
+      for (guint i = 0; i < klass->n_values; i++)
+        names[klass->values[i].value + 1] = klass->values[i].value_nick;
+      g_once_init_leave (&initialized, 1);
+    }
+  return names;
+}
+
 gboolean
 sight_vision_mode_from_json (JsonNode         *node,
                              const char       *what,

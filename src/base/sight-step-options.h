@@ -22,6 +22,16 @@ const char      *sight_step_kind_to_string   (SightStepKind  kind);
 gboolean         sight_step_kind_from_string (const char    *name,
                                               SightStepKind *out_kind);
 
+/* A direct step's name ("do" in a test file, a skill or the app): the one
+ * kind of step that is no SightStepKind, as it runs with no model. */
+#define SIGHT_STEP_DIRECT_NAME "do"
+
+/* Every kind of step a test file, a skill or the app may name, in this
+ * order: SIGHT_STEP_DIRECT_NAME, then SightStepKind's nicks in its order, so
+ * that a kind's index is its value plus one ("do", "act", "assert",
+ * "waitFor", "extract"); NULL-terminated, never freed. */
+const char * const *sight_step_kind_get_names (void);
+
 /* Written as JSON false, true or "only", not by nick. */
 typedef enum /*< skip >*/ {
   SIGHT_VISION_UNSET = -1,

@@ -11,18 +11,18 @@
 #include "sight-direct-step.h"
 #include "sight-error.h"
 #include "sight-json.h"
-#include "sight-step-executor.h"
 #include "sight-tool-args.h"
 
 static const char * const file_members[] = {
   "name", "url", "agent", "timeout", "steps", "description", "tags", "$schema", NULL
 };
-/* The step kinds are the executor's, in SightTestStepKind's order. */
-#define step_kinds sight_step_kind_names
+/* The step kinds' names, indexed by SightTestStepKind. */
+#define step_kinds (sight_step_kind_get_names ())
 
 const char *
 sight_test_step_kind_to_string (SightTestStepKind kind)
 {
+  g_return_val_if_fail (kind >= SIGHT_TEST_STEP_DO && kind <= SIGHT_TEST_STEP_EXTRACT, NULL);
   return step_kinds[kind];
 }
 

@@ -3,18 +3,22 @@
 
 #include <json-glib/json-glib.h>
 
+#include "sight-step-options.h"
+
 G_BEGIN_DECLS
 
 /* A test file (*.sightline.json) as DESIGN.md "Test files" gives its shape:
  * name, url, agent, timeout and steps, each step one of do / act / assert /
  * waitFor / extract with that method's options. */
 
+/* A step's kind is its index in sight_step_kind_get_names(): the direct step,
+ * then the agent steps, SightStepKind's values one up. */
 typedef enum {
   SIGHT_TEST_STEP_DO,
-  SIGHT_TEST_STEP_ACT,
-  SIGHT_TEST_STEP_ASSERT,
-  SIGHT_TEST_STEP_WAIT_FOR,
-  SIGHT_TEST_STEP_EXTRACT,
+  SIGHT_TEST_STEP_ACT = SIGHT_STEP_ACT + 1,
+  SIGHT_TEST_STEP_ASSERT = SIGHT_STEP_ASSERT + 1,
+  SIGHT_TEST_STEP_WAIT_FOR = SIGHT_STEP_WAIT_FOR + 1,
+  SIGHT_TEST_STEP_EXTRACT = SIGHT_STEP_EXTRACT + 1,
 } SightTestStepKind;
 
 typedef struct {
