@@ -315,10 +315,10 @@ describe_probe (SightModelProvider    *provider,
     case SIGHT_MODEL_PROBE_OK:
       /* Translators: a model's name, the answer's latency in milliseconds, then
        * the tokens sent and received */
-      return g_strdup_printf (_("%s answered in %" G_GINT64_FORMAT " ms: %" G_GUINT64_FORMAT
-                                " tokens in, %" G_GUINT64_FORMAT " out"),
-                              probe->model, probe->latency_ms, probe->usage.input_tokens,
-                              probe->usage.output_tokens);
+      return g_strdup_printf (_("%s answered in %lld ms: %llu tokens in, %llu out"),
+                              probe->model, (long long) probe->latency_ms,
+                              (unsigned long long) probe->usage.input_tokens,
+                              (unsigned long long) probe->usage.output_tokens);
     case SIGHT_MODEL_PROBE_KEY_REFUSED:
       return g_strdup_printf (_("The endpoint refused the API key (HTTP %u): store a valid key "
                                 "above."), probe->http_status);

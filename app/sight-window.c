@@ -433,6 +433,21 @@ apply_defaults (SightWindow *self)
                                vision);
 }
 
+/* A test opened from a folder with a project file runs with it; one with
+ * none keeps the project the steps had. */
+static void
+test_file_changed_cb (SightStepList *step_list,
+                      GParamSpec    *pspec,
+                      SightWindow   *self)
+{
+  GFile *file = sight_step_list_get_file (step_list);
+  g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+  g_autofree char *found = path != NULL ? sight_project_find (path) : NULL;
+
+  if (found != NULL)
+    apply_defaults (self);
+}
+
 static void
 model_key_cb (GObject      *source,
               GAsyncResult *result,
@@ -1715,7 +1730,7 @@ sight_window_init (SightWindow *self)
                            G_CALLBACK (step_list_changed_cb), self, 0);
   /* Another test file may have another project file. */
   g_signal_connect_object (self->step_list, "notify::file",
-                           G_CALLBACK (apply_defaults), self, G_CONNECT_SWAPPED);
+                           G_CALLBACK (test_file_changed_cb), self, 0);
 
   self->settings = app_settings ();
   if (self->settings != NULL)
