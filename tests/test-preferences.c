@@ -337,6 +337,20 @@ test_connection_probe (void)
   g_assert_nonnull (strstr (sight_scripted_model_get_request_body_text (model, before),
                             "\"scripted\""));
 
+  /* The Anthropic wire format answers the same way. */
+  g_settings_set_string (settings, "model-base-url",
+                         sight_scripted_model_get_anthropic_base_url (model));
+  g_settings_set_string (settings, "model-provider", "anthropic");
+  sight_scripted_model_push (model, "{\"text\": \"ready\", \"usage\": {\"input\": 9, "
+                                    "\"output\": 1}}");
+  before = sight_scripted_model_get_request_count (model);
+  g_assert_cmpstr (test_connection (preferences, &text), ==, "ok");
+  g_assert_nonnull (strstr (text, "9 tokens in, 1 out"));
+  g_assert_cmpstr (sight_scripted_model_get_request_path (model, before), ==, "/v1/messages");
+  g_settings_set_string (settings, "model-provider", "openai");
+  g_settings_set_string (settings, "model-base-url",
+                         sight_scripted_model_get_openai_base_url (model));
+
   /* 401: the key. */
   sight_scripted_model_set_api_key (model, "sk-the-right-key");
   g_assert_cmpstr (test_connection (preferences, &text), ==, "failed");
