@@ -8,6 +8,9 @@
 #include <glib/gi18n.h>
 #include <libsecret/secret.h>
 
+#include "sight-error.h"
+#include "sight-model-config.h"
+
 static const SecretSchema *
 api_key_schema (void)
 {
@@ -134,4 +137,31 @@ sight_api_key_free (char *key)
 {
   if (key != NULL)
     secret_password_free (key);
+}
+
+SightModelProvider *
+sight_api_key_new_provider (GSettings   *settings,
+                            const char  *key,
+                            GError     **error)
+{
+  g_autofree char *provider_name = g_settings_get_string (settings, "model-provider");
+  g_autofree char *model = g_strstrip (g_settings_get_string (settings, "model-name"));
+  g_autofree char *base_url = g_strstrip (g_settings_get_string (settings, "model-base-url"));
+  g_autofree char *name = NULL;
+
+  if (g_str_equal (provider_name, "none"))
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
+                           _("Choose a provider in Preferences."));
+      return NULL;
+    }
+  if (*model == '\0')
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE,
+                           _("Choose a model name in Preferences."));
+      return NULL;
+    }
+  name = g_strdup_printf ("%s:%s", provider_name, model);
+  return sight_model_provider_new_for_name (name, *base_url != '\0' ? base_url : NULL, key,
+                                            error);
 }

@@ -3,6 +3,8 @@
 
 #include <gio/gio.h>
 
+#include "sight-model-provider.h"
+
 G_BEGIN_DECLS
 
 /* A model provider's API key in the user's keyring (libsecret's Secret
@@ -29,6 +31,14 @@ void     sight_api_key_clear_async   (const char          *provider,
                                       gpointer             user_data);
 gboolean sight_api_key_clear_finish  (GAsyncResult        *result,
                                       GError             **error);
+/* The model the app's settings name (model-provider, model-name,
+ * model-base-url) with @key (NULL: none), or NULL with an error saying what
+ * to set. The one reading of those settings: the window's model and
+ * Preferences › Model › Test connection. */
+SightModelProvider *sight_api_key_new_provider (GSettings   *settings,
+                                                const char  *key,
+                                                GError     **error);
+
 /* Wipes and frees a key. */
 void     sight_api_key_free          (char                *key);
 

@@ -43,6 +43,7 @@ struct _SightComposer
   GtkWidget      *max_calls_row;
   GtkRevealer    *no_model_revealer;
   GtkLabel       *no_model_label;
+  GtkWidget      *model_preferences_button;
   GtkWidget      *result_box;
   GtkLabel       *verdict_label;
   GtkLabel       *code_label;
@@ -353,6 +354,9 @@ show_result (SightComposer *self,
   gtk_label_set_text (self->code_label, code != NULL ? code : "");
   gtk_widget_set_visible (GTK_WIDGET (self->code_label), code != NULL);
   gtk_label_set_text (self->summary_label, text != NULL ? text : "");
+  /* Blocked for want of a model: the way to the setting that is missing. */
+  gtk_widget_set_visible (self->model_preferences_button,
+                          g_strcmp0 (code, "MODEL_UNAVAILABLE") == 0);
   gtk_widget_set_visible (self->result_box, TRUE);
   add_timeline_row (self, kind, instruction, verdict, code != NULL && text != NULL
                     ? text : text);
@@ -1036,6 +1040,7 @@ sight_composer_class_init (SightComposerClass *klass)
   BIND (max_calls_row);
   BIND (no_model_revealer);
   BIND (no_model_label);
+  BIND (model_preferences_button);
   BIND (result_box);
   BIND (verdict_label);
   BIND (code_label);

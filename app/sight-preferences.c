@@ -9,6 +9,11 @@
 #include <string.h>
 
 #include "sight-api-key.h"
+#include "sight-credentials-page.h"
+#include "sight-model-provider.h"
+
+/* Test Connection waits this long for the one answer. */
+#define PROBE_TIMEOUT_MS 20000
 
 /* The enums' nicks in the combo rows' order. */
 static const char * const providers[] = { "none", "openai", "anthropic", NULL };
@@ -33,17 +38,25 @@ struct _SightPreferences
   AdwComboRow         *vision_row;
   GtkSpinButton       *demo_delay_spin;
   GtkSwitch           *demo_captions_switch;
+  AdwActionRow        *test_row;
+  GtkSpinner          *test_spinner;
+  GtkWidget           *test_button;
+  SightCredentialsPage *credentials_page;
 
   /* owned */
   GSettings           *settings;
-  GCancellable        *cancellable;
+  GCancellable        *cancellable;         /* fired when the window closes */
   GCancellable        *lookup_cancellable;
+  GCancellable        *probe_cancellable;
+  SightModelProvider  *probe_provider;
   const char          *key_state;
+  const char          *probe_state;
+  char                *probe_text;
 };
 
 G_DEFINE_FINAL_TYPE (SightPreferences, sight_preferences, ADW_TYPE_PREFERENCES_WINDOW)
 
-enum { API_KEY_CHANGED, N_SIGNALS };
+enum { API_KEY_CHANGED, CREDENTIALS_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 /* Mappings between the settings and the rows --------------------------- */
@@ -256,6 +269,148 @@ remove_key_cb (GtkButton        *button,
                              g_object_ref (self));
 }
 
+/* Test connection --------------------------------------------------------- */
+
+static void
+set_probe_state (SightPreferences *self,
+                 const char       *state,
+                 const char       *text)
+{
+  const char *classes[] = { "success", "error" };
+  g_autofree char *escaped = g_markup_escape_text (text != NULL ? text : "", -1);
+
+  self->probe_state = state;
+  g_free (self->probe_text);
+  self->probe_text = g_strdup (text);
+  adw_action_row_set_subtitle (self->test_row, escaped);
+  for (guint i = 0; i < G_N_ELEMENTS (classes); i++)
+    gtk_widget_remove_css_class (GTK_WIDGET (self->test_row), classes[i]);
+  if (g_str_equal (state, "ok") || g_str_equal (state, "failed"))
+    gtk_widget_add_css_class (GTK_WIDGET (self->test_row),
+                              g_str_equal (state, "ok") ? "success" : "error");
+  gtk_spinner_set_spinning (self->test_spinner, g_str_equal (state, "running"));
+  gtk_widget_set_sensitive (self->test_button, !g_str_equal (state, "running"));
+}
+
+/* Whether @base_url is Ollama's (its default port, or its name). */
+static gboolean
+looks_like_ollama (const char *base_url)
+{
+  g_autoptr(GUri) uri = g_uri_parse (base_url, G_URI_FLAGS_NONE, NULL);
+
+  return uri != NULL && (g_uri_get_port (uri) == 11434 ||
+                         strstr (g_uri_get_host (uri) != NULL ? g_uri_get_host (uri) : "",
+                                 "ollama") != NULL);
+}
+
+/* What the probe found, in plain words: which setting to look at. */
+static char *
+describe_probe (SightModelProvider    *provider,
+                const SightModelProbe *probe)
+{
+  const char *base_url = sight_model_provider_get_base_url (provider);
+
+  switch (probe->outcome)
+    {
+    case SIGHT_MODEL_PROBE_OK:
+      /* Translators: a model's name, the answer's latency in milliseconds, then
+       * the tokens sent and received */
+      return g_strdup_printf (_("%s answered in %lld ms: %llu tokens in, %llu out"),
+                              probe->model, (long long) probe->latency_ms,
+                              (unsigned long long) probe->usage.input_tokens,
+                              (unsigned long long) probe->usage.output_tokens);
+    case SIGHT_MODEL_PROBE_KEY_REFUSED:
+      return g_strdup_printf (_("The endpoint refused the API key (HTTP %u): store a valid key "
+                                "above."), probe->http_status);
+    case SIGHT_MODEL_PROBE_MODEL_NOT_FOUND:
+      return g_strdup_printf (_("The endpoint does not know the model “%s” (HTTP 404): check the "
+                                "model name."), sight_model_provider_get_model (provider));
+    case SIGHT_MODEL_PROBE_UNREACHABLE:
+      if (looks_like_ollama (base_url))
+        return g_strdup_printf (_("Nothing answers at %s: Ollama is not running. Start it "
+                                  "(“ollama serve”) or check the base URL."), base_url);
+      return g_strdup_printf (_("Nothing answers at %s: check the base URL."), base_url);
+    case SIGHT_MODEL_PROBE_TIMEOUT:
+      return g_strdup_printf (_("No answer from %s within %u seconds."), base_url,
+                              PROBE_TIMEOUT_MS / 1000);
+    case SIGHT_MODEL_PROBE_FAILED:
+    default:
+      return g_strdup_printf (_("The model did not answer: %s"), probe->message);
+    }
+}
+
+static void
+probe_cb (GObject      *source,
+          GAsyncResult *result,
+          gpointer      user_data)
+{
+  g_autoptr(SightPreferences) self = user_data;
+  SightModelProvider *provider = SIGHT_MODEL_PROVIDER (source);
+  g_autoptr(SightModelProbe) probe = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  probe = sight_model_provider_probe_finish (provider, result, &error);
+  if (probe == NULL)
+    return;  /* cancelled: the window closed or another test began */
+  text = describe_probe (provider, probe);
+  set_probe_state (self, probe->outcome == SIGHT_MODEL_PROBE_OK ? "ok" : "failed", text);
+}
+
+static void
+probe_key_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(SightPreferences) self = user_data;
+  g_autoptr(GError) error = NULL;
+  char *key = sight_api_key_lookup_finish (result, &error);
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      sight_api_key_free (key);
+      return;
+    }
+  /* No keyring: a local server needs no key. */
+  g_clear_error (&error);
+  g_clear_object (&self->probe_provider);
+  self->probe_provider = sight_api_key_new_provider (self->settings, key, &error);
+  sight_api_key_free (key);
+  if (self->probe_provider == NULL)
+    {
+      set_probe_state (self, "failed", error->message);
+      return;
+    }
+  sight_model_provider_probe_async (self->probe_provider, PROBE_TIMEOUT_MS,
+                                    self->probe_cancellable, probe_cb, g_object_ref (self));
+}
+
+static void
+test_connection_cb (SightPreferences *self)
+{
+  if (self->probe_cancellable != NULL)
+    g_cancellable_cancel (self->probe_cancellable);
+  g_clear_object (&self->probe_cancellable);
+  if (g_str_equal (current_provider (self), "none"))
+    {
+      set_probe_state (self, "failed", _("Choose a provider first."));
+      return;
+    }
+  self->probe_cancellable = g_cancellable_new ();
+  g_signal_connect_object (self->cancellable, "cancelled", G_CALLBACK (g_cancellable_cancel),
+                           self->probe_cancellable, G_CONNECT_SWAPPED);
+  set_probe_state (self, "running", _("Asking the model…"));
+  sight_api_key_lookup_async (current_provider (self), self->probe_cancellable, probe_key_cb,
+                              g_object_ref (self));
+}
+
+static void
+credentials_changed_cb (SightCredentialsPage *page,
+                        SightPreferences     *self)
+{
+  g_signal_emit (self, signals[CREDENTIALS_CHANGED], 0);
+}
+
 /* Life cycle -------------------------------------------------------------- */
 
 static void
@@ -267,6 +422,8 @@ sight_preferences_dispose (GObject *object)
   if (self->lookup_cancellable != NULL)
     g_cancellable_cancel (self->lookup_cancellable);
   g_clear_object (&self->lookup_cancellable);
+  g_clear_object (&self->probe_cancellable);
+  g_clear_object (&self->probe_provider);
   g_clear_object (&self->settings);
   G_OBJECT_CLASS (sight_preferences_parent_class)->dispose (object);
 }
@@ -275,6 +432,7 @@ static void
 sight_preferences_finalize (GObject *object)
 {
   g_clear_object (&SIGHT_PREFERENCES (object)->cancellable);
+  g_free (SIGHT_PREFERENCES (object)->probe_text);
   G_OBJECT_CLASS (sight_preferences_parent_class)->finalize (object);
 }
 
@@ -294,7 +452,12 @@ sight_preferences_class_init (SightPreferencesClass *klass)
   signals[API_KEY_CHANGED] = g_signal_new ("api-key-changed", G_TYPE_FROM_CLASS (klass),
                                            G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                            G_TYPE_NONE, 1, G_TYPE_STRING);
+  /* The project file's credentials were written. */
+  signals[CREDENTIALS_CHANGED] = g_signal_new ("credentials-changed", G_TYPE_FROM_CLASS (klass),
+                                               G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                               G_TYPE_NONE, 0);
 
+  g_type_ensure (SIGHT_TYPE_CREDENTIALS_PAGE);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/dev/sightline/Sightline/sight-preferences.ui");
 #define BIND(name) gtk_widget_class_bind_template_child (widget_class, SightPreferences, name)
@@ -312,7 +475,12 @@ sight_preferences_class_init (SightPreferencesClass *klass)
   BIND (vision_row);
   BIND (demo_delay_spin);
   BIND (demo_captions_switch);
+  BIND (test_row);
+  BIND (test_spinner);
+  BIND (test_button);
+  BIND (credentials_page);
 #undef BIND
+  gtk_widget_class_bind_template_callback (widget_class, test_connection_cb);
   gtk_widget_class_bind_template_callback (widget_class, provider_changed_cb);
   gtk_widget_class_bind_template_callback (widget_class, key_apply_cb);
   gtk_widget_class_bind_template_callback (widget_class, remove_key_cb);
@@ -325,6 +493,9 @@ sight_preferences_init (SightPreferences *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   self->cancellable = g_cancellable_new ();
   self->key_state = "unknown";
+  self->probe_state = "idle";
+  g_signal_connect_object (self->credentials_page, "changed",
+                           G_CALLBACK (credentials_changed_cb), self, 0);
 }
 
 SightPreferences *
@@ -370,4 +541,22 @@ sight_preferences_get_key_state (SightPreferences *self)
 {
   g_return_val_if_fail (SIGHT_IS_PREFERENCES (self), NULL);
   return self->key_state;
+}
+
+void
+sight_preferences_set_project_path (SightPreferences *self,
+                                    const char       *path)
+{
+  g_return_if_fail (SIGHT_IS_PREFERENCES (self));
+  sight_credentials_page_set_project_path (self->credentials_page, path);
+}
+
+const char *
+sight_preferences_get_probe_state (SightPreferences *self,
+                                   const char      **text)
+{
+  g_return_val_if_fail (SIGHT_IS_PREFERENCES (self), NULL);
+  if (text != NULL)
+    *text = self->probe_text;
+  return self->probe_state;
 }

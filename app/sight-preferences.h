@@ -19,4 +19,14 @@ SightPreferences *sight_preferences_new          (GtkWindow  *parent,
  * "unavailable" (no keyring) or "unknown" (still asking). */
 const char       *sight_preferences_get_key_state (SightPreferences *self);
 
+/* The project file whose credentials Preferences › Credentials shows and
+ * edits (sight_credential_project_path_for). Emits ::credentials-changed
+ * once it was written. */
+void              sight_preferences_set_project_path (SightPreferences *self,
+                                                      const char       *path);
+/* What Model › Test Connection shows (for tests): "idle", "running", "ok"
+ * or "failed", and in @text the words it shows. */
+const char       *sight_preferences_get_probe_state (SightPreferences  *self,
+                                                     const char       **text);
+
 G_END_DECLS

@@ -10,6 +10,8 @@
 #include <webkit/webkit.h>
 
 #include "sight-composer.h"
+#include "sight-credential-keyring.h"
+#include "sight-credential-offer.h"
 #include "sight-demo-overlay.h"
 #include "sight-demo-site.h"
 #include "sight-api-key.h"
@@ -47,6 +49,7 @@ struct _SightWindow
   GtkWidget       *sidebar;
   GtkWidget       *header_bar;
   SightLiveSessions *live_sessions;
+  SightCredentialOffer *credential_offer;
 
   /* owned */
   SightWebPage    *page;
@@ -71,6 +74,8 @@ struct _SightWindow
   gboolean         closing;
   gboolean         crashed;          /* the web process is gone until a reload */
   gboolean         demo_mode;
+  /* the step-list step a pending credential offer is for */
+  guint            offer_step_index;
 };
 
 G_DEFINE_FINAL_TYPE (SightWindow, sight_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -372,26 +377,53 @@ apply_defaults (SightWindow *self)
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
   g_autofree char *vision = NULL;
+  g_autofree char *project_path = NULL;
+  g_autofree char *project_dir = NULL;
+  g_autofree char *contents = NULL;
 
   if (self->settings == NULL)
     return;
   vision = g_settings_get_string (self->settings, "default-vision");
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "defaults");
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "timeout");
-  json_builder_add_int_value (builder, g_settings_get_uint (self->settings, "default-timeout"));
-  json_builder_set_member_name (builder, "actionTimeout");
-  json_builder_add_int_value (builder,
-                              g_settings_get_uint (self->settings, "default-action-timeout"));
-  json_builder_end_object (builder);
-  json_builder_end_object (builder);
-  root = json_builder_get_root (builder);
+  /* The test's project file (its credentials, agents, defaults) when there
+   * is one; the preferences give the defaults it does not. */
+  project_path = sight_credential_project_path_for (sight_step_list_get_file (self->step_list));
+  project_dir = g_path_get_dirname (project_path);
+  if (g_file_get_contents (project_path, &contents, NULL, NULL))
+    {
+      g_autoptr(SightProject) check = sight_project_load (project_path, &error);
+
+      if (check != NULL)
+        root = json_from_string (contents, NULL);
+      else
+        g_message ("The project file is not used: %s", error->message);
+      g_clear_error (&error);
+    }
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_clear_pointer (&root, json_node_unref);
+      root = json_node_new (JSON_NODE_OBJECT);
+      json_node_take_object (root, json_object_new ());
+    }
+  if (!json_object_has_member (json_node_get_object (root), "defaults"))
+    {
+      g_autoptr(JsonNode) defaults = NULL;
+
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "timeout");
+      json_builder_add_int_value (builder, g_settings_get_uint (self->settings, "default-timeout"));
+      json_builder_set_member_name (builder, "actionTimeout");
+      json_builder_add_int_value (builder,
+                                  g_settings_get_uint (self->settings, "default-action-timeout"));
+      json_builder_end_object (builder);
+      defaults = json_builder_get_root (builder);
+      json_object_set_member (json_node_get_object (root), "defaults",
+                              g_steal_pointer (&defaults));
+    }
   text = json_to_string (root, FALSE);
-  project = sight_project_new_from_data (text, -1, NULL, &error);
+  project = sight_project_new_from_data (text, -1, project_dir, &error);
   if (project == NULL)
     {
-      g_warning ("The step defaults are not usable: %s", error->message);
+      g_message ("The step defaults are not usable: %s", error->message);
       return;
     }
   sight_composer_set_project (self->composer, project);
@@ -399,6 +431,21 @@ apply_defaults (SightWindow *self)
                                g_settings_get_uint (self->settings, "default-max-steps"),
                                g_settings_get_uint (self->settings, "default-max-model-calls"),
                                vision);
+}
+
+/* A test opened from a folder with a project file runs with it; one with
+ * none keeps the project the steps had. */
+static void
+test_file_changed_cb (SightStepList *step_list,
+                      GParamSpec    *pspec,
+                      SightWindow   *self)
+{
+  GFile *file = sight_step_list_get_file (step_list);
+  g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+  g_autofree char *found = path != NULL ? sight_project_find (path) : NULL;
+
+  if (found != NULL)
+    apply_defaults (self);
 }
 
 static void
@@ -409,10 +456,6 @@ model_key_cb (GObject      *source,
   g_autoptr(SightWindow) self = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(SightModelProvider) provider = NULL;
-  g_autofree char *provider_name = NULL;
-  g_autofree char *model = NULL;
-  g_autofree char *base_url = NULL;
-  g_autofree char *name = NULL;
   char *key;
 
   key = sight_api_key_lookup_finish (result, &error);
@@ -427,19 +470,7 @@ model_key_cb (GObject      *source,
     g_debug ("No keyring: %s", error->message);
   g_clear_error (&error);
 
-  provider_name = g_settings_get_string (self->settings, "model-provider");
-  model = g_strstrip (g_settings_get_string (self->settings, "model-name"));
-  base_url = g_strstrip (g_settings_get_string (self->settings, "model-base-url"));
-  if (*model == '\0')
-    {
-      sight_api_key_free (key);
-      sight_composer_set_provider (self->composer, NULL,
-                                   _("Choose a model name in Preferences."));
-      return;
-    }
-  name = g_strdup_printf ("%s:%s", provider_name, model);
-  provider = sight_model_provider_new_for_name (name, *base_url != '\0' ? base_url : NULL, key,
-                                                &error);
+  provider = sight_api_key_new_provider (self->settings, key, &error);
   sight_api_key_free (key);
   sight_composer_set_provider (self->composer, provider, error != NULL ? error->message : NULL);
 }
@@ -514,6 +545,7 @@ preferences_action (GtkWidget  *widget,
 {
   SightWindow *self = SIGHT_WINDOW (widget);
   SightPreferences *preferences;
+  g_autofree char *project_path = NULL;
 
   if (self->settings == NULL)
     {
@@ -523,6 +555,13 @@ preferences_action (GtkWidget  *widget,
   preferences = sight_preferences_new (GTK_WINDOW (self), self->settings);
   g_signal_connect_object (preferences, "api-key-changed", G_CALLBACK (api_key_changed_cb),
                            self, 0);
+  project_path = sight_credential_project_path_for (sight_step_list_get_file (self->step_list));
+  sight_preferences_set_project_path (preferences, project_path);
+  g_signal_connect_object (preferences, "credentials-changed", G_CALLBACK (apply_defaults),
+                           self, G_CONNECT_SWAPPED);
+  if (parameter != NULL)
+    adw_preferences_window_set_visible_page_name (ADW_PREFERENCES_WINDOW (preferences),
+                                                  g_variant_get_string (parameter, NULL));
   gtk_window_present (GTK_WINDOW (preferences));
 }
 
@@ -596,6 +635,126 @@ step_recorded_cb (SightRecorder *recorder,
   sight_step_list_append_step (self->step_list, copy);
 }
 
+/* The recorder offers to save a typed password as a credential. */
+static void
+credential_offered_cb (SightRecorder *recorder,
+                       const char    *name,
+                       const char    *origin,
+                       const char    *purpose,
+                       SightWindow   *self)
+{
+  guint n = sight_step_list_get_n_steps (self->step_list);
+
+  if (n == 0)
+    return;
+  self->offer_step_index = n - 1;
+  sight_credential_offer_present (self->credential_offer, name, origin);
+}
+
+/* The credential the offered step's params name ("password" when it names
+ * none); with @rename, it names @rename from now on. */
+static const char *
+offer_step_secret (SightWindow *self,
+                   const char  *rename)
+{
+  const char *name = "password";
+  JsonObject *step, *params;
+  JsonObjectIter iter;
+  const char *param;
+  JsonNode *member;
+
+  if (self->offer_step_index >= sight_step_list_get_n_steps (self->step_list))
+    return name;
+  step = sight_step_list_get_step (self->step_list, self->offer_step_index);
+  params = json_object_has_member (step, "params")
+             ? json_object_get_object_member (step, "params") : NULL;
+  if (params == NULL)
+    return name;
+  json_object_iter_init (&iter, params);
+  while (json_object_iter_next (&iter, &param, &member))
+    {
+      JsonObject *secret = JSON_NODE_HOLDS_OBJECT (member) ? json_node_get_object (member) : NULL;
+
+      if (secret == NULL || !json_object_has_member (secret, "secret"))
+        continue;
+      if (rename != NULL)
+        json_object_set_string_member (secret, "secret", rename);
+      name = json_object_get_string_member (secret, "secret");
+    }
+  return name;
+}
+
+static void
+credential_saved_cb (GObject      *source,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  g_autoptr(SightWindow) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *message = NULL;
+
+  if (!sight_credential_save_finish (result, &error))
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        return;
+      message = g_strdup_printf (_("Could not save the credential: %s"), error->message);
+      show_toast (self, message);
+      return;
+    }
+  show_toast (self, _("Credential saved: the value is in the keyring, the project file names "
+                      "it"));
+  apply_defaults (self);
+}
+
+static void
+credential_accepted_cb (SightCredentialOffer *offer,
+                        const char           *name,
+                        const char           *origin,
+                        SightWindow          *self)
+{
+  g_autoptr(SightCredential) cred = g_new0 (SightCredential, 1);
+  const char *purpose = NULL;
+  g_autofree char *project_path = NULL;
+  char *value;
+
+  if (self->recorder == NULL ||
+      !sight_recorder_get_credential_offer (self->recorder, NULL, NULL, &purpose))
+    return;
+  cred->purpose = g_strdup (purpose);
+  value = sight_recorder_accept_credential (self->recorder, name);
+  /* The recorded step types the credential from now on. */
+  offer_step_secret (self, name);
+  cred->name = g_strdup (name);
+  cred->allowed_origins = g_new0 (char *, 2);
+  cred->allowed_origins[0] = g_strdup (origin);
+  cred->source = SIGHT_CREDENTIAL_SOURCE_KEYRING;
+  project_path = sight_credential_project_path_for (sight_step_list_get_file (self->step_list));
+  sight_credential_save_async (project_path, cred, value, self->cancellable, credential_saved_cb,
+                               g_object_ref (self));
+  if (value != NULL)
+    {
+      memset (value, 0, strlen (value));
+      g_free (value);
+    }
+}
+
+static void
+credential_declined_cb (SightCredentialOffer *offer,
+                        SightWindow          *self)
+{
+  g_autofree char *message = NULL;
+  const char *name;
+
+  if (self->recorder != NULL)
+    sight_recorder_decline_credential (self->recorder);
+  /* The name the recorded step keeps. */
+  name = offer_step_secret (self, NULL);
+  /* Translators: %s is a credential name, e.g. "password" */
+  message = g_strdup_printf (_("Not saved. To replay this step, the project needs a credential "
+                               "named “%s”: add it in Preferences › Credentials."), name);
+  show_toast (self, message);
+}
+
 static void
 set_recording (SightWindow *self,
                gboolean     recording)
@@ -608,6 +767,9 @@ set_recording (SightWindow *self,
       self->recorder = sight_recorder_new (sight_web_page_get_web_view (self->page));
       g_signal_connect_object (self->recorder, "step-added",
                                G_CALLBACK (step_recorded_cb), self, 0);
+      sight_recorder_set_offer_credentials (self->recorder, TRUE);
+      g_signal_connect_object (self->recorder, "credential-offered",
+                               G_CALLBACK (credential_offered_cb), self, 0);
     }
   if (recording)
     sight_recorder_start (self->recorder);
@@ -1420,6 +1582,8 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.save-as", NULL, save_as_action);
   gtk_widget_class_install_action (widget_class, "win.run-all", NULL, run_all_action);
   gtk_widget_class_install_action (widget_class, "win.preferences", NULL, preferences_action);
+  /* Preferences on one page ("model", "steps", "credentials"). */
+  gtk_widget_class_install_action (widget_class, "win.preferences-page", "s", preferences_action);
   gtk_widget_class_install_action (widget_class, "win.serve-mcp", NULL, serve_mcp_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_comma, GDK_CONTROL_MASK,
                                        "win.preferences", NULL);
@@ -1530,6 +1694,15 @@ sight_window_init (SightWindow *self)
   view = sight_web_page_get_web_view (self->page);
   gtk_widget_set_hexpand (GTK_WIDGET (view), TRUE);
   gtk_widget_set_vexpand (GTK_WIDGET (view), TRUE);
+  /* The credential offer sits over the page, the page below it. */
+  gtk_orientable_set_orientation (GTK_ORIENTABLE (self->page_box), GTK_ORIENTATION_VERTICAL);
+  self->credential_offer = sight_credential_offer_new ();
+  gtk_box_append (self->page_box, GTK_WIDGET (self->credential_offer));
+  g_signal_connect_object (self->credential_offer, "accepted",
+                           G_CALLBACK (credential_accepted_cb), self, 0);
+  g_signal_connect_object (self->credential_offer, "declined",
+                           G_CALLBACK (credential_declined_cb), self, 0);
+  sight_credential_keyring_install ();
   gtk_box_append (self->page_box, GTK_WIDGET (view));
   g_signal_connect (view, "load-changed", G_CALLBACK (load_changed_cb), self);
   g_signal_connect (view, "notify::estimated-load-progress",
@@ -1555,6 +1728,9 @@ sight_window_init (SightWindow *self)
                            G_CALLBACK (step_list_changed_cb), self, 0);
   g_signal_connect_object (self->step_list, "notify::file",
                            G_CALLBACK (step_list_changed_cb), self, 0);
+  /* Another test file may have another project file. */
+  g_signal_connect_object (self->step_list, "notify::file",
+                           G_CALLBACK (test_file_changed_cb), self, 0);
 
   self->settings = app_settings ();
   if (self->settings != NULL)
@@ -1655,4 +1831,11 @@ sight_window_get_demo_overlay (SightWindow *self)
   g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
 
   return self->demo_overlay;
+}
+
+SightCredentialOffer *
+sight_window_get_credential_offer (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->credential_offer;
 }

@@ -52,6 +52,8 @@ gboolean          sight_window_get_crashed     (SightWindow      *self);
 /* Demo mode: panes and header bar hidden, full screen, step captions. */
 gboolean          sight_window_get_demo_mode   (SightWindow      *self);
 struct _SightDemoOverlay *sight_window_get_demo_overlay (SightWindow *self);
+/* The bar that offers to save a recorded password as a credential. */
+struct _SightCredentialOffer *sight_window_get_credential_offer (SightWindow *self);
 /* Cancelled when the window closes; every long operation of the window
  * uses it or a child of it. */
 GCancellable     *sight_window_get_cancellable (SightWindow      *self);

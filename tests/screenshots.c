@@ -6,7 +6,9 @@
  *   xvfb-run -a -s "-screen 0 1600x1000x24" _build/tests/screenshots docs/screenshots
  * main-window.png: a test opened, run, with the inspector; runs.png: a smoke
  * test's stored run opened on its steps; crashed.png: the page's web process
- * gone; preferences.png, preferences-steps.png: the preferences' two pages.
+ * gone; preferences.png, preferences-steps.png: the preferences' two pages;
+ * credential-offer.png: the bar that offers to save a recorded password;
+ * preferences-credentials.png: the project file's credentials.
  * The run comes from the real
  * `sightline smoke` command ($SIGHTLINE_BIN), in a throwaway data dir. */
 
@@ -15,8 +17,10 @@
 #include <adwaita.h>
 #include <webkit/webkit.h>
 
+#include "sight-credential-offer.h"
 #include "sight-graphics.h"
 #include "sight-preferences.h"
+#include "sight-secrets.h"
 #include "sight-window.h"
 
 #define DEADLINE_US (90 * G_USEC_PER_SEC)
@@ -145,6 +149,20 @@ main (int    argc,
     "    { \"assert\": \"the dashboard shows a trial badge\" }\n  ]\n}\n",
     sight_window_get_demo_url (window));
   g_file_set_contents (test_path, test_text, -1, NULL);
+  /* Its project file, with the credentials Preferences › Credentials lists. */
+  {
+    g_autofree char *project_path = g_build_filename (tmpdir, "sightline.json", NULL);
+    g_autofree char *origin = sight_origin_normalize (sight_window_get_demo_url (window));
+    g_autofree char *project_text = g_strdup_printf (
+      "{ \"credentials\": {\n"
+      "  \"member.password\": { \"purpose\": \"password\", \"allowedOrigins\": [\"%s\"],\n"
+      "    \"source\": { \"keyring\": { \"application\": \"dev.sightline.Sightline\",\n"
+      "                                 \"credential\": \"member.password\" } } },\n"
+      "  \"member.email\": { \"purpose\": \"email\", \"allowedOrigins\": [\"%s\"],\n"
+      "    \"source\": { \"env\": \"MEMBER_EMAIL\" } } } }\n", origin, origin);
+
+    g_file_set_contents (project_path, project_text, -1, NULL);
+  }
   test_file = g_file_new_for_path (test_path);
   if (!sight_window_open_test_file (window, test_file, &error))
     g_error ("%s", error->message);
@@ -191,6 +209,19 @@ main (int    argc,
     }
   shoot (window, dir, "runs.png");
 
+  /* Recording a password: the offer to save it as a credential. */
+  sight_window_show_page (window, "test");
+  {
+    g_autofree char *origin = sight_origin_normalize (sight_window_get_demo_url (window));
+
+    sight_window_open_demo_site (window);
+    wait_count (&observations, observations + 1);
+    sight_credential_offer_present (sight_window_get_credential_offer (window),
+                                    "member.password", origin);
+    shoot (window, dir, "credential-offer.png");
+    sight_credential_offer_dismiss (sight_window_get_credential_offer (window));
+  }
+
   /* The page's web process gone: the notice and its Reload. */
   sight_window_show_page (window, "test");
   sight_web_page_terminate_web_process (sight_window_get_page (window),
@@ -215,6 +246,10 @@ main (int    argc,
             adw_preferences_window_set_visible_page_name (ADW_PREFERENCES_WINDOW (item), "steps");
             spin (300);
             shoot ((SightWindow *) item, dir, "preferences-steps.png");
+            adw_preferences_window_set_visible_page_name (ADW_PREFERENCES_WINDOW (item),
+                                                          "credentials");
+            spin (300);
+            shoot ((SightWindow *) item, dir, "preferences-credentials.png");
             break;
           }
       }

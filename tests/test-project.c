@@ -417,6 +417,112 @@ test_credentials (void)
   sight_secrets_forget_all ();
 }
 
+/* The app writes credentials into the project file: the rest of the file
+ * stays, the new text loads, a value never goes in, a broken file is left
+ * as it was. */
+static void
+test_write_credentials (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("sight-project-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "sightline.json", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr(SightProject) project = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightCredential) cred = g_new0 (SightCredential, 1);
+  const SightCredential *loaded;
+  const char *broken = "{ \"agents\": ";
+
+  cred->name = g_strdup ("member.password");
+  cred->purpose = g_strdup ("password");
+  cred->allowed_origins = g_strsplit ("http://127.0.0.1:8765", " ", -1);
+  cred->source = SIGHT_CREDENTIAL_SOURCE_KEYRING;
+  cred->keyring_attributes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_hash_table_insert (cred->keyring_attributes, g_strdup ("credential"),
+                       g_strdup ("member.password"));
+
+  /* A missing file is created. */
+  g_assert_true (sight_project_file_set_credential (path, cred, &error));
+  g_assert_no_error (error);
+  project = sight_project_load (path, &error);
+  g_assert_no_error (error);
+  loaded = sight_secrets_lookup (sight_project_get_secrets (project), "member.password");
+  g_assert_nonnull (loaded);
+  g_assert_cmpint (loaded->source, ==, SIGHT_CREDENTIAL_SOURCE_KEYRING);
+  g_assert_cmpstr (g_hash_table_lookup (loaded->keyring_attributes, "credential"), ==,
+                   "member.password");
+  g_assert_cmpstr (loaded->allowed_origins[0], ==, "http://127.0.0.1:8765");
+  g_clear_pointer (&project, sight_project_unref);
+
+  /* Other members stay; a credential of the same name is replaced. */
+  g_assert_true (g_file_set_contents (path,
+                                      "{ \"agents\": { \"default\": { \"model\": \"openai:m\", "
+                                      "\"maxSteps\": 7 } },\n"
+                                      "  \"credentials\": { \"other\": { \"purpose\": \"email\", "
+                                      "\"allowedOrigins\": [\"http://a.test\"], "
+                                      "\"source\": { \"env\": \"OTHER\" } },\n"
+                                      "  \"member.password\": { \"purpose\": \"username\", "
+                                      "\"source\": { \"env\": \"OLD\" } } },\n"
+                                      "  \"defaults\": { \"timeout\": 9000 } }", -1, NULL));
+  g_assert_true (sight_project_file_set_credential (path, cred, &error));
+  g_assert_no_error (error);
+  project = sight_project_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (sight_project_get_timeout (project), ==, 9000);
+  g_assert_cmpint (sight_project_get_agent (project, "default")->max_steps, ==, 7);
+  g_assert_cmpint (sight_secrets_lookup (sight_project_get_secrets (project), "other")->source,
+                   ==, SIGHT_CREDENTIAL_SOURCE_ENV);
+  loaded = sight_secrets_lookup (sight_project_get_secrets (project), "member.password");
+  g_assert_cmpstr (loaded->purpose, ==, "password");
+  g_assert_cmpint (loaded->source, ==, SIGHT_CREDENTIAL_SOURCE_KEYRING);
+  g_clear_pointer (&project, sight_project_unref);
+
+  /* Removed, and the others kept. */
+  g_assert_true (sight_project_file_remove_credential (path, "member.password", &error));
+  g_assert_no_error (error);
+  project = sight_project_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_null (sight_secrets_lookup (sight_project_get_secrets (project), "member.password"));
+  g_assert_nonnull (sight_secrets_lookup (sight_project_get_secrets (project), "other"));
+  g_clear_pointer (&project, sight_project_unref);
+
+  /* The array form stays an array. */
+  g_assert_true (g_file_set_contents (path, "{ \"credentials\": [ { \"name\": \"x\", "
+                                      "\"purpose\": \"email\", \"source\": { \"env\": \"X\" } } ] }",
+                                      -1, NULL));
+  g_assert_true (sight_project_file_set_credential (path, cred, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_nonnull (strstr (text, "\"name\" : \"member.password\""));
+  project = sight_project_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (sight_secrets_lookup (sight_project_get_secrets (project), "x"));
+  g_assert_nonnull (sight_secrets_lookup (sight_project_get_secrets (project), "member.password"));
+  g_clear_pointer (&project, sight_project_unref);
+  g_clear_pointer (&text, g_free);
+
+  /* A value is never written. */
+  cred->source = SIGHT_CREDENTIAL_SOURCE_VALUE;
+  cred->source_arg = g_strdup ("hunter2-value");
+  g_assert_false (sight_project_file_set_credential (path, cred, &error));
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_null (strstr (text, "hunter2-value"));
+  g_clear_pointer (&text, g_free);
+  cred->source = SIGHT_CREDENTIAL_SOURCE_KEYRING;
+
+  /* A broken file is the person's to mend: left byte for byte. */
+  g_assert_true (g_file_set_contents (path, broken, -1, NULL));
+  g_assert_false (sight_project_file_set_credential (path, cred, &error));
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_cmpstr (text, ==, broken);
+
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -428,6 +534,7 @@ main (int    argc,
   g_test_add_func ("/project/agent-choice", test_agent_choice);
   g_test_add_func ("/project/find-and-load", test_find_and_load);
   g_test_add_func ("/project/credentials", test_credentials);
+  g_test_add_func ("/project/write-credentials", test_write_credentials);
   g_test_add_func ("/project/origins-idna", test_origins_idna);
   return g_test_run ();
 }

@@ -9,6 +9,7 @@
 #include "export-site-common.h"
 #include "sight-direct-step.h"
 #include "sight-recorder.h"
+#include "sight-secrets.h"
 
 /* A person's session on the fixture site, scripted in the page's own world,
  * as the recorder sees it. */
@@ -127,12 +128,39 @@ static const char type_helper[] =
   "const tap = (el) => { el.dispatchEvent (new MouseEvent ('mousedown', { bubbles: true }));"
   "                      el.click (); };";
 
+/* The fixture site on loopback and a web view in a window to record in. */
+static void
+fixture_start (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSList) uris = NULL;
+
+  f->server = soup_server_new (NULL, NULL);
+  soup_server_add_handler (f->server, NULL, export_site_serve_cb, NULL, NULL);
+  soup_server_listen_local (f->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error);
+  g_assert_no_error (error);
+  uris = soup_server_get_uris (f->server);
+  f->port = g_uri_get_port (uris->data);
+  g_slist_free_full (g_steal_pointer (&uris), (GDestroyNotify) g_uri_unref);
+
+  {
+    /* nothing of the session outlives the test */
+    g_autoptr(WebKitNetworkSession) session = webkit_network_session_new_ephemeral ();
+
+    f->view = WEBKIT_WEB_VIEW (g_object_new (WEBKIT_TYPE_WEB_VIEW, "network-session", session,
+                                            NULL));
+  }
+  f->window = gtk_window_new ();
+  gtk_window_set_default_size (GTK_WINDOW (f->window), 1024, 768);
+  gtk_window_set_child (GTK_WINDOW (f->window), GTK_WIDGET (f->view));
+  gtk_window_present (GTK_WINDOW (f->window));
+}
+
 static void
 test_records_a_session (void)
 {
   Fixture f = { 0 };
   g_autoptr(GError) error = NULL;
-  g_autoptr(GSList) uris = NULL;
   g_autoptr(SightRecorder) recorder = NULL;
   g_autoptr(JsonNode) steps_node = NULL;
   g_autoptr(JsonNode) file = NULL;
@@ -155,26 +183,7 @@ test_records_a_session (void)
     NULL,  /* go to …/login, filled in below */
   };
 
-  f.server = soup_server_new (NULL, NULL);
-  soup_server_add_handler (f.server, NULL, export_site_serve_cb, NULL, NULL);
-  soup_server_listen_local (f.server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error);
-  g_assert_no_error (error);
-  uris = soup_server_get_uris (f.server);
-  f.port = g_uri_get_port (uris->data);
-  g_slist_free_full (g_steal_pointer (&uris), (GDestroyNotify) g_uri_unref);
-
-  {
-    /* nothing of the session outlives the test */
-    g_autoptr(WebKitNetworkSession) session = webkit_network_session_new_ephemeral ();
-
-    f.view = WEBKIT_WEB_VIEW (g_object_new (WEBKIT_TYPE_WEB_VIEW, "network-session", session,
-                                            NULL));
-  }
-  f.window = gtk_window_new ();
-  gtk_window_set_default_size (GTK_WINDOW (f.window), 1024, 768);
-  gtk_window_set_child (GTK_WINDOW (f.window), GTK_WIDGET (f.view));
-  gtk_window_present (GTK_WINDOW (f.window));
-
+  fixture_start (&f);
   recorder = sight_recorder_new (f.view);
   sight_recorder_set_credential_name (recorder, "member.password");
   sight_recorder_set_navigation_window (recorder, 4000);
@@ -300,11 +309,117 @@ test_records_a_session (void)
   g_object_unref (f.server);
 }
 
+typedef struct {
+  guint  count;
+  char  *name;
+  char  *origin;
+  char  *purpose;
+} Offer;
+
+static void
+offered_cb (SightRecorder *recorder,
+            const char    *name,
+            const char    *origin,
+            const char    *purpose,
+            Offer         *offer)
+{
+  offer->count++;
+  g_free (offer->name);
+  g_free (offer->origin);
+  g_free (offer->purpose);
+  offer->name = g_strdup (name);
+  offer->origin = g_strdup (origin);
+  offer->purpose = g_strdup (purpose);
+}
+
+static void
+type_password (Fixture *f)
+{
+  g_autofree char *script = g_strconcat ("{", type_helper,
+    "type (document.querySelector ('[name=email]'), 'member@example.test');"
+    "type (document.querySelector ('[name=password]'), 'correct horse');"
+    "tap (document.querySelector ('[name=remember]')); }", NULL);
+
+  run_js (f, NULL, script);
+}
+
+/* With offers on, a typed password is held host-side for the offer (known
+ * to the redactor at once), the name proposed from the account typed before
+ * it; accepting names the credential in the step and hands the value over
+ * once. With offers off, the value is never read. */
+static void
+test_credential_offer (void)
+{
+  Fixture f = { 0 };
+  Offer offer = { 0 };
+  g_autoptr(SightRecorder) recorder = NULL;
+  g_autoptr(JsonNode) steps_node = NULL;
+  g_autofree char *origin = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *value = NULL;
+  const char *pending = NULL;
+  JsonObject *params;
+
+  sight_secrets_forget_all ();
+  fixture_start (&f);
+  origin = g_strdup_printf ("http://127.0.0.1:%u", f.port);
+  recorder = sight_recorder_new (f.view);
+  g_signal_connect (recorder, "credential-offered", G_CALLBACK (offered_cb), &offer);
+  sight_recorder_set_offer_credentials (recorder, TRUE);
+  sight_recorder_start (recorder);
+  load (&f, "/login");
+  type_password (&f);
+  wait_for_steps (recorder, 3);
+  g_assert_cmpuint (offer.count, ==, 1);
+  g_assert_cmpstr (offer.name, ==, "member.password");
+  g_assert_cmpstr (offer.origin, ==, origin);
+  g_assert_cmpstr (offer.purpose, ==, "password");
+  g_assert_true (sight_recorder_get_credential_offer (recorder, &pending, NULL, NULL));
+  g_assert_cmpstr (pending, ==, "member.password");
+  /* the redactor knows it before anyone answers; the steps never hold it */
+  g_assert_true (sight_secrets_contains_any ("typed correct horse"));
+  steps_node = sight_recorder_get_steps (recorder);
+  json = json_to_string (steps_node, FALSE);
+  g_assert_null (strstr (json, "correct horse"));
+
+  /* accepted under an edited name: the step names it, the value comes out once */
+  value = sight_recorder_accept_credential (recorder, "member.pw");
+  g_assert_cmpstr (value, ==, "correct horse");
+  g_assert_false (sight_recorder_get_credential_offer (recorder, NULL, NULL, NULL));
+  g_assert_null (sight_recorder_accept_credential (recorder, "again"));
+  g_clear_pointer (&steps_node, json_node_unref);
+  steps_node = sight_recorder_get_steps (recorder);
+  params = json_object_get_object_member (json_array_get_object_element (
+                                            json_node_get_array (steps_node), 1), "params");
+  g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (params,
+                                                                                 "password"),
+                                                  "secret"), ==, "member.pw");
+
+  /* offers off: no offer, nothing held */
+  sight_recorder_stop (recorder);
+  sight_recorder_set_offer_credentials (recorder, FALSE);
+  sight_recorder_start (recorder);
+  load (&f, "/login");
+  type_password (&f);
+  wait_for_steps (recorder, 6);
+  g_assert_cmpuint (offer.count, ==, 1);
+  g_assert_false (sight_recorder_get_credential_offer (recorder, NULL, NULL, NULL));
+
+  sight_recorder_stop (recorder);
+  gtk_window_destroy (GTK_WINDOW (f.window));
+  g_object_unref (f.server);
+  g_free (offer.name);
+  g_free (offer.origin);
+  g_free (offer.purpose);
+  sight_secrets_forget_all ();
+}
+
 int
 main (int    argc,
       char **argv)
 {
   gtk_test_init (&argc, &argv, NULL);
   g_test_add_func ("/recorder/session", test_records_a_session);
+  g_test_add_func ("/recorder/credential-offer", test_credential_offer);
   return g_test_run ();
 }

@@ -13,6 +13,8 @@
 #include "sight-json.h"
 #include "sight-observation.h"
 #include "sight-recorder-resources.h"
+#include "sight-secret-fields.h"
+#include "sight-secret-fill.h"
 #include "sight-web-page.h"
 
 #define HANDLER_NAME "sightRecorder"
@@ -30,18 +32,49 @@ struct _SightRecorder {
   char             *credential_name;
   char             *last_fill_ref;     /* target ref of the last step when it was a fill */
   gint64            last_action_time;  /* monotonic µs of the last click or key */
+  char             *last_user;         /* the account typed into an email or username field */
   guint             navigation_window_ms;
   gulong            message_id;
   gulong            load_id;
   gboolean          recording;
+  gboolean          offer_credentials;
+  /* the pending credential offer: a typed secure value, held host-side
+   * (wiped when answered) until the person accepts or declines it */
+  JsonObject       *offer_step;
+  char             *offer_param;
+  char             *offer_name;
+  char             *offer_origin;
+  char             *offer_purpose;
+  char             *offer_value;
 };
 
 G_DEFINE_FINAL_TYPE (SightRecorder, sight_recorder, G_TYPE_OBJECT)
 
 enum {
   STEP_ADDED,
+  CREDENTIAL_OFFERED,
   N_SIGNALS
 };
+
+static void
+wipe_free (char *value)
+{
+  if (value == NULL)
+    return;
+  memset (value, 0, strlen (value));
+  g_free (value);
+}
+
+static void
+offer_clear (SightRecorder *self)
+{
+  g_clear_pointer (&self->offer_step, json_object_unref);
+  g_clear_pointer (&self->offer_param, g_free);
+  g_clear_pointer (&self->offer_name, g_free);
+  g_clear_pointer (&self->offer_origin, g_free);
+  g_clear_pointer (&self->offer_purpose, g_free);
+  g_clear_pointer (&self->offer_value, wipe_free);
+}
 
 static guint signals[N_SIGNALS];
 
@@ -61,9 +94,10 @@ recorder_script (void)
                                       G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
       if (bytes == NULL)
         g_error ("recorder.js missing from the agent's resources: %s", error->message);
-      /* snapshot.js first: the recorder names elements the way it does */
-      text = g_strconcat (sight_observation_get_script (), "\n",
-                          (const char *) g_bytes_get_data (bytes, NULL), NULL);
+      /* snapshot.js first: the recorder names elements the way it does;
+       * secret-fields.js tells a field's purpose */
+      text = g_strconcat (sight_observation_get_script (), "\n", _sight_secret_fields_script (),
+                          "\n", (const char *) g_bytes_get_data (bytes, NULL), NULL);
       g_once_init_leave (&script, text);
     }
   return script;
@@ -113,6 +147,50 @@ param_name (const char *field_name)
   if (s->len == 0 || g_ascii_isdigit (s->str[0]))
     g_string_prepend (s, "password");
   return g_string_free (s, FALSE);
+}
+
+/* The account part of what was typed into an email or username field
+ * ("member" of "member@example.test"), as a credential name's first part. */
+static char *
+user_part (const char *typed)
+{
+  g_autofree char *local = g_strndup (typed, strcspn (typed, "@"));
+  GString *s = g_string_new (NULL);
+
+  for (const char *p = local; *p != '\0'; p++)
+    if (g_ascii_isalnum (*p) || *p == '-' || *p == '_' || *p == '.')
+      g_string_append_c (s, g_ascii_tolower (*p));
+  if (s->len == 0)
+    return g_string_free (s, TRUE), NULL;
+  return g_string_free (s, FALSE);
+}
+
+/* A secure field's typed value: held for the offer, known to the redactor
+ * at once under the name it would be saved as. */
+static void
+offer_typed_value (SightRecorder *self,
+                   JsonObject    *step,
+                   const char    *param,
+                   JsonObject    *message)
+{
+  const char *value = json_object_get_string_member_with_default (message, "value", NULL);
+  const char *purpose = json_object_get_string_member_with_default (message, "purpose", NULL);
+  const char *uri = self->view != NULL ? webkit_web_view_get_uri (self->view) : NULL;
+
+  if (value == NULL || *value == '\0')
+    return;
+  offer_clear (self);
+  self->offer_step = json_object_ref (step);
+  self->offer_param = g_strdup (param);
+  self->offer_name = self->last_user != NULL ? g_strconcat (self->last_user, ".", param, NULL)
+                                             : g_strdup (param);
+  self->offer_origin = sight_origin_normalize (uri);
+  self->offer_purpose = g_strdup (sight_credential_purpose_is_valid (purpose) ? purpose
+                                                                              : "password");
+  self->offer_value = g_strdup (value);
+  sight_secret_fill_note_typed (TRUE, self->offer_name, self->offer_value);
+  /* the message's copy is wiped: only the offer holds it now */
+  memset ((char *) value, 0, strlen (value));
 }
 
 static void
@@ -173,8 +251,18 @@ handle_message (SightRecorder *self,
               json_object_set_object_member (out, "params", g_steal_pointer (&params));
             }
           else
-            step.value = (char *) json_object_get_string_member_with_default (message, "value",
-                                                                              "");
+            {
+              const char *purpose = json_object_get_string_member_with_default (message,
+                                                                               "purpose", "");
+
+              step.value = (char *) json_object_get_string_member_with_default (message, "value",
+                                                                                "");
+              if (g_str_equal (purpose, "email") || g_str_equal (purpose, "username"))
+                {
+                  g_free (self->last_user);
+                  self->last_user = user_part (step.value);
+                }
+            }
           break;
         default:
           /* a click, a double click, a check: the target says it all */
@@ -228,7 +316,21 @@ handle_message (SightRecorder *self,
 
   if (step.verb != SIGHT_DIRECT_EXPECT)
     self->last_action_time = g_get_monotonic_time ();
+  if (step.verb == SIGHT_DIRECT_FILL && step.param != NULL && self->offer_credentials)
+    offer_typed_value (self, out, step.param, message);
+  else if (json_object_has_member (message, "value") &&
+           json_object_get_boolean_member_with_default (message, "secure", FALSE))
+    {
+      /* not asked for: dropped unread */
+      const char *value = json_object_get_string_member (message, "value");
+
+      if (value != NULL)
+        memset ((char *) value, 0, strlen (value));
+    }
   add_step (self, out);
+  if (self->offer_step == out)
+    g_signal_emit (self, signals[CREDENTIAL_OFFERED], 0, self->offer_name,
+                   self->offer_origin, self->offer_purpose);
 }
 
 static void
@@ -244,6 +346,8 @@ script_message_cb (WebKitUserContentManager *manager,
     return;
   json = jsc_value_to_string (value);
   message = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH, NULL);
+  /* it may hold a secure field's value (credential offers) */
+  memset (json, 0, strlen (json));
   if (message == NULL || !JSON_NODE_HOLDS_OBJECT (message))
     return;
   handle_message (self, json_node_get_object (message));
@@ -323,7 +427,11 @@ sight_recorder_start (SightRecorder *self)
                                                                SIGHT_SCRIPT_WORLD);
   self->message_id = g_signal_connect (manager, "script-message-received::" HANDLER_NAME,
                                        G_CALLBACK (script_message_cb), self);
-  self->script = webkit_user_script_new_for_world (recorder_script (),
+  g_autofree char *source = g_strdup_printf ("globalThis.__sightRecorderOffersCredentials = %s;\n%s",
+                                             self->offer_credentials ? "true" : "false",
+                                             recorder_script ());
+
+  self->script = webkit_user_script_new_for_world (source,
                                                    WEBKIT_USER_CONTENT_INJECT_TOP_FRAME,
                                                    WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_END,
                                                    SIGHT_SCRIPT_WORLD, NULL, NULL);
@@ -335,7 +443,7 @@ sight_recorder_start (SightRecorder *self)
     {
       g_free (self->start_url);
       self->start_url = g_strdup (uri);
-      run_in_world (self, recorder_script ());
+      run_in_world (self, source);
     }
 }
 
@@ -395,6 +503,64 @@ sight_recorder_set_credential_name (SightRecorder *self,
 
   g_free (self->credential_name);
   self->credential_name = g_strdup (name);
+}
+
+void
+sight_recorder_set_offer_credentials (SightRecorder *self,
+                                      gboolean       offer)
+{
+  g_return_if_fail (SIGHT_IS_RECORDER (self));
+  self->offer_credentials = offer;
+  if (!offer)
+    offer_clear (self);
+}
+
+gboolean
+sight_recorder_get_credential_offer (SightRecorder  *self,
+                                     const char    **name,
+                                     const char    **origin,
+                                     const char    **purpose)
+{
+  g_return_val_if_fail (SIGHT_IS_RECORDER (self), FALSE);
+
+  if (self->offer_step == NULL)
+    return FALSE;
+  if (name != NULL)
+    *name = self->offer_name;
+  if (origin != NULL)
+    *origin = self->offer_origin;
+  if (purpose != NULL)
+    *purpose = self->offer_purpose;
+  return TRUE;
+}
+
+char *
+sight_recorder_accept_credential (SightRecorder *self,
+                                  const char    *name)
+{
+  JsonObject *params, *secret;
+  char *value;
+
+  g_return_val_if_fail (SIGHT_IS_RECORDER (self), NULL);
+  g_return_val_if_fail (name != NULL && *name != '\0', NULL);
+
+  if (self->offer_step == NULL)
+    return NULL;
+  params = json_object_get_object_member (self->offer_step, "params");
+  secret = params != NULL ? json_object_get_object_member (params, self->offer_param) : NULL;
+  if (secret != NULL)
+    json_object_set_string_member (secret, "secret", name);
+  sight_secrets_register_value (name, self->offer_value);
+  value = g_steal_pointer (&self->offer_value);
+  offer_clear (self);
+  return value;
+}
+
+void
+sight_recorder_decline_credential (SightRecorder *self)
+{
+  g_return_if_fail (SIGHT_IS_RECORDER (self));
+  offer_clear (self);
 }
 
 void
@@ -468,6 +634,8 @@ sight_recorder_finalize (GObject *object)
   g_free (self->start_url);
   g_free (self->credential_name);
   g_free (self->last_fill_ref);
+  g_free (self->last_user);
+  offer_clear (self);
   G_OBJECT_CLASS (sight_recorder_parent_class)->finalize (object);
 }
 
@@ -483,6 +651,13 @@ sight_recorder_class_init (SightRecorderClass *klass)
   signals[STEP_ADDED] = g_signal_new ("step-added", G_TYPE_FROM_CLASS (klass),
                                       G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                                       G_TYPE_NONE, 1, JSON_TYPE_NODE);
+  /* A value typed into a secure field may be saved as a credential
+   * (sight_recorder_set_offer_credentials): the name proposed, the
+   * page's origin (or NULL), the purpose. Emitted after its step-added. */
+  signals[CREDENTIAL_OFFERED] = g_signal_new ("credential-offered", G_TYPE_FROM_CLASS (klass),
+                                              G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                              G_TYPE_NONE, 3, G_TYPE_STRING, G_TYPE_STRING,
+                                              G_TYPE_STRING);
 }
 
 static void

@@ -44,6 +44,26 @@ void           sight_recorder_pick         (SightRecorder  *self,
 void           sight_recorder_set_credential_name (SightRecorder *self,
                                                    const char    *name);
 
+/* Whether a value typed into a secure field is offered to be saved as a
+ * credential (from the next start; default FALSE: the value is never
+ * read). When on, the recorder holds the value host-side only, registers it
+ * with the redactor at once, and emits ::credential-offered after the
+ * step; the step types {param} with the default credential name until the
+ * offer is accepted. A new offer replaces an unanswered one. */
+void           sight_recorder_set_offer_credentials (SightRecorder *self,
+                                                     gboolean       offer);
+/* The pending offer (borrowed strings), FALSE when there is none. */
+gboolean       sight_recorder_get_credential_offer  (SightRecorder  *self,
+                                                     const char    **name,
+                                                     const char    **origin,
+                                                     const char    **purpose);
+/* The offered step now names the credential @name; returns the typed value
+ * for the caller to store (wipe it after), or NULL with no offer pending. */
+char          *sight_recorder_accept_credential     (SightRecorder *self,
+                                                     const char    *name);
+/* Forgets the offered value; the step keeps its default credential name. */
+void           sight_recorder_decline_credential    (SightRecorder *self);
+
 /* A navigation within this long after a recorded click or key press is its
  * consequence, not a step of its own (default 3000 ms). */
 void           sight_recorder_set_navigation_window (SightRecorder *self,

@@ -869,3 +869,242 @@ sight_project_get_secrets (SightProject *self)
   g_return_val_if_fail (self != NULL, NULL);
   return self->secrets;
 }
+
+/* Writing credentials into the project file ------------------------------ */
+
+static JsonNode *
+credential_to_json (const SightCredential *cred)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "purpose");
+  json_builder_add_string_value (builder, cred->purpose);
+  json_builder_set_member_name (builder, "allowedOrigins");
+  json_builder_begin_array (builder);
+  for (guint i = 0; cred->allowed_origins != NULL && cred->allowed_origins[i] != NULL; i++)
+    json_builder_add_string_value (builder, cred->allowed_origins[i]);
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "source");
+  json_builder_begin_object (builder);
+  switch (cred->source)
+    {
+    case SIGHT_CREDENTIAL_SOURCE_ENV:
+      json_builder_set_member_name (builder, "env");
+      json_builder_add_string_value (builder, cred->source_arg);
+      break;
+    case SIGHT_CREDENTIAL_SOURCE_FILE:
+      json_builder_set_member_name (builder, "file");
+      json_builder_add_string_value (builder, cred->source_arg);
+      break;
+    case SIGHT_CREDENTIAL_SOURCE_KEYRING:
+      {
+        g_autofree const char **keys = NULL;
+        guint n = 0;
+
+        json_builder_set_member_name (builder, "keyring");
+        json_builder_begin_object (builder);
+        if (cred->keyring_attributes != NULL)
+          keys = (const char **) g_hash_table_get_keys_as_array (cred->keyring_attributes, &n);
+        /* sorted, so that writing the same credential twice writes the same text */
+        g_qsort_with_data (keys, n, sizeof (char *), compare_names, NULL);
+        for (guint i = 0; i < n; i++)
+          {
+            json_builder_set_member_name (builder, keys[i]);
+            json_builder_add_string_value (builder,
+                                           g_hash_table_lookup (cred->keyring_attributes,
+                                                                keys[i]));
+          }
+        json_builder_end_object (builder);
+        break;
+      }
+    case SIGHT_CREDENTIAL_SOURCE_VALUE:
+    default:
+      g_assert_not_reached ();
+    }
+  json_builder_end_object (builder);
+  json_builder_end_object (builder);
+  return json_builder_get_root (builder);
+}
+
+/* The file's root object (a new, empty one when the file is missing). */
+static JsonNode *
+read_project_root (const char  *path,
+                   GError     **error)
+{
+  g_autoptr(GError) local = NULL;
+  g_autofree char *contents = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &contents, &len, &local))
+    {
+      if (g_error_matches (local, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        {
+          root = json_node_new (JSON_NODE_OBJECT);
+          json_node_take_object (root, json_object_new ());
+          return g_steal_pointer (&root);
+        }
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "cannot read the project file: %s", local->message);
+      return NULL;
+    }
+  /* Only a file that loads is rewritten: a broken one is the person's to mend. */
+  {
+    g_autoptr(SightProject) check = sight_project_load (path, error);
+
+    if (check == NULL)
+      return NULL;
+  }
+  root = sight_json_parse (contents, len, SIGHT_JSON_MAX_DEPTH, error);
+  return g_steal_pointer (&root);
+}
+
+/* Replaces (@cred) or removes (@cred NULL) the credential @name in @root. */
+static void
+edit_credentials (JsonObject            *root,
+                  const char            *name,
+                  const SightCredential *cred)
+{
+  JsonNode *credentials = json_object_get_member (root, "credentials");
+
+  if (credentials != NULL && JSON_NODE_HOLDS_ARRAY (credentials))
+    {
+      JsonArray *array = json_node_get_array (credentials);
+      guint at = json_array_get_length (array);
+
+      for (guint i = 0; i < json_array_get_length (array); i++)
+        {
+          JsonObject *entry = json_array_get_object_element (array, i);
+
+          if (g_strcmp0 (json_object_get_string_member_with_default (entry, "name", NULL),
+                         name) == 0)
+            {
+              at = i;
+              break;
+            }
+        }
+      if (at < json_array_get_length (array))
+        json_array_remove_element (array, at);
+      if (cred != NULL)
+        {
+          JsonNode *node = credential_to_json (cred);
+          JsonObject *entry = json_node_get_object (node);
+          g_autoptr(JsonObject) named = json_object_new ();
+          JsonObjectIter iter;
+          const char *key;
+          JsonNode *value;
+
+          json_object_set_string_member (named, "name", name);
+          json_object_iter_init_ordered (&iter, entry);
+          while (json_object_iter_next_ordered (&iter, &key, &value))
+            json_object_set_member (named, key, json_node_copy (value));
+          json_node_unref (node);
+          json_array_add_object_element (array, g_steal_pointer (&named));
+        }
+      return;
+    }
+
+  if (credentials == NULL || !JSON_NODE_HOLDS_OBJECT (credentials))
+    {
+      if (cred == NULL)
+        return;
+      json_object_set_object_member (root, "credentials", json_object_new ());
+    }
+  if (cred != NULL)
+    json_object_set_member (json_object_get_object_member (root, "credentials"), name,
+                            credential_to_json (cred));
+  else
+    json_object_remove_member (json_object_get_object_member (root, "credentials"), name);
+}
+
+static gboolean
+write_project_root (const char  *path,
+                    JsonNode    *root,
+                    GError     **error)
+{
+  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(SightProject) check = NULL;
+  g_autoptr(GError) local = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *with_newline = NULL;
+
+  json_generator_set_root (generator, root);
+  json_generator_set_pretty (generator, TRUE);
+  json_generator_set_indent (generator, 2);
+  text = json_generator_to_data (generator, NULL);
+  check = parse_project (text, -1, path, dir, error);
+  if (check == NULL)
+    return FALSE;
+  with_newline = g_strconcat (text, "\n", NULL);
+  if (!g_file_set_contents_full (path, with_newline, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644,
+                                 &local))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "cannot write the project file: %s", local->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+sight_project_file_set_credential (const char            *path,
+                                   const SightCredential *cred,
+                                   GError               **error)
+{
+  g_autoptr(JsonNode) root = NULL;
+
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (cred != NULL, FALSE);
+
+  if (cred->name == NULL || *cred->name == '\0')
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                           "a credential needs a name");
+      return FALSE;
+    }
+  if (cred->source == SIGHT_CREDENTIAL_SOURCE_VALUE)
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                   "credential %s: a value is never written to the project file; use a "
+                   "keyring, env or file source", cred->name);
+      return FALSE;
+    }
+  root = read_project_root (path, error);
+  if (root == NULL)
+    return FALSE;
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                           "the project file is not a JSON object");
+      return FALSE;
+    }
+  edit_credentials (json_node_get_object (root), cred->name, cred);
+  return write_project_root (path, root, error);
+}
+
+gboolean
+sight_project_file_remove_credential (const char  *path,
+                                      const char  *name,
+                                      GError     **error)
+{
+  g_autoptr(JsonNode) root = NULL;
+
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  root = read_project_root (path, error);
+  if (root == NULL)
+    return FALSE;
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error_literal (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                           "the project file is not a JSON object");
+      return FALSE;
+    }
+  edit_credentials (json_node_get_object (root), name, NULL);
+  return write_project_root (path, root, error);
+}

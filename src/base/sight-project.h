@@ -120,6 +120,21 @@ const SightAgentConfig *sight_project_resolve_agent (SightProject *self,
 /* The project's credentials (borrowed); install a keyring resolver on it. */
 SightSecrets     *sight_project_get_secrets      (SightProject *self);
 
+/* Writes @cred into the project file at @path as credentials.<name> (purpose,
+ * allowedOrigins, source; a VALUE source is refused: a value never goes to a
+ * file), replacing a credential of that name, creating the file when it is
+ * missing.  Every other member stays as written; credentials given as an
+ * array stay an array.  The new text must load (sight_project_load) before
+ * it replaces the old one, written to a temporary name and renamed, so a
+ * failure leaves the file as it was.  Errors are INVALID_ARGUMENT. */
+gboolean          sight_project_file_set_credential    (const char            *path,
+                                                        const SightCredential *cred,
+                                                        GError               **error);
+/* Removes credentials.<@name> the same way; TRUE when there was none. */
+gboolean          sight_project_file_remove_credential (const char            *path,
+                                                        const char            *name,
+                                                        GError               **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightProject, sight_project_unref)
 
 G_END_DECLS

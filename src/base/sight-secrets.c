@@ -16,13 +16,19 @@
 /* ---- Credentials ---------------------------------------------------------- */
 
 static const char *const purposes[] = {
-  "username", "email", "password", "new-password", "one-time-code",
+  "username", "email", "password", "new-password", "one-time-code", NULL,
 };
+
+const char * const *
+sight_credential_purposes (void)
+{
+  return purposes;
+}
 
 gboolean
 sight_credential_purpose_is_valid (const char *purpose)
 {
-  for (guint i = 0; purpose != NULL && i < G_N_ELEMENTS (purposes); i++)
+  for (guint i = 0; purpose != NULL && purposes[i] != NULL; i++)
     if (g_str_equal (purposes[i], purpose))
       return TRUE;
   return FALSE;
@@ -254,6 +260,20 @@ sight_secrets_set_keyring_resolver (SightSecrets        *self,
   self->resolver_destroy = destroy;
 }
 
+static SightSecretResolver default_resolver;
+static gpointer default_resolver_data;
+G_LOCK_DEFINE_STATIC (default_resolver);
+
+void
+sight_secrets_set_default_keyring_resolver (SightSecretResolver resolver,
+                                            gpointer            user_data)
+{
+  G_LOCK (default_resolver);
+  default_resolver = resolver;
+  default_resolver_data = user_data;
+  G_UNLOCK (default_resolver);
+}
+
 static char *
 read_value (SightSecrets           *self,
             const SightCredential  *cred,
@@ -303,15 +323,24 @@ read_value (SightSecrets           *self,
     case SIGHT_CREDENTIAL_SOURCE_KEYRING:
       {
         g_autoptr(GError) local = NULL;
+        SightSecretResolver resolver = self->resolver;
+        gpointer resolver_data = self->resolver_data;
         char *value;
 
-        if (self->resolver == NULL)
+        if (resolver == NULL)
+          {
+            G_LOCK (default_resolver);
+            resolver = default_resolver;
+            resolver_data = default_resolver_data;
+            G_UNLOCK (default_resolver);
+          }
+        if (resolver == NULL)
           {
             g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
                          "credential %s: no keyring is available", cred->name);
             return NULL;
           }
-        value = self->resolver (cred, self->resolver_data, &local);
+        value = resolver (cred, resolver_data, &local);
         if (value == NULL || *value == '\0')
           {
             wipe_free (value);

@@ -42,6 +42,8 @@ void             sight_credential_free     (SightCredential       *cred);
 
 /* The purposes a credential may declare. */
 gboolean         sight_credential_purpose_is_valid (const char *purpose);
+/* Those purposes, NULL-terminated, in the table's order (for choosers). */
+const char * const *sight_credential_purposes     (void);
 
 /* "scheme://host[:port]" of @url_or_origin, lower-cased, default port dropped,
  * the host in its ASCII (IDNA, punycode) form as WebKit writes it; NULL when
@@ -91,6 +93,12 @@ void             sight_secrets_set_keyring_resolver (SightSecrets        *self,
                                                      SightSecretResolver  resolver,
                                                      gpointer             user_data,
                                                      GDestroyNotify       destroy);
+
+/* The resolver every SightSecrets without one of its own uses, for the whole
+ * process (the app and the `sightline` command install their libsecret one
+ * once at start; tests may install another).  NULL removes it. */
+void             sight_secrets_set_default_keyring_resolver (SightSecretResolver resolver,
+                                                             gpointer            user_data);
 
 /* Reads the credential's value: SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE when the name
  * is not declared, its variable is unset or empty, its file is unreadable, or no

@@ -61,6 +61,10 @@ typedef struct
   gboolean            timed_out;
   gboolean            connect_timed_out;
   GError             *last_error;
+  /* What the last attempt met, for a probe's outcome: its HTTP error
+   * status (0: none) and whether nothing listened at the base URL. */
+  guint               last_status;
+  gboolean            unreachable;
 } Call;
 
 static void start_attempt (GTask *task);
@@ -726,6 +730,7 @@ handle_http_error (GTask       *task,
   gboolean retryable;
   GError *error;
 
+  call->last_status = status;
   parse_error_body (body, &error_body);
   retryable = sight_model_should_retry (status, error_body.type, error_body.code,
                                         error_body.message,
@@ -795,6 +800,12 @@ attempt_failed (GTask  *task,
       return_error (task, timeout_error (call));
       return;
     }
+  call->last_status = 0;
+  call->unreachable = call->connect_timed_out ||
+                      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED) ||
+                      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE) ||
+                      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE) ||
+                      error->domain == G_RESOLVER_ERROR;
   if (call->connect_timed_out)
     reason = g_strdup_printf ("no connection within %" G_GINT64_FORMAT " ms",
                               priv->connect_timeout / 1000);
@@ -1043,6 +1054,122 @@ SightModelResponse *
 sight_model_provider_complete_finish (SightModelProvider  *self,
                                       GAsyncResult        *result,
                                       GError             **error)
+{
+  g_return_val_if_fail (SIGHT_IS_MODEL_PROVIDER (self), NULL);
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* The probe ------------------------------------------------------------- */
+
+/* The smallest request that proves a model answers: one short question, a
+ * few tokens of answer. */
+#define PROBE_QUESTION   "Reply with the single word: ready"
+#define PROBE_MAX_TOKENS 16
+
+typedef struct
+{
+  gint64 started_us;
+} Probe;
+
+void
+sight_model_probe_free (SightModelProbe *probe)
+{
+  if (probe == NULL)
+    return;
+  g_free (probe->model);
+  g_free (probe->message);
+  g_free (probe);
+}
+
+static SightModelProbeOutcome
+probe_outcome (const Call   *call,
+               const GError *error)
+{
+  if (g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT))
+    return SIGHT_MODEL_PROBE_TIMEOUT;
+  if (call->last_status == 401 || call->last_status == 403)
+    return SIGHT_MODEL_PROBE_KEY_REFUSED;
+  if (call->last_status == 404)
+    return SIGHT_MODEL_PROBE_MODEL_NOT_FOUND;
+  if (call->last_status == 0 && call->unreachable)
+    return SIGHT_MODEL_PROBE_UNREACHABLE;
+  return SIGHT_MODEL_PROBE_FAILED;
+}
+
+static void
+probe_cb (GObject      *source,
+          GAsyncResult *result,
+          gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  SightModelProvider *self = SIGHT_MODEL_PROVIDER (source);
+  Probe *probe_data = g_task_get_task_data (task);
+  Call *call = g_task_get_task_data (G_TASK (result));
+  g_autoptr(SightModelResponse) response = NULL;
+  g_autoptr(GError) error = NULL;
+  SightModelProbe *probe;
+
+  response = sight_model_provider_complete_finish (self, result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  probe = g_new0 (SightModelProbe, 1);
+  probe->latency_ms = (g_get_monotonic_time () - probe_data->started_us) / 1000;
+  probe->http_status = call->last_status;
+  if (response != NULL)
+    {
+      probe->outcome = SIGHT_MODEL_PROBE_OK;
+      probe->model = g_strdup (response->model != NULL ? response->model
+                                                       : sight_model_provider_get_model (self));
+      probe->usage = response->usage;
+    }
+  else
+    {
+      probe->outcome = probe_outcome (call, error);
+      probe->message = g_strdup (error->message);
+    }
+  g_task_return_pointer (task, probe, (GDestroyNotify) sight_model_probe_free);
+}
+
+void
+sight_model_provider_probe_async (SightModelProvider  *self,
+                                  guint                timeout_ms,
+                                  GCancellable        *cancellable,
+                                  GAsyncReadyCallback  callback,
+                                  gpointer             user_data)
+{
+  g_autoptr(SightModelRequest) request = NULL;
+  GTask *task;
+  Probe *probe_data;
+
+  g_return_if_fail (SIGHT_IS_MODEL_PROVIDER (self));
+  g_return_if_fail (timeout_ms > 0);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_model_provider_probe_async);
+  probe_data = g_new0 (Probe, 1);
+  probe_data->started_us = g_get_monotonic_time ();
+  g_task_set_task_data (task, probe_data, g_free);
+
+  request = sight_model_request_new ();
+  sight_model_request_add_message (request, SIGHT_MODEL_ROLE_USER, PROBE_QUESTION);
+  request->max_tokens = PROBE_MAX_TOKENS;
+  /* One question, answered or not: a retry would only hide how the
+   * endpoint answered the first time. */
+  sight_model_provider_set_max_retries (self, 0);
+  sight_model_provider_complete_async (self, request,
+                                       probe_data->started_us + (gint64) timeout_ms * 1000,
+                                       cancellable, probe_cb, task);
+}
+
+SightModelProbe *
+sight_model_provider_probe_finish (SightModelProvider  *self,
+                                   GAsyncResult        *result,
+                                   GError             **error)
 {
   g_return_val_if_fail (SIGHT_IS_MODEL_PROVIDER (self), NULL);
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);

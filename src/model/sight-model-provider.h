@@ -112,6 +112,42 @@ SightModelResponse *sight_model_provider_complete_finish   (SightModelProvider  
                                                             GAsyncResult        *result,
                                                             GError             **error);
 
+/* What a probe found. */
+typedef enum {
+  SIGHT_MODEL_PROBE_OK,
+  SIGHT_MODEL_PROBE_KEY_REFUSED,     /* HTTP 401 or 403: the API key */
+  SIGHT_MODEL_PROBE_MODEL_NOT_FOUND, /* HTTP 404: the model name (or the base URL's path) */
+  SIGHT_MODEL_PROBE_UNREACHABLE,     /* nothing listens at the base URL (refused, no host) */
+  SIGHT_MODEL_PROBE_TIMEOUT,         /* no answer within the probe's deadline */
+  SIGHT_MODEL_PROBE_FAILED,          /* any other error: see the message */
+} SightModelProbeOutcome;
+
+typedef struct {
+  SightModelProbeOutcome  outcome;
+  char                   *model;        /* OK: the model that answered, as reported */
+  gint64                  latency_ms;   /* from the request to its answer or error */
+  SightUsage              usage;        /* OK: the call's token counts */
+  guint                   http_status;  /* the error's HTTP status, 0 when none */
+  char                   *message;      /* not OK: the provider's error, sanitized */
+} SightModelProbe;
+
+void                sight_model_probe_free                 (SightModelProbe    *probe);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightModelProbe, sight_model_probe_free)
+
+/* Proves the configured model answers: one small real request (a short
+ * question, a few tokens of answer) with this provider's model, base URL
+ * and key, not retried, within @timeout_ms. Finishes with what it found
+ * (an error only when @cancellable fired: G_IO_ERROR_CANCELLED). Sets the
+ * provider's retries to 0: give it a provider of its own. */
+void                sight_model_provider_probe_async       (SightModelProvider  *self,
+                                                            guint                timeout_ms,
+                                                            GCancellable        *cancellable,
+                                                            GAsyncReadyCallback  callback,
+                                                            gpointer             user_data);
+SightModelProbe    *sight_model_provider_probe_finish      (SightModelProvider  *self,
+                                                            GAsyncResult        *result,
+                                                            GError             **error);
+
 /* For subclasses. */
 void                _sight_model_provider_setup            (SightModelProvider *self,
                                                             const char         *kind,

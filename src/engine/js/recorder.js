@@ -17,7 +17,10 @@
  *     value, key, secure, assertion, url }
  * Typing is coalesced: one "fill" per field, sent when the person leaves the
  * field, presses a key that matters, clicks elsewhere or the page unloads.
- * A secure field's value is never sent: only { secure: true }.
+ * A secure field's value is never sent (only { secure: true }), unless the
+ * host asked for it to offer saving it as a credential: then the message
+ * also carries it, with the field's purpose (secret-fields.js's table). A
+ * fill also names its field's purpose ("email", "username", …) when known.
  *
  * API (globalThis.__sight.recorder):
  *   pick(kind)  the next click picks an element for an assertion of @kind:
@@ -113,10 +116,15 @@
       return;
     const p = pending;
     pending = null;
-    if (p.secure)
+    const sf = G.__sight.secretFields;
+    const purpose = sf ? sf.purposeOf (p.el).purpose : null;
+    if (p.secure && G.__sightRecorderOffersCredentials === true)
+      post ({ kind: 'fill', target: p.target, secure: true, purpose,
+              value: fieldValue (p.el) });
+    else if (p.secure)
       post ({ kind: 'fill', target: p.target, secure: true });
     else
-      post ({ kind: 'fill', target: p.target, value: fieldValue (p.el) });
+      post ({ kind: 'fill', target: p.target, purpose, value: fieldValue (p.el) });
   }
 
   function fieldValue (el) {
