@@ -600,6 +600,13 @@ sight_picker_hover (SightPicker *self,
   return self->hover_text;
 }
 
+GtkWidget *
+sight_picker_get_hover_popover (SightPicker *self)
+{
+  g_return_val_if_fail (SIGHT_IS_PICKER (self), NULL);
+  return self->hover_popover;
+}
+
 GtkPopover *
 sight_picker_click (SightPicker *self,
                     double       x,

@@ -51,6 +51,8 @@ AdwMessageDialog *sight_picker_get_dialog  (SightPicker       *self);
 const char  *sight_picker_hover            (SightPicker       *self,
                                             double             x,
                                             double             y);
+/* The label Pick mode shows over the page (for the screenshots). */
+GtkWidget   *sight_picker_get_hover_popover (SightPicker      *self);
 /* A click at web view point (@x, @y) in Pick mode: the node under it is
  * the target and the expectation menu opens there (returned, borrowed). */
 GtkPopover  *sight_picker_click            (SightPicker       *self,
