@@ -838,7 +838,9 @@ sight_picker_new (SightWindow *window)
   gtk_widget_set_halign (self->menu_popover, GTK_ALIGN_START);
   gtk_widget_set_parent (self->menu_popover, GTK_WIDGET (view));
 
+  /* Capture: the page's own handlers may stop the motion they handle. */
   motion = gtk_event_controller_motion_new ();
+  gtk_event_controller_set_propagation_phase (motion, GTK_PHASE_CAPTURE);
   g_signal_connect_object (motion, "motion", G_CALLBACK (motion_cb), self, 0);
   g_signal_connect_object (motion, "leave", G_CALLBACK (leave_cb), self, 0);
   gtk_widget_add_controller (GTK_WIDGET (view), motion);

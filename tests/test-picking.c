@@ -337,6 +337,77 @@ test_pick_hover_is_recorded_text (void)
   wait_loaded ();
 }
 
+/* The page's context menu, recording or not, lists the expectations about
+ * the element under the pointer, enabled as they fit it. */
+static void
+test_page_context_menu (void)
+{
+  SightPicker *picker;
+  SightStepList *list;
+  SightObservation *observation;
+  JsonObject *field;
+  JsonArray *box;
+  double k;
+
+  ensure_window ();
+  picker = sight_window_get_picker (window);
+  list = sight_window_get_step_list (window);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-test", NULL));
+  if (sight_window_get_save_dialog (window) != NULL)
+    adw_message_dialog_response (sight_window_get_save_dialog (window), "discard");
+  open_page ("/login");
+  webkit_web_view_evaluate_javascript (view (),
+    "document.querySelector ('#email').value = 'member@example.test'; true;",
+    -1, NULL, NULL, NULL, NULL, NULL);
+  spin (200);
+  observation = observe ();
+  field = find_node (observation, "textbox", "Email");
+  box = json_object_get_array_member (field, "box");
+  k = webkit_web_view_get_zoom_level (view ());
+
+  for (guint recording = 0; recording < 2; recording++)
+    {
+      g_autoptr(WebKitContextMenu) menu = webkit_context_menu_new ();
+      gboolean handled = FALSE;
+      GAction *value = NULL, *checked = NULL;
+      guint n_steps = sight_step_list_get_n_steps (list);
+
+      if (recording)
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
+      /* The pointer over the field, then the context menu, as a right
+       * click there opens it. */
+      sight_picker_hover (picker,
+                          (json_array_get_double_element (box, 0) + 5) * k,
+                          (json_array_get_double_element (box, 1) + 5) * k);
+      g_signal_emit_by_name (view (), "context-menu", menu, NULL, &handled);
+      g_assert_false (handled);
+      for (guint i = 0; i < webkit_context_menu_get_n_items (menu); i++)
+        {
+          WebKitContextMenuItem *item = webkit_context_menu_get_item_at_position (menu, i);
+          GAction *action = webkit_context_menu_item_get_gaction (item);
+
+          if (action == NULL)
+            continue;
+          if (g_str_equal (g_action_get_name (action), "expect-value"))
+            value = action;
+          else if (g_str_equal (g_action_get_name (action), "expect-checked"))
+            checked = action;
+        }
+      g_assert_nonnull (value);
+      g_assert_nonnull (checked);
+      g_assert_cmpstr (sight_picker_get_target (picker), ==,
+                       json_object_get_string_member (field, "ref"));
+      g_assert_true (g_action_get_enabled (value));
+      g_assert_false (g_action_get_enabled (checked));
+      g_action_activate (value, NULL);
+      g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, n_steps + 1);
+      g_assert_cmpstr (sight_step_list_get_instruction (list, n_steps), ==,
+                       "expect the \"Email\" field has value \"member@example.test\"");
+      if (recording)
+        g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
+    }
+}
+
 /* Every kind of expectation makes a step the direct-step parser reads as
  * that kind; the kinds that do not fit a node are disabled for it. */
 static void
@@ -577,6 +648,7 @@ main (int    argc,
 
   g_test_add_func ("/picking/tree-expect-text", test_tree_expect_text);
   g_test_add_func ("/picking/pick-hover-is-recorded-text", test_pick_hover_is_recorded_text);
+  g_test_add_func ("/picking/page-context-menu", test_page_context_menu);
   g_test_add_func ("/picking/kinds-parse", test_kinds_parse);
   g_test_add_func ("/picking/undo-redo", test_undo_redo);
   g_timeout_add (100, wake_cb, NULL);
