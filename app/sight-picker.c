@@ -231,22 +231,6 @@ entry_at (SightPicker *self,
   return hit;
 }
 
-char *
-sight_picker_describe_click (SightObservation *observation,
-                             const char       *ref)
-{
-  g_autoptr(SightPicker) picker = g_object_new (SIGHT_TYPE_PICKER, NULL);
-  g_autoptr(JsonObject) descriptor = NULL;
-
-  g_return_val_if_fail (SIGHT_IS_OBSERVATION (observation), NULL);
-
-  index_observation (picker, observation);
-  descriptor = describe (picker, entry_of (picker, ref));
-  return descriptor != NULL
-         ? sight_recorder_step_text (descriptor, SIGHT_DIRECT_CLICK, SIGHT_EXPECT_NONE, NULL)
-         : NULL;
-}
-
 /* The target and what fits it ------------------------------------------- */
 
 static JsonObject *

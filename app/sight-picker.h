@@ -38,10 +38,6 @@ GActionGroup *sight_picker_get_actions     (SightPicker       *self);
 void         sight_picker_set_target       (SightPicker       *self,
                                             const char        *ref);
 const char  *sight_picker_get_target       (SightPicker       *self);
-/* The step text that would click the node @ref of @observation, named as
- * the recorder names it, or NULL. */
-char        *sight_picker_describe_click   (SightObservation  *observation,
-                                            const char        *ref);
 /* The dialog of steps.expect-text or steps.expect-url while it is up
  * (responses "cancel" and "add"), else NULL. */
 AdwMessageDialog *sight_picker_get_dialog  (SightPicker       *self);
