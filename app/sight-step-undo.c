@@ -141,6 +141,18 @@ mergeable_top (SightStepUndo *self)
   return g_ptr_array_index (self->done, self->done->len - 1);
 }
 
+/* An edit merged back to where it started is no edit. */
+static void
+drop_top_if_undone (SightStepUndo *self,
+                    Command       *top)
+{
+  GPtrArray *commands = self->group != NULL ? self->group->children : self->done;
+
+  if (g_strcmp0 (top->before, top->after) == 0 && commands->len > 0 &&
+      g_ptr_array_index (commands, commands->len - 1) == top)
+    g_ptr_array_remove_index (commands, commands->len - 1);
+}
+
 static void
 push (SightStepUndo *self,
       Command       *command)
@@ -210,6 +222,7 @@ sight_step_undo_push_set_text (SightStepUndo *self,
     {
       g_free (top->after);
       top->after = g_strdup (after);
+      drop_top_if_undone (self, top);
       return;
     }
   command = command_new (COMMAND_SET_TEXT);
@@ -251,6 +264,7 @@ sight_step_undo_push_member (SightStepUndo *self,
     {
       g_free (top->after);
       top->after = g_strdup (after);
+      drop_top_if_undone (self, top);
       return;
     }
   command = command_new (COMMAND_MEMBER);

@@ -564,6 +564,13 @@ test_undo_redo (void)
   sight_step_list_set_instruction (list, 1, "press Tab Tab");
   /* a new edit drops what was undone */
   g_assert_false (sight_step_list_can_redo (list));
+  /* typing back to where the edit started is no edit: undo takes back the add */
+  sight_step_list_set_instruction (list, 1, "press Tab");
+  undo ();
+  assert_steps (list, "press Enter");
+  redo ();
+  assert_steps (list, "press Enter|press Tab");
+  sight_step_list_set_instruction (list, 1, "press Tab Tab");
   undo ();
   assert_steps (list, "press Enter|press Tab");
   redo ();
