@@ -139,6 +139,8 @@ static void
 sight_application_startup (GApplication *app)
 {
   static const char *quit_accels[] = { "<Control>q", NULL };
+  static const char *undo_accels[] = { "<Control>z", NULL };
+  static const char *redo_accels[] = { "<Control><Shift>z", NULL };
 
   G_APPLICATION_CLASS (sight_application_parent_class)->startup (app);
 
@@ -148,6 +150,8 @@ sight_application_startup (GApplication *app)
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
                                    G_N_ELEMENTS (app_actions), app);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.undo", undo_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.redo", redo_accels);
 }
 
 static void

@@ -182,6 +182,7 @@ struct _SightInspector
   GArray            *entries;       /* Entry, in document order; NULL until needed */
   GHashTable        *entry_of_ref;  /* ref -> index in entries */
   GtkSingleSelection *selection;
+  GtkWidget         *node_menu;     /* the tree's context menu, or NULL */
   gboolean           syncing;
 };
 
@@ -563,11 +564,88 @@ unbind_row_cb (GtkSignalListItemFactory *factory,
   gtk_tree_expander_set_list_row (GTK_TREE_EXPANDER (gtk_list_item_get_child (item)), NULL);
 }
 
+/* The tree's context menu: about the node right-clicked (which it
+ * selects), or the selected one from the keyboard (Menu, Shift+F10). */
+static GtkPopover *
+popup_node_menu_at (SightInspector *self,
+                    double          x,
+                    double          y)
+{
+  if (self->node_menu == NULL || sight_inspector_get_selected_ref (self) == NULL)
+    return NULL;
+  gtk_popover_set_pointing_to (GTK_POPOVER (self->node_menu),
+                               &(GdkRectangle) { (int) x, (int) y, 1, 1 });
+  gtk_popover_popup (GTK_POPOVER (self->node_menu));
+  return GTK_POPOVER (self->node_menu);
+}
+
+static void
+tree_pressed_cb (GtkGestureClick *gesture,
+                 int              n_press,
+                 double           x,
+                 double           y,
+                 SightInspector  *self)
+{
+  GtkWidget *picked = gtk_widget_pick (GTK_WIDGET (self->tree_view), x, y, GTK_PICK_DEFAULT);
+  GtkWidget *expander = picked != NULL ? gtk_widget_get_ancestor (picked,
+                                                                  GTK_TYPE_TREE_EXPANDER)
+                                       : NULL;
+  GtkTreeListRow *row = expander != NULL
+                        ? gtk_tree_expander_get_list_row (GTK_TREE_EXPANDER (expander)) : NULL;
+  graphene_point_t point;
+
+  if (row == NULL)
+    return;
+  gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
+  select_position (self, gtk_tree_list_row_get_position (row));
+  if (gtk_widget_compute_point (GTK_WIDGET (self->tree_view), GTK_WIDGET (self),
+                                &GRAPHENE_POINT_INIT (x, y), &point))
+    popup_node_menu_at (self, point.x, point.y);
+}
+
+GtkPopover *
+sight_inspector_popup_node_menu (SightInspector *self)
+{
+  graphene_rect_t bounds = GRAPHENE_RECT_INIT (0, 0, 0, 0);
+
+  g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), NULL);
+
+  if (!gtk_widget_compute_bounds (GTK_WIDGET (self->tree_view), GTK_WIDGET (self), &bounds))
+    graphene_rect_init (&bounds, 0, 0, 0, 0);
+  return popup_node_menu_at (self, bounds.origin.x + bounds.size.width / 2,
+                             bounds.origin.y + bounds.size.height / 2);
+}
+
+static void
+node_menu_action (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  sight_inspector_popup_node_menu (SIGHT_INSPECTOR (widget));
+}
+
+void
+sight_inspector_set_node_menu (SightInspector *self,
+                               GMenuModel     *menu)
+{
+  g_return_if_fail (SIGHT_IS_INSPECTOR (self));
+
+  g_clear_pointer (&self->node_menu, gtk_widget_unparent);
+  sight_shot_view_set_context_menu (self->shot_view, menu);
+  if (menu == NULL)
+    return;
+  self->node_menu = gtk_popover_menu_new_from_model (menu);
+  gtk_popover_set_has_arrow (GTK_POPOVER (self->node_menu), FALSE);
+  gtk_widget_set_halign (self->node_menu, GTK_ALIGN_START);
+  gtk_widget_set_parent (self->node_menu, GTK_WIDGET (self));
+}
+
 static void
 sight_inspector_dispose (GObject *object)
 {
   SightInspector *self = SIGHT_INSPECTOR (object);
 
+  g_clear_pointer (&self->node_menu, gtk_widget_unparent);
   g_clear_object (&self->selection);
   clear_index (self);
   self->root = NULL;
@@ -605,6 +683,10 @@ sight_inspector_class_init (SightInspectorClass *klass)
   gtk_widget_class_bind_template_callback (widget_class, search_next_cb);
   gtk_widget_class_bind_template_callback (widget_class, node_clicked_cb);
   gtk_widget_class_set_css_name (widget_class, "inspector");
+  gtk_widget_class_install_action (widget_class, "inspector.node-menu", NULL, node_menu_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F10, GDK_SHIFT_MASK,
+                                       "inspector.node-menu", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Menu, 0, "inspector.node-menu", NULL);
 }
 
 static void
@@ -629,6 +711,14 @@ sight_inspector_init (SightInspector *self)
   gtk_list_view_set_model (self->tree_view, GTK_SELECTION_MODEL (self->selection));
 
   gtk_search_entry_set_key_capture_widget (self->search_entry, GTK_WIDGET (self->tree_view));
+
+  {
+    GtkGesture *menu_click = gtk_gesture_click_new ();
+
+    gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (menu_click), GDK_BUTTON_SECONDARY);
+    g_signal_connect (menu_click, "pressed", G_CALLBACK (tree_pressed_cb), self);
+    gtk_widget_add_controller (GTK_WIDGET (self->tree_view), GTK_EVENT_CONTROLLER (menu_click));
+  }
 }
 
 GtkWidget *

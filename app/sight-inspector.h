@@ -30,5 +30,13 @@ gboolean          sight_inspector_search           (SightInspector   *self,
                                                     const char       *text);
 void              sight_inspector_focus_search     (SightInspector   *self);
 GtkWidget        *sight_inspector_get_shot_view    (SightInspector   *self);
+/* The context menu of a node, in the tree and on the screenshot (a right
+ * click selects the node first; Menu or Shift+F10 opens it for the selected
+ * node). NULL: none. */
+void              sight_inspector_set_node_menu    (SightInspector   *self,
+                                                    GMenuModel       *menu);
+/* Opens the context menu for the selected node, as Shift+F10 does;
+ * returns it, or NULL when no node is selected or no menu is set. */
+GtkPopover       *sight_inspector_popup_node_menu  (SightInspector   *self);
 
 G_END_DECLS

@@ -24,6 +24,7 @@ struct _SightShotView
   graphene_rect_t   selected_box;
   gboolean          has_selected_box;
   double            scale;          /* image pixels per CSS pixel */
+  GtkWidget        *context_menu;   /* a popover for the node right-clicked, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (SightShotView, sight_shot_view, GTK_TYPE_WIDGET)
@@ -264,11 +265,56 @@ pressed_cb (GtkGestureClick *gesture,
   sight_shot_view_click (self, x, y);
 }
 
+/* A right click selects the node there (::node-clicked) and opens the
+ * context menu about it. */
+static void
+secondary_pressed_cb (GtkGestureClick *gesture,
+                      int              n_press,
+                      double           x,
+                      double           y,
+                      SightShotView   *self)
+{
+  sight_shot_view_click (self, x, y);
+  if (self->context_menu == NULL || self->selected_ref == NULL)
+    return;
+  gtk_popover_set_pointing_to (GTK_POPOVER (self->context_menu),
+                               &(GdkRectangle) { (int) x, (int) y, 1, 1 });
+  gtk_popover_popup (GTK_POPOVER (self->context_menu));
+}
+
+void
+sight_shot_view_set_context_menu (SightShotView *self,
+                                  GMenuModel    *menu)
+{
+  g_return_if_fail (SIGHT_IS_SHOT_VIEW (self));
+
+  g_clear_pointer (&self->context_menu, gtk_widget_unparent);
+  if (menu == NULL)
+    return;
+  self->context_menu = gtk_popover_menu_new_from_model (menu);
+  gtk_popover_set_has_arrow (GTK_POPOVER (self->context_menu), FALSE);
+  gtk_widget_set_halign (self->context_menu, GTK_ALIGN_START);
+  gtk_widget_set_parent (self->context_menu, GTK_WIDGET (self));
+}
+
+static void
+sight_shot_view_size_allocate (GtkWidget *widget,
+                               int        width,
+                               int        height,
+                               int        baseline)
+{
+  SightShotView *self = SIGHT_SHOT_VIEW (widget);
+
+  if (self->context_menu != NULL)
+    gtk_popover_present (GTK_POPOVER (self->context_menu));
+}
+
 static void
 sight_shot_view_dispose (GObject *object)
 {
   SightShotView *self = SIGHT_SHOT_VIEW (object);
 
+  g_clear_pointer (&self->context_menu, gtk_widget_unparent);
   g_clear_object (&self->observation);
   g_clear_object (&self->texture);
   G_OBJECT_CLASS (sight_shot_view_parent_class)->dispose (object);
@@ -294,6 +340,7 @@ sight_shot_view_class_init (SightShotViewClass *klass)
   object_class->finalize = sight_shot_view_finalize;
   widget_class->snapshot = sight_shot_view_snapshot;
   widget_class->measure = sight_shot_view_measure;
+  widget_class->size_allocate = sight_shot_view_size_allocate;
 
   /**
    * SightShotView::node-clicked:
@@ -314,6 +361,10 @@ sight_shot_view_init (SightShotView *self)
 
   self->boxes = g_array_new (FALSE, FALSE, sizeof (Box));
   g_signal_connect (click, "pressed", G_CALLBACK (pressed_cb), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (click));
+  click = gtk_gesture_click_new ();
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (click), GDK_BUTTON_SECONDARY);
+  g_signal_connect (click, "pressed", G_CALLBACK (secondary_pressed_cb), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (click));
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "crosshair");
   gtk_accessible_update_property (GTK_ACCESSIBLE (self),

@@ -31,6 +31,9 @@ gboolean    sight_shot_view_from_css         (SightShotView    *self,
                                               double            css_y,
                                               double           *x,
                                               double           *y);
+/* The menu a right click opens about the node it selects (NULL: none). */
+void        sight_shot_view_set_context_menu (SightShotView    *self,
+                                              GMenuModel       *menu);
 /* Emits ::node-clicked as a click at widget point (@x, @y) would. */
 void        sight_shot_view_click            (SightShotView    *self,
                                               double            x,

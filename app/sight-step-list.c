@@ -12,6 +12,7 @@
 #include "sight-run-recorder.h"
 #include "sight-json.h"
 #include "sight-step-executor.h"
+#include "sight-step-undo.h"
 #include "sight-store.h"
 #include "sight-suite.h"
 #include "sight-test-file.h"
@@ -70,11 +71,13 @@ struct _SightStepList
   gboolean       updating;        /* the rows are being filled in from the model */
   gboolean       testing;         /* Run All: the runner runs the test */
   SightTestFile *test_file;       /* what it runs */
+  SightStepUndo *undo;            /* every edit of the test, to undo and redo */
+  int            selected;        /* the selected step, -1 when none */
 };
 
 G_DEFINE_FINAL_TYPE (SightStepList, sight_step_list, ADW_TYPE_BIN)
 
-enum { PROP_0, PROP_MODIFIED, PROP_RUNNING, PROP_FILE, N_PROPS };
+enum { PROP_0, PROP_MODIFIED, PROP_RUNNING, PROP_FILE, PROP_CAN_UNDO, PROP_CAN_REDO, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 static void
@@ -104,10 +107,15 @@ step_kind_of (JsonObject *step)
   return NULL;
 }
 
+/* Unsaved changes are what the undo stack holds beyond the saved state:
+ * undoing back to it clears the mark. */
 static void
-set_modified (SightStepList *self,
-              gboolean       modified)
+update_modified (SightStepList *self)
 {
+  gboolean modified = !sight_step_undo_is_clean (self->undo);
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_UNDO]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_REDO]);
   if (self->modified == modified)
     return;
   self->modified = modified;
@@ -115,6 +123,7 @@ set_modified (SightStepList *self,
 }
 
 static void update_actions (SightStepList *self);
+static const SightStepUndoOps undo_ops;
 static void show_status (SightStepList *self,
                          const char    *text,
                          const char    *style);
@@ -302,6 +311,16 @@ review_clicked_cb (GtkButton     *button,
     show_status (self, error->message, "error");
 }
 
+static void
+row_focus_cb (GtkEventControllerFocus *focus,
+              GtkWidget               *row)
+{
+  SightStepList *self = SIGHT_STEP_LIST (gtk_widget_get_ancestor (row, SIGHT_TYPE_STEP_LIST));
+
+  if (self != NULL && !self->updating)
+    sight_step_list_select (self, row_index (row));
+}
+
 static GtkWidget *
 create_row (SightStepList *self,
             guint          index)
@@ -316,6 +335,7 @@ create_row (SightStepList *self,
   g_autoptr(GMenuModel) menu = row_menu (index);
   GtkDragSource *drag = gtk_drag_source_new ();
   GtkDropTarget *drop = gtk_drop_target_new (G_TYPE_UINT, GDK_ACTION_MOVE);
+  GtkEventController *focus = gtk_event_controller_focus_new ();
 
   g_object_set_data (G_OBJECT (row), "step-index", GUINT_TO_POINTER (index));
   g_object_set_data (G_OBJECT (row), "verdict-icon", icon);
@@ -370,6 +390,9 @@ create_row (SightStepList *self,
   gtk_widget_add_controller (icon, GTK_EVENT_CONTROLLER (drag));
   g_signal_connect (drop, "drop", G_CALLBACK (drop_cb), row);
   gtk_widget_add_controller (row, GTK_EVENT_CONTROLLER (drop));
+  /* Editing a step selects it: an expectation picked next goes after it. */
+  g_signal_connect (focus, "enter", G_CALLBACK (row_focus_cb), row);
+  gtk_widget_add_controller (row, focus);
   return row;
 }
 
@@ -403,6 +426,10 @@ rebuild (SightStepList *self)
       update_row (self, i);
     }
   self->updating = FALSE;
+  if (self->selected >= 0 && (guint) self->selected < self->rows->len)
+    gtk_list_box_select_row (self->steps_box, g_ptr_array_index (self->rows, self->selected));
+  else
+    self->selected = -1;
   update_count (self);
   update_actions (self);
 }
@@ -444,12 +471,27 @@ set_member (SightStepList *self,
 {
   JsonObject *object = json_node_get_object (self->root);
 
-  if (*value == '\0')
+  if (value == NULL || *value == '\0')
     json_object_remove_member (object, name);
   else
     json_object_set_string_member (object, name, value);
   update_details_summary (self);
-  set_modified (self, TRUE);
+}
+
+/* A person's edit of the test's name or start address: kept for undo. */
+static void
+edit_member (SightStepList *self,
+             const char    *name,
+             const char    *value)
+{
+  JsonObject *object = json_node_get_object (self->root);
+  g_autofree char *before = g_strdup (json_object_get_string_member_with_default (object, name,
+                                                                                  NULL));
+
+  set_member (self, name, value);
+  sight_step_undo_push_member (self->undo, name, before,
+                               value != NULL && *value != '\0' ? value : NULL);
+  update_modified (self);
 }
 
 static void
@@ -458,7 +500,7 @@ name_changed_cb (GtkEditable   *editable,
 {
   if (self->updating)
     return;
-  set_member (self, "name", gtk_editable_get_text (editable));
+  edit_member (self, "name", gtk_editable_get_text (editable));
 }
 
 static void
@@ -467,7 +509,7 @@ url_changed_cb (GtkEditable   *editable,
 {
   if (self->updating)
     return;
-  set_member (self, "url", gtk_editable_get_text (editable));
+  edit_member (self, "url", gtk_editable_get_text (editable));
 }
 
 static void
@@ -1074,6 +1116,9 @@ update_actions (SightStepList *self)
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "step.move-up", idle);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "step.move-down", idle);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "step.delete", idle);
+  /* Undo waits for the run: its steps' rows follow the model. */
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_UNDO]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAN_REDO]);
 }
 
 /* Life cycle ------------------------------------------------------------- */
@@ -1096,6 +1141,12 @@ sight_step_list_get_property (GObject    *object,
       break;
     case PROP_FILE:
       g_value_set_object (value, self->file);
+      break;
+    case PROP_CAN_UNDO:
+      g_value_set_boolean (value, sight_step_list_can_undo (self));
+      break;
+    case PROP_CAN_REDO:
+      g_value_set_boolean (value, sight_step_list_can_redo (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1132,6 +1183,7 @@ sight_step_list_finalize (GObject *object)
   g_clear_pointer (&self->base_url, g_free);
   g_clear_pointer (&self->states, g_ptr_array_unref);
   g_clear_pointer (&self->rows, g_ptr_array_unref);
+  g_clear_pointer (&self->undo, sight_step_undo_free);
   G_OBJECT_CLASS (sight_step_list_parent_class)->finalize (object);
 }
 
@@ -1154,6 +1206,12 @@ sight_step_list_class_init (SightStepListClass *klass)
   properties[PROP_FILE] =
     g_param_spec_object ("file", NULL, NULL, G_TYPE_FILE,
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_CAN_UNDO] =
+    g_param_spec_boolean ("can-undo", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_CAN_REDO] =
+    g_param_spec_boolean ("can-redo", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   gtk_widget_class_set_template_from_resource (widget_class,
@@ -1185,8 +1243,10 @@ sight_step_list_init (SightStepList *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   self->run_index = -1;
+  self->selected = -1;
   self->states = g_ptr_array_new_with_free_func (step_state_free);
   self->rows = g_ptr_array_new ();
+  self->undo = sight_step_undo_new (&undo_ops, self);
   sight_step_list_new_test (self, NULL);
 }
 
@@ -1242,8 +1302,11 @@ set_root (SightStepList *self,
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FILE]);
   fill_details (self);
   show_status (self, NULL, NULL);
+  self->selected = -1;
   rebuild (self);
-  set_modified (self, FALSE);
+  /* A test opened or started anew has no history to undo. */
+  sight_step_undo_clear (self->undo);
+  update_modified (self);
 }
 
 void
@@ -1329,7 +1392,8 @@ sight_step_list_save (SightStepList  *self,
       self->file = file;
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FILE]);
     }
-  set_modified (self, FALSE);
+  sight_step_undo_mark_clean (self->undo);
+  update_modified (self);
   return TRUE;
 }
 
@@ -1414,64 +1478,79 @@ sight_step_list_get_cache_state (SightStepList *self,
   return ((StepState *) g_ptr_array_index (self->states, index))->cache;
 }
 
-void
-sight_step_list_set_instruction (SightStepList *self,
-                                 guint          index,
-                                 const char    *instruction)
+/* The model's edits. Nothing here is recorded: the public edits below
+ * record each for undo, and the undo stack replays them through these. */
+
+static void
+model_set_text (gpointer    model,
+                guint       index,
+                const char *text)
 {
-  JsonObject *step;
-  const char *kind;
+  SightStepList *self = model;
+  JsonObject *step = sight_step_list_get_step (self, index);
+  const char *kind = step != NULL ? step_kind_of (step) : NULL;
 
-  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
-  g_return_if_fail (instruction != NULL);
-
-  step = sight_step_list_get_step (self, index);
-  kind = step != NULL ? step_kind_of (step) : NULL;
-  if (kind == NULL || g_strcmp0 (json_object_get_string_member (step, kind), instruction) == 0)
+  if (kind == NULL)
     return;
-  json_object_set_string_member (step, kind, instruction);
+  json_object_set_string_member (step, kind, text);
   if (index < self->rows->len &&
-      g_strcmp0 (gtk_editable_get_text (g_ptr_array_index (self->rows, index)), instruction) != 0)
+      g_strcmp0 (gtk_editable_get_text (g_ptr_array_index (self->rows, index)), text) != 0)
     {
       self->updating = TRUE;
-      gtk_editable_set_text (g_ptr_array_index (self->rows, index), instruction);
+      gtk_editable_set_text (g_ptr_array_index (self->rows, index), text);
       self->updating = FALSE;
     }
-  set_modified (self, TRUE);
 }
 
-void
-sight_step_list_append_step (SightStepList *self,
-                             JsonNode      *step)
+/* JsonArray inserts only at its end: the steps are laid out anew. */
+static void
+model_insert (gpointer  model,
+              guint     index,
+              JsonNode *step)
 {
-  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
-  g_return_if_fail (step != NULL);
+  SightStepList *self = model;
+  JsonArray *steps = steps_array (self);
+  guint n = json_array_get_length (steps);
+  JsonArray *laid = json_array_sized_new (n + 1);
 
-  if (!JSON_NODE_HOLDS_OBJECT (step) || step_kind_of (json_node_get_object (step)) == NULL)
-    return;
-  json_array_add_element (steps_array (self), json_node_copy (step));
-  g_ptr_array_add (self->states, g_new0 (StepState, 1));
+  index = MIN (index, n);
+  for (guint i = 0; i <= n; i++)
+    json_array_add_element (laid, i == index ? json_node_copy (step)
+                                             : json_node_copy (json_array_get_element (
+                                                 steps, i < index ? i : i - 1)));
+  json_object_set_array_member (json_node_get_object (self->root), "steps", laid);
+  g_ptr_array_insert (self->states, index, g_new0 (StepState, 1));
+  if (self->selected >= (int) index)
+    self->selected++;
   rebuild (self);
-  set_modified (self, TRUE);
 }
 
-void
-sight_step_list_move_step (SightStepList *self,
-                           guint          from,
-                           guint          to)
+static void
+model_remove (gpointer model,
+              guint    index)
 {
-  JsonArray *steps, *moved;
-  guint n;
+  SightStepList *self = model;
+
+  json_array_remove_element (steps_array (self), index);
+  g_ptr_array_remove_index (self->states, index);
+  if (self->selected == (int) index)
+    self->selected = -1;
+  else if (self->selected > (int) index)
+    self->selected--;
+  rebuild (self);
+}
+
+static void
+model_move (gpointer model,
+            guint    from,
+            guint    to)
+{
+  SightStepList *self = model;
+  JsonArray *steps = steps_array (self), *moved;
+  guint n = json_array_get_length (steps);
+  g_autoptr(GPtrArray) order = g_ptr_array_new ();
   gpointer state;
-  g_autoptr(GPtrArray) order = NULL;
 
-  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
-
-  n = sight_step_list_get_n_steps (self);
-  if (from >= n || to >= n || from == to || self->run_index >= 0)
-    return;
-  steps = steps_array (self);
-  order = g_ptr_array_new ();
   for (guint i = 0; i < n; i++)
     g_ptr_array_add (order, json_array_get_element (steps, i));
   g_ptr_array_insert (order, to > from ? to + 1 : to, g_ptr_array_index (order, from));
@@ -1483,22 +1562,122 @@ sight_step_list_move_step (SightStepList *self,
 
   state = g_ptr_array_steal_index (self->states, from);
   g_ptr_array_insert (self->states, to, state);
+  /* The selection goes with the step moved. */
+  if (self->selected == (int) from)
+    self->selected = to;
   rebuild (self);
-  set_modified (self, TRUE);
+}
+
+static void
+model_set_member (gpointer    model,
+                  const char *member,
+                  const char *value)
+{
+  SightStepList *self = model;
+
+  set_member (self, member, value);
+  fill_details (self);
+}
+
+static const SightStepUndoOps undo_ops = {
+  .insert = model_insert,
+  .remove = model_remove,
+  .set_text = model_set_text,
+  .move = model_move,
+  .set_member = model_set_member,
+};
+
+void
+sight_step_list_set_instruction (SightStepList *self,
+                                 guint          index,
+                                 const char    *instruction)
+{
+  g_autofree char *before = NULL;
+
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+  g_return_if_fail (instruction != NULL);
+
+  before = g_strdup (sight_step_list_get_instruction (self, index));
+  if (before == NULL || g_str_equal (before, instruction))
+    return;
+  model_set_text (self, index, instruction);
+  sight_step_undo_push_set_text (self->undo, index, before, instruction);
+  update_modified (self);
+}
+
+void
+sight_step_list_append_step (SightStepList *self,
+                             JsonNode      *step)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+  g_return_if_fail (step != NULL);
+
+  sight_step_list_insert_step (self, sight_step_list_get_n_steps (self), step);
+}
+
+gboolean
+sight_step_list_insert_step (SightStepList *self,
+                             guint          index,
+                             JsonNode      *step)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+  g_return_val_if_fail (step != NULL, FALSE);
+
+  if (!JSON_NODE_HOLDS_OBJECT (step) || step_kind_of (json_node_get_object (step)) == NULL ||
+      index > sight_step_list_get_n_steps (self))
+    return FALSE;
+  model_insert (self, index, step);
+  sight_step_undo_push_insert (self->undo, index, step);
+  update_modified (self);
+  return TRUE;
+}
+
+guint
+sight_step_list_add_at_selection (SightStepList *self,
+                                  JsonNode      *step)
+{
+  guint index;
+
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), G_MAXUINT);
+
+  index = self->selected >= 0 ? (guint) self->selected + 1 : sight_step_list_get_n_steps (self);
+  if (!sight_step_list_insert_step (self, index, step))
+    return G_MAXUINT;
+  sight_step_list_select (self, index);
+  return index;
+}
+
+void
+sight_step_list_move_step (SightStepList *self,
+                           guint          from,
+                           guint          to)
+{
+  guint n;
+
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+
+  n = sight_step_list_get_n_steps (self);
+  if (from >= n || to >= n || from == to || self->run_index >= 0)
+    return;
+  model_move (self, from, to);
+  sight_step_undo_push_move (self->undo, from, to);
+  update_modified (self);
 }
 
 void
 sight_step_list_remove_step (SightStepList *self,
                              guint          index)
 {
+  g_autoptr(JsonNode) step = NULL;
+
   g_return_if_fail (SIGHT_IS_STEP_LIST (self));
 
   if (index >= sight_step_list_get_n_steps (self) || self->run_index >= 0)
     return;
-  json_array_remove_element (steps_array (self), index);
-  g_ptr_array_remove_index (self->states, index);
-  rebuild (self);
-  set_modified (self, TRUE);
+  step = json_node_copy (json_array_get_element (steps_array (self), index));
+  model_remove (self, index);
+  sight_step_undo_push_remove (self->undo, index, step);
+  update_modified (self);
 }
 
 void
@@ -1512,9 +1691,88 @@ sight_step_list_suggest_url (SightStepList *self,
   object = json_node_get_object (self->root);
   if (url == NULL || *json_object_get_string_member_with_default (object, "url", "") != '\0')
     return;
-  json_object_set_string_member (object, "url", url);
+  edit_member (self, "url", url);
   fill_details (self);
-  set_modified (self, TRUE);
+}
+
+gboolean
+sight_step_list_undo (SightStepList *self)
+{
+  gboolean done;
+
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+
+  if (self->run_index >= 0)
+    return FALSE;
+  done = sight_step_undo_undo (self->undo);
+  update_modified (self);
+  return done;
+}
+
+gboolean
+sight_step_list_redo (SightStepList *self)
+{
+  gboolean done;
+
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+
+  if (self->run_index >= 0)
+    return FALSE;
+  done = sight_step_undo_redo (self->undo);
+  update_modified (self);
+  return done;
+}
+
+gboolean
+sight_step_list_can_undo (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+  return self->run_index < 0 && sight_step_undo_can_undo (self->undo);
+}
+
+gboolean
+sight_step_list_can_redo (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+  return self->run_index < 0 && sight_step_undo_can_redo (self->undo);
+}
+
+void
+sight_step_list_begin_group (SightStepList *self)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+  sight_step_undo_begin_group (self->undo);
+}
+
+void
+sight_step_list_end_group (SightStepList *self)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+  sight_step_undo_end_group (self->undo);
+  update_modified (self);
+}
+
+int
+sight_step_list_get_selected (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), -1);
+  return self->selected;
+}
+
+void
+sight_step_list_select (SightStepList *self,
+                        int            index)
+{
+  g_return_if_fail (SIGHT_IS_STEP_LIST (self));
+
+  if (index < 0 || (guint) index >= self->rows->len)
+    {
+      self->selected = -1;
+      gtk_list_box_unselect_all (self->steps_box);
+      return;
+    }
+  self->selected = index;
+  gtk_list_box_select_row (self->steps_box, g_ptr_array_index (self->rows, index));
 }
 
 const char *

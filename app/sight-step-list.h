@@ -19,7 +19,12 @@ G_DECLARE_FINAL_TYPE (SightStepList, sight_step_list, SIGHT, STEP_LIST, AdwBin)
  * shows its verdict and, for act steps, how the trace cache took part.
  *
  * Actions: steps.run-all, steps.stop, and, with the step's index (u),
- * step.run, step.run-from, step.move-up, step.move-down, step.delete. */
+ * step.run, step.run-from, step.move-up, step.move-down, step.delete.
+ *
+ * Every edit (a step added, edited, moved or deleted, the name or start
+ * address changed) can be undone and redone (sight-step-undo.h); the
+ * "modified" property is TRUE while the test differs from its saved state,
+ * "can-undo" and "can-redo" follow the stack (both FALSE during a run). */
 GtkWidget  *sight_step_list_new             (void);
 void        sight_step_list_set_composer    (SightStepList  *self,
                                              SightComposer  *composer);
@@ -75,11 +80,34 @@ void        sight_step_list_set_instruction (SightStepList  *self,
 /* Appends a test-file step object (a copy is kept). */
 void        sight_step_list_append_step     (SightStepList  *self,
                                              JsonNode       *step);
+/* Inserts a step object before @index (the number of steps: at the end);
+ * FALSE when it is no step or @index is past the end. */
+gboolean    sight_step_list_insert_step     (SightStepList  *self,
+                                             guint           index,
+                                             JsonNode       *step);
+/* Inserts a step after the selected one (at the end when none is) and
+ * selects it; returns its index, or G_MAXUINT when it is no step. */
+guint       sight_step_list_add_at_selection (SightStepList *self,
+                                              JsonNode      *step);
+/* The selected step (the one edited last, or added last), or -1. */
+int         sight_step_list_get_selected    (SightStepList  *self);
+/* Selects step @index (-1: none). */
+void        sight_step_list_select          (SightStepList  *self,
+                                             int             index);
 void        sight_step_list_move_step       (SightStepList  *self,
                                              guint           from,
                                              guint           to);
 void        sight_step_list_remove_step     (SightStepList  *self,
                                              guint           index);
+/* Undo and redo the last edit (win.undo, win.redo); FALSE when there is
+ * none, or while steps run. */
+gboolean    sight_step_list_undo            (SightStepList  *self);
+gboolean    sight_step_list_redo            (SightStepList  *self);
+gboolean    sight_step_list_can_undo        (SightStepList  *self);
+gboolean    sight_step_list_can_redo        (SightStepList  *self);
+/* Edits between these undo as one (a recording session); they nest. */
+void        sight_step_list_begin_group     (SightStepList  *self);
+void        sight_step_list_end_group       (SightStepList  *self);
 /* The line on how the last run went ("Step 3 failed: …"), or NULL. */
 const char *sight_step_list_get_status      (SightStepList  *self);
 /* The test's start URL, or NULL. */

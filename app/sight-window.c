@@ -19,6 +19,7 @@
 #include "sight-model-config.h"
 #include "sight-preferences.h"
 #include "sight-history.h"
+#include "sight-picker.h"
 #include "sight-recorder.h"
 #include "sight-step-list.h"
 
@@ -55,6 +56,7 @@ struct _SightWindow
   SightWebPage    *page;
   SightDemoSite   *demo_site;
   SightRecorder   *recorder;
+  SightPicker     *picker;             /* expectations by picking, Pick mode */
   GCancellable    *cancellable;        /* fired when the window closes */
   GCancellable    *observe_cancellable;
   GCancellable    *model_cancellable;
@@ -254,12 +256,23 @@ highlight_ref (SightWindow *self,
                                  self->cancellable, highlight_cb, g_object_ref (self));
 }
 
+void
+sight_window_outline_ref (SightWindow *self,
+                          const char  *ref)
+{
+  g_return_if_fail (SIGHT_IS_WINDOW (self));
+  highlight_ref (self, ref);
+}
+
 static void
 node_selected_cb (SightInspector *inspector,
                   const char     *ref,
                   SightWindow    *self)
 {
   highlight_ref (self, ref);
+  /* The tree's and the screenshot's context menus are about it. */
+  if (self->picker != NULL)
+    sight_picker_set_target (self->picker, ref);
 }
 
 static void
@@ -771,10 +784,17 @@ set_recording (SightWindow *self,
       g_signal_connect_object (self->recorder, "credential-offered",
                                G_CALLBACK (credential_offered_cb), self, 0);
     }
+  /* What one recording session adds undoes as one edit. */
   if (recording)
-    sight_recorder_start (self->recorder);
+    {
+      sight_step_list_begin_group (self->step_list);
+      sight_recorder_start (self->recorder);
+    }
   else
-    sight_recorder_stop (self->recorder);
+    {
+      sight_recorder_stop (self->recorder);
+      sight_step_list_end_group (self->step_list);
+    }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RECORDING]);
 }
 
@@ -877,6 +897,28 @@ step_list_changed_cb (SightStepList *step_list,
                       SightWindow   *self)
 {
   update_title (self);
+}
+
+static void
+update_undo_actions (SightWindow *self)
+{
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.undo",
+                                 sight_step_list_can_undo (self->step_list));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.redo",
+                                 sight_step_list_can_redo (self->step_list));
+}
+
+static void
+undo_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  SightWindow *self = SIGHT_WINDOW (widget);
+
+  if (g_str_equal (action_name, "win.undo"))
+    sight_step_list_undo (self->step_list);
+  else
+    sight_step_list_redo (self->step_list);
 }
 
 static void
@@ -1485,6 +1527,8 @@ sight_window_dispose (GObject *object)
   g_clear_handle_id (&self->refresh_source, g_source_remove);
   g_clear_handle_id (&self->startup_source, g_source_remove);
   g_clear_weak_pointer (&self->demo_toast);
+  /* Its popovers on the page go before the page does. */
+  g_clear_object (&self->picker);
   /* The sidebar's widgets go with the template, after this. */
   if (self->history != NULL)
     g_signal_handlers_disconnect_by_data (self->history, self);
@@ -1581,6 +1625,9 @@ sight_window_class_init (SightWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.save", NULL, save_action);
   gtk_widget_class_install_action (widget_class, "win.save-as", NULL, save_as_action);
   gtk_widget_class_install_action (widget_class, "win.run-all", NULL, run_all_action);
+  /* Ctrl+Z and Ctrl+Shift+Z are the application's accelerators. */
+  gtk_widget_class_install_action (widget_class, "win.undo", NULL, undo_action);
+  gtk_widget_class_install_action (widget_class, "win.redo", NULL, undo_action);
   gtk_widget_class_install_action (widget_class, "win.preferences", NULL, preferences_action);
   /* Preferences on one page ("model", "steps", "credentials"). */
   gtk_widget_class_install_action (widget_class, "win.preferences-page", "s", preferences_action);
@@ -1724,6 +1771,7 @@ sight_window_init (SightWindow *self)
   g_signal_connect_object (self->composer, "action-starting",
                            G_CALLBACK (demo_action_starting_cb), self, 0);
   sight_step_list_set_page (self->step_list, self->page);
+  self->picker = sight_picker_new (self);
   g_signal_connect_object (self->step_list, "notify::modified",
                            G_CALLBACK (step_list_changed_cb), self, 0);
   g_signal_connect_object (self->step_list, "notify::file",
@@ -1731,6 +1779,11 @@ sight_window_init (SightWindow *self)
   /* Another test file may have another project file. */
   g_signal_connect_object (self->step_list, "notify::file",
                            G_CALLBACK (test_file_changed_cb), self, 0);
+  g_signal_connect_object (self->step_list, "notify::can-undo",
+                           G_CALLBACK (update_undo_actions), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->step_list, "notify::can-redo",
+                           G_CALLBACK (update_undo_actions), self, G_CONNECT_SWAPPED);
+  update_undo_actions (self);
 
   self->settings = app_settings ();
   if (self->settings != NULL)
@@ -1766,6 +1819,13 @@ SightWindow *
 sight_window_new (SightApplication *application)
 {
   return g_object_new (SIGHT_TYPE_WINDOW, "application", application, NULL);
+}
+
+SightPicker *
+sight_window_get_picker (SightWindow *self)
+{
+  g_return_val_if_fail (SIGHT_IS_WINDOW (self), NULL);
+  return self->picker;
 }
 
 SightWebPage *

@@ -40,6 +40,11 @@ void              sight_window_show_page       (SightWindow      *self,
 AdwMessageDialog *sight_window_get_save_dialog (SightWindow      *self);
 
 SightWebPage     *sight_window_get_page        (SightWindow      *self);
+/* Outlines the node @ref of the observation on the live page (NULL: none). */
+void              sight_window_outline_ref     (SightWindow      *self,
+                                                const char       *ref);
+/* Expectations by picking and Pick mode (the "steps" action group). */
+struct _SightPicker *sight_window_get_picker   (SightWindow      *self);
 /* The in-app MCP server and the live sessions of its clients. */
 SightLiveSessions *sight_window_get_live_sessions (SightWindow *self);
 SightInspector   *sight_window_get_inspector   (SightWindow      *self);

@@ -9,6 +9,8 @@
  * gone; preferences.png, preferences-steps.png: the preferences' two pages;
  * credential-offer.png: the bar that offers to save a recorded password;
  * preferences-credentials.png: the project file's credentials.
+ * picking-menu.png: the tree's expectation menu on a heading; pick-mode.png:
+ * Pick mode naming the button under the pointer.
  * The run comes from the real
  * `sightline smoke` command ($SIGHTLINE_BIN), in a throwaway data dir. */
 
@@ -19,6 +21,7 @@
 
 #include "sight-credential-offer.h"
 #include "sight-graphics.h"
+#include "sight-picker.h"
 #include "sight-preferences.h"
 #include "sight-secrets.h"
 #include "sight-window.h"
@@ -82,6 +85,72 @@ shoot (gpointer     window,
   if (!gdk_texture_save_to_png (texture, path))
     g_error ("Could not write %s", path);
   g_print ("%s\n", path);
+}
+
+/* The window with a popover of it drawn where it is shown (a popover is a
+ * surface of its own, which the window's rendering leaves out). */
+static void
+shoot_with_popover (gpointer     window,
+                    GtkWidget   *popover,
+                    const char  *dir,
+                    const char  *name)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (GTK_WIDGET (window));
+  g_autoptr(GdkPaintable) pop = gtk_widget_paintable_new (popover);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  GdkSurface *surface;
+  double wx, wy, px, py;
+  int width, height;
+
+  spin (1500);
+  width = gtk_widget_get_width (GTK_WIDGET (window));
+  height = gtk_widget_get_height (GTK_WIDGET (window));
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  surface = gtk_native_get_surface (GTK_NATIVE (popover));
+  if (surface != NULL && GDK_IS_POPUP (surface) && gtk_widget_get_mapped (popover))
+    {
+      gtk_native_get_surface_transform (GTK_NATIVE (window), &wx, &wy);
+      gtk_native_get_surface_transform (GTK_NATIVE (popover), &px, &py);
+      gtk_snapshot_save (snapshot);
+      gtk_snapshot_translate (snapshot,
+                              &GRAPHENE_POINT_INIT (gdk_popup_get_position_x (GDK_POPUP (surface))
+                                                    - wx + px,
+                                                    gdk_popup_get_position_y (GDK_POPUP (surface))
+                                                    - wy + py));
+      gdk_paintable_snapshot (pop, snapshot, gtk_widget_get_width (popover),
+                              gtk_widget_get_height (popover));
+      gtk_snapshot_restore (snapshot);
+    }
+  node = gtk_snapshot_free_to_node (snapshot);
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (window)), node,
+                                         &GRAPHENE_RECT_INIT (0, 0, width, height));
+  if (!gdk_texture_save_to_png (texture, path))
+    g_error ("Could not write %s", path);
+  g_print ("%s\n", path);
+}
+
+static JsonObject *
+find_node (JsonObject *node,
+           const char *role)
+{
+  JsonNode *children = json_object_get_member (node, "children");
+
+  if (g_strcmp0 (json_object_get_string_member_with_default (node, "role", NULL), role) == 0)
+    return node;
+  for (guint i = 0; children != NULL && JSON_NODE_HOLDS_ARRAY (children) &&
+                    i < json_array_get_length (json_node_get_array (children)); i++)
+    {
+      JsonNode *child = json_array_get_element (json_node_get_array (children), i);
+      JsonObject *found = JSON_NODE_HOLDS_OBJECT (child)
+                          ? find_node (json_node_get_object (child), role) : NULL;
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
 }
 
 static void
@@ -192,6 +261,55 @@ main (int    argc,
     gtk_widget_activate_action (GTK_WIDGET (window), "win.leave-demo", NULL);
     g_settings_set_uint (settings, "demo-slow-motion", 0);
     spin (500);
+  }
+
+  /* Picking: the tree's context menu on a heading, then Pick mode's label
+   * over the Sign in button. */
+  {
+    SightInspector *inspector = sight_window_get_inspector (window);
+    SightPicker *picker = sight_window_get_picker (window);
+    SightObservation *observation;
+    JsonObject *node;
+    GtkPopover *menu;
+
+    sight_window_open_uri (window, sight_window_get_demo_url (window));
+    wait_count (&observations, observations + 1);
+    observation = sight_window_get_observation (window);
+    node = observation != NULL
+           ? find_node (json_node_get_object (sight_observation_get_tree (observation)), "heading")
+           : NULL;
+    if (node != NULL && sight_inspector_select_ref (inspector,
+                                                    json_object_get_string_member (node, "ref")))
+      {
+        menu = sight_inspector_popup_node_menu (inspector);
+        if (menu != NULL)
+          {
+            shoot_with_popover (window, GTK_WIDGET (menu), dir, "picking-menu.png");
+            gtk_popover_popdown (menu);
+          }
+      }
+    gtk_widget_activate_action (GTK_WIDGET (window), "steps.pick", NULL);
+    wait_count (&observations, observations + 1);
+    observation = sight_window_get_observation (window);
+    node = observation != NULL
+           ? find_node (json_node_get_object (sight_observation_get_tree (observation)), "button")
+           : NULL;
+    if (node != NULL)
+      {
+        JsonArray *box = json_object_get_array_member (node, "box");
+        double k = webkit_web_view_get_zoom_level (
+          sight_web_page_get_web_view (sight_window_get_page (window)));
+        GtkWidget *label_popover;
+
+        sight_picker_hover (picker,
+                            (json_array_get_double_element (box, 0) +
+                             json_array_get_double_element (box, 2) / 2) * k,
+                            (json_array_get_double_element (box, 1) +
+                             json_array_get_double_element (box, 3) / 2) * k);
+        label_popover = sight_picker_get_hover_popover (picker);
+        shoot_with_popover (window, label_popover, dir, "pick-mode.png");
+      }
+    gtk_widget_activate_action (GTK_WIDGET (window), "steps.pick", NULL);
   }
 
   /* The stored run, time-travelled to its failing (or first) step. */

@@ -766,6 +766,41 @@ test_relative_url (void)
   g_settings_reset (settings, "tests-base-url");
 }
 
+/* A deleted step comes back with its options on Undo, and the file is as
+ * opened again: no unsaved mark. */
+static void
+test_undo_delete_keeps_options (void)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  SightStepList *list;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  file = write_test ("undo.sightline.json",
+                     "[ { \"act\": \"Sign in\", \"maxSteps\": 5 }, { \"do\": \"press Tab\" } ]");
+  g_assert_true (sight_window_open_test_file (window, file, &error));
+  g_assert_no_error (error);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.delete", "u", 0));
+  g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 1);
+  g_assert_cmpstr (title (), ==, "• undo.sightline.json — Sightline");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo", NULL));
+  g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 2);
+  g_assert_cmpstr (sight_step_list_get_step_kind (list, 0), ==, "act");
+  g_assert_cmpint (json_object_get_int_member (sight_step_list_get_step (list, 0), "maxSteps"),
+                   ==, 5);
+  g_assert_false (sight_step_list_get_modified (list));
+  g_assert_cmpstr (title (), ==, "undo.sightline.json — Sightline");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.redo", NULL));
+  g_assert_cmpstr (sight_step_list_get_instruction (list, 0), ==, "press Tab");
+  g_assert_true (sight_step_list_get_modified (list));
+  /* Opening a file starts its history anew. */
+  g_assert_true (sight_window_open_test_file (window, file, &error));
+  g_assert_no_error (error);
+  g_assert_false (sight_step_list_can_undo (list));
+  g_assert_false (sight_step_list_get_modified (list));
+}
+
 static void
 page_js_cb (GObject      *source,
             GAsyncResult *result,
@@ -884,6 +919,7 @@ main (int    argc,
   g_test_add_func ("/step-list/demo-outlines-act-targets", test_demo_outlines_act_targets);
   g_test_add_func ("/step-list/relative-url", test_relative_url);
   g_test_add_func ("/step-list/run-all-applies-timeout", test_run_all_applies_timeout);
+  g_test_add_func ("/step-list/undo-delete-keeps-options", test_undo_delete_keeps_options);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
   g_timeout_add (100, wake_cb, NULL);

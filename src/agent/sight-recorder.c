@@ -131,6 +131,24 @@ target_from_descriptor (SightTarget *target,
                           : 0;
 }
 
+char *
+sight_recorder_step_text (JsonObject      *descriptor,
+                          SightDirectVerb  verb,
+                          SightExpectKind  expect,
+                          const char      *value)
+{
+  SightDirectStep step = { 0 };
+
+  g_return_val_if_fail (descriptor != NULL, NULL);
+
+  step.verb = verb;
+  step.expect = expect;
+  step.has_target = TRUE;
+  target_from_descriptor (&step.target, descriptor);
+  step.value = (char *) value;
+  return sight_direct_step_to_text (&step);
+}
+
 /* A name for the {param} of a secure field: its name, as an identifier. */
 static char *
 param_name (const char *field_name)

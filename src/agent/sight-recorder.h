@@ -4,6 +4,8 @@
 #include <json-glib/json-glib.h>
 #include <webkit/webkit.h>
 
+#include "sight-direct-step.h"
+
 G_BEGIN_DECLS
 
 /* Records a person's interaction with a web view as direct steps.
@@ -68,6 +70,15 @@ void           sight_recorder_decline_credential    (SightRecorder *self);
  * consequence, not a step of its own (default 3000 ms). */
 void           sight_recorder_set_navigation_window (SightRecorder *self,
                                                      guint          window_ms);
+
+/* The text of the step that does @verb (for an expectation, @expect, with
+ * @value where it takes one; NULL otherwise) to the element @descriptor
+ * names ({ role, name, nth, count }): the words a recorded step uses for it,
+ * so a step picked in the app names its target as a recorded click does. */
+char          *sight_recorder_step_text    (JsonObject      *descriptor,
+                                            SightDirectVerb  verb,
+                                            SightExpectKind  expect,
+                                            const char      *value);
 
 /* The URL when recording started (the test file's "url"), or NULL. */
 const char    *sight_recorder_get_start_url (SightRecorder *self);
