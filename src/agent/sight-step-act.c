@@ -7,6 +7,7 @@
 
 #include "sight-action.h"
 #include "sight-actions.h"
+#include "sight-direct-step.h"
 #include "sight-error.h"
 #include "sight-json-schema.h"
 #include "sight-params.h"
@@ -85,6 +86,8 @@ typedef struct {
   /* the latest screenshot the model was given: its observation and scale */
   SightObservation   *shot_observation;
   double              shot_scale;
+  /* turns before this one have their screenshot elided (in batches) */
+  guint               elided_before;
   gboolean            finished;
   /* the first message, while its screenshot is taken */
   GString            *opening;
@@ -133,18 +136,26 @@ build_request (Act *act)
 {
   SightModelRequest *request = sight_model_request_new ();
   guint n_images = 0;
-  guint keep_from = 0;
 
-  /* Newest two images ride along; older ones are elided. */
-  for (guint i = act->turns->len; i > 0; i--)
+  /* Older screenshots are elided in batches, not one by one: once more than
+   * SIGHT_STEP_MAX_IMAGES would ride along, all but the newest
+   * SIGHT_STEP_KEEP_IMAGES are elided at once.  Between two batches every
+   * request repeats the one before it byte for byte and only appends, which
+   * keeps the providers' prompt caches warm. */
+  for (guint i = act->elided_before; i < act->turns->len; i++)
+    if (((Turn *) g_ptr_array_index (act->turns, i))->image != NULL)
+      n_images++;
+  if (n_images > SIGHT_STEP_MAX_IMAGES)
     {
-      Turn *turn = g_ptr_array_index (act->turns, i - 1);
+      guint kept = 0;
 
-      if (turn->image != NULL && ++n_images == SIGHT_STEP_MAX_IMAGES)
-        {
-          keep_from = i - 1;
-          break;
-        }
+      for (guint i = act->turns->len; i > act->elided_before; i--)
+        if (((Turn *) g_ptr_array_index (act->turns, i - 1))->image != NULL &&
+            ++kept == SIGHT_STEP_KEEP_IMAGES)
+          {
+            act->elided_before = i - 1;
+            break;
+          }
     }
 
   sight_model_request_set_system (request, sight_step_context_resource_text ("act.txt"));
@@ -153,7 +164,7 @@ build_request (Act *act)
       Turn *turn = g_ptr_array_index (act->turns, i);
       SightModelMessage *message = NULL;
       g_autofree char *text = NULL;
-      gboolean elided = turn->image != NULL && i < keep_from;
+      gboolean elided = turn->image != NULL && i < act->elided_before;
 
       text = elided ? g_strconcat (turn->text ? turn->text : "",
                                    "\n[an earlier screenshot was elided]", NULL)
@@ -656,17 +667,42 @@ observe_after (Act        *act,
 {
   gboolean want_shot;
 
-  g_free (act->did);
-  act->did = g_strdup (did);
+  if (did != act->did)
+    {
+      g_free (act->did);
+      act->did = g_strdup (did);
+    }
   act->no_pixels_reason = NULL;
   want_shot = act->pixel_mode && pixels_allowed (act, &act->no_pixels_reason);
   sight_step_context_observe_async (act->ctx, want_shot, observed_after_cb, act);
+}
+
+static void
+pixels_settled_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  Act *act = user_data;
+
+  sight_step_context_settle_pixels_finish (act->ctx, result);
+  observe_after (act, act->did);
 }
 
 /* Committing an action through the engine (actionability, the action,
  * settling): an action step is taken from the budget, the action is recorded
  * with its descriptor for the trace cache (the record's args name params, never
  * a secret value), and the model is told what was done and what changed. */
+
+/* Action steps count committed engine actions: one the engine refused
+ * (disabled, covered, not visible…) is a tool result and costs none. */
+static void
+count_committed (Act *act)
+{
+  SightStepContext *ctx = act->ctx;
+
+  sight_budget_count_action (ctx->budget);
+  ctx->result->actions = sight_budget_get_actions (ctx->budget);
+}
 
 /* What follows an action: @reply (taken) or @error_in (taken). */
 static void
@@ -680,6 +716,7 @@ committed (Act        *act,
   g_autoptr(GError) local_error = error_in;
   g_autoptr(JsonNode) descriptor = NULL;
   g_autofree char *did = NULL;
+  const char *no_pixels_reason = NULL;
   GError *error = NULL;
 
   if (reply == NULL)
@@ -702,11 +739,23 @@ committed (Act        *act,
       return;
     }
 
+  count_committed (act);
   descriptor = record_descriptor (pending->ref, pending->at_point, reply);
   record_action (act, pending->tool, pending->record_args, descriptor);
   did = describe_outcome (pending->log_line, reply);
   g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (pending->log_line));
   sight_step_context_emit_action (ctx, pending->log_line);
+  /* While the step shows pixels, the wait watches them too: a redraw that
+   * never touches the DOM is read as soon as it lands. */
+  if (act->pixel_mode && pixels_allowed (act, &no_pixels_reason))
+    {
+      g_free (act->did);
+      act->did = g_steal_pointer (&did);
+      sight_step_context_settle_pixels_async (ctx, json_object_get_int_member_with_default (
+                                                     reply, "durationMs", 0),
+                                              pixels_settled_cb, act);
+      return;
+    }
   observe_after (act, did);
 }
 
@@ -752,19 +801,18 @@ action_started_cb (GObject      *source,
                                       act);
 }
 
-/* Takes an action step from the budget, announces the action, then runs it. */
+/* Checks that an action step is left, announces the action, then runs it. */
 static void
 begin_action (Act *act)
 {
   SightStepContext *ctx = act->ctx;
   GError *error = NULL;
 
-  if (!sight_budget_take_action (ctx->budget, &error))
+  if (!sight_budget_check_action (ctx->budget, &error))
     {
       tool_done (act, error);
       return;
     }
-  ctx->result->actions = sight_budget_get_actions (ctx->budget);
   sight_step_context_start_action_async (ctx, act->pending.at_point ? NULL : act->pending.ref,
                                          action_started_cb, act);
 }
@@ -1142,18 +1190,20 @@ tool_tap_at (Act                *act,
       return;
     }
 
+  /* A listed control under the point is tapped by its ref.  Anything else the
+   * point lands on (a container such as main, a dialog, a region or a cell,
+   * or drawn content) is a bare point: tapping a container by its ref would
+   * hit its middle, not the point. */
   ref = sight_observation_hit_test (act->shot_observation, cx, cy);
   if (ref != NULL && sight_observation_lookup (act->held, ref) != NULL)
     {
       JsonObject *node = sight_observation_lookup (act->held, ref);
-      g_autofree char *label = node_label (node);
       const char *role = json_object_get_string_member_with_default (node, "role", "");
 
-      /* A listed control under the point is tapped by its ref. */
-      if (json_object_has_member (node, "ref") && g_strcmp0 (role, "document") != 0 &&
-          g_strcmp0 (role, "generic") != 0 && g_strcmp0 (role, "paragraph") != 0 &&
-          g_strcmp0 (role, "img") != 0 && g_strcmp0 (role, "text") != 0)
+      if (g_strv_contains (sight_direct_control_roles (), role))
         {
+          g_autofree char *label = node_label (node);
+
           line = g_strdup_printf ("tap_at (%.0f, %.0f) → %s", x, y, label);
           commit (act, "tap_at", call->arguments, ref, "click", NULL, FALSE, 0, 0, line);
           return;
@@ -1187,6 +1237,7 @@ moved (Act        *act,
       tool_done (act, NULL);
       return;
     }
+  count_committed (act);
   record_action (act, act->pending.tool, act->pending.record_args, NULL);
   g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (act->pending.log_line));
   sight_step_context_emit_action (ctx, act->pending.log_line);
@@ -1230,12 +1281,11 @@ tool_navigate (Act                *act,
       tool_done (act, NULL);
       return;
     }
-  if (!sight_budget_take_action (ctx->budget, &error))
+  if (!sight_budget_check_action (ctx->budget, &error))
     {
       tool_done (act, error);
       return;
     }
-  ctx->result->actions = sight_budget_get_actions (ctx->budget);
 
   pending_clear (&act->pending);
   act->pending.tool = "navigate";
@@ -1278,12 +1328,11 @@ tool_back (Act                *act,
       tool_done (act, NULL);
       return;
     }
-  if (!sight_budget_take_action (ctx->budget, &error))
+  if (!sight_budget_check_action (ctx->budget, &error))
     {
       tool_done (act, error);
       return;
     }
-  ctx->result->actions = sight_budget_get_actions (ctx->budget);
   pending_clear (&act->pending);
   act->pending.tool = "back";
   act->pending.log_line = g_strdup ("back");

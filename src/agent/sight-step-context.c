@@ -5,6 +5,7 @@
 
 #include "sight-step-context.h"
 
+#include "sight-actions.h"
 #include "sight-agent-resources.h"
 #include "sight-direct-run.h"
 #include "sight-error.h"
@@ -486,6 +487,49 @@ sight_step_context_perform_finish (SightStepContext  *ctx,
                                    GError           **error)
 {
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+pixels_settled_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  g_autoptr(GError) error = NULL;
+  gboolean changed = FALSE;
+
+  if (!sight_web_page_settle_pixels_finish (SIGHT_WEB_PAGE (source), result, &changed, &error))
+    g_debug ("the pixels were not watched: %s", error->message);
+  g_task_return_boolean (task, TRUE);
+}
+
+void
+sight_step_context_settle_pixels_async (SightStepContext    *ctx,
+                                        gint64               spent_ms,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data)
+{
+  GTask *task = g_task_new (NULL, NULL, callback, user_data);
+  gint64 left = (gint64) action_timeout_ms (ctx) - MAX (spent_ms, 0);
+
+  g_task_set_source_tag (task, sight_step_context_settle_pixels_async);
+  if (!sight_step_context_check_page (ctx, NULL) || left <= 0)
+    {
+      g_task_return_boolean (task, TRUE);
+      g_object_unref (task);
+      return;
+    }
+  sight_web_page_settle_pixels_async (ctx->page, (guint) left, ctx->cancellable,
+                                      pixels_settled_cb, task);
+}
+
+void
+sight_step_context_settle_pixels_finish (SightStepContext *ctx,
+                                         GAsyncResult     *result)
+{
+  g_return_if_fail (g_task_get_source_tag (G_TASK (result)) ==
+                    sight_step_context_settle_pixels_async);
+  g_task_propagate_boolean (G_TASK (result), NULL);
 }
 
 static void
