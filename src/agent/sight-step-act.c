@@ -1244,6 +1244,32 @@ moved (Act        *act,
   observe_after (act, did);
 }
 
+/* Checks that an action step is left and notes the move (@tool, @record_args
+ * and @log_line, both taken) as the pending action, with its timeout in
+ * *@out_timeout_ms; FALSE when the step ended instead (tool_done() ran). */
+static gboolean
+begin_page_move (Act        *act,
+                 const char *tool,
+                 JsonNode   *record_args,
+                 char       *log_line,
+                 guint      *out_timeout_ms)
+{
+  SightBudget *budget = act->ctx->budget;
+  GError *error = NULL;
+
+  pending_clear (&act->pending);
+  act->pending.tool = tool;
+  act->pending.record_args = record_args;
+  act->pending.log_line = log_line;
+  if (!sight_budget_check_action (budget, &error))
+    {
+      tool_done (act, error);
+      return FALSE;
+    }
+  *out_timeout_ms = (guint) MAX (1, sight_budget_cap_ms (budget, NAVIGATE_TIMEOUT_MS));
+  return TRUE;
+}
+
 static void
 navigated_cb (GObject      *source,
               GAsyncResult *result,
@@ -1264,6 +1290,8 @@ tool_navigate (Act                *act,
   const char *url = string_arg (args, "url");
   g_autofree char *absolute = NULL;
   g_autofree char *origin = NULL;
+  JsonNode *record_args;
+  guint timeout_ms;
   GError *error = NULL;
 
   if (!sight_step_context_check_page (ctx, &error))
@@ -1281,20 +1309,13 @@ tool_navigate (Act                *act,
       tool_done (act, NULL);
       return;
     }
-  if (!sight_budget_check_action (ctx->budget, &error))
-    {
-      tool_done (act, error);
-      return;
-    }
-
-  pending_clear (&act->pending);
-  act->pending.tool = "navigate";
-  act->pending.record_args = json_node_new (JSON_NODE_OBJECT);
-  json_node_take_object (act->pending.record_args, json_object_new ());
-  json_object_set_string_member (json_node_get_object (act->pending.record_args), "url", absolute);
-  act->pending.log_line = g_strdup_printf ("navigate %s", absolute);
-  sight_web_page_load_async (ctx->page, absolute, SIGHT_WAIT_UNTIL_LOAD,
-                             (guint) MAX (1, sight_budget_cap_ms (ctx->budget, NAVIGATE_TIMEOUT_MS)),
+  record_args = json_node_new (JSON_NODE_OBJECT);
+  json_node_take_object (record_args, json_object_new ());
+  json_object_set_string_member (json_node_get_object (record_args), "url", absolute);
+  if (!begin_page_move (act, "navigate", record_args, g_strdup_printf ("navigate %s", absolute),
+                        &timeout_ms))
+    return;
+  sight_web_page_load_async (ctx->page, absolute, SIGHT_WAIT_UNTIL_LOAD, timeout_ms,
                              ctx->cancellable, navigated_cb, act);
 }
 
@@ -1315,6 +1336,7 @@ tool_back (Act                *act,
            JsonObject         *args)
 {
   SightStepContext *ctx = act->ctx;
+  guint timeout_ms;
   GError *error = NULL;
 
   if (!sight_step_context_check_page (ctx, &error))
@@ -1328,17 +1350,10 @@ tool_back (Act                *act,
       tool_done (act, NULL);
       return;
     }
-  if (!sight_budget_check_action (ctx->budget, &error))
-    {
-      tool_done (act, error);
-      return;
-    }
-  pending_clear (&act->pending);
-  act->pending.tool = "back";
-  act->pending.log_line = g_strdup ("back");
-  sight_web_page_history_async (ctx->page, SIGHT_HISTORY_BACK,
-                                (guint) MAX (1, sight_budget_cap_ms (ctx->budget, NAVIGATE_TIMEOUT_MS)),
-                                ctx->cancellable, went_back_cb, act);
+  if (!begin_page_move (act, "back", NULL, g_strdup ("back"), &timeout_ms))
+    return;
+  sight_web_page_history_async (ctx->page, SIGHT_HISTORY_BACK, timeout_ms, ctx->cancellable,
+                                went_back_cb, act);
 }
 
 static void
