@@ -57,18 +57,13 @@ typedef struct {
 
 /* The engine action a tool call commits, while it runs. */
 typedef struct {
-  const char *tool;
-  JsonNode   *record_args;
-  char       *ref;
-  const char *verb;
-  char       *value;
-  gboolean    at_point;
-  double      x;
-  double      y;
-  char       *log_line;
+  const char  *tool;
+  JsonNode    *record_args;
+  SightAction  action;
+  char        *log_line;
   /* a fill of a Secret: its name and the param naming it */
-  char       *secret_name;
-  char       *param;
+  char        *secret_name;
+  char        *param;
 } Pending;
 
 typedef struct {
@@ -233,6 +228,13 @@ tool_result_set (ToolResult *out,
   out->text = g_strdup_vprintf (format, args);
   out->is_error = is_error;
   va_end (args);
+}
+
+/* A tap at a point rather than on a node. */
+static gboolean
+at_point (const SightAction *action)
+{
+  return action->kind == SIGHT_ACTION_TAP_AT && action->ref == NULL;
 }
 
 /* The descriptor the trace cache replays @reply's action by: the engine's, with
@@ -485,8 +487,7 @@ static void
 pending_clear (Pending *pending)
 {
   g_clear_pointer (&pending->record_args, json_node_unref);
-  g_clear_pointer (&pending->ref, g_free);
-  g_clear_pointer (&pending->value, g_free);
+  sight_action_clear (&pending->action);
   g_clear_pointer (&pending->log_line, g_free);
   g_clear_pointer (&pending->secret_name, g_free);
   g_clear_pointer (&pending->param, g_free);
@@ -740,7 +741,7 @@ committed (Act        *act,
     }
 
   count_committed (act);
-  descriptor = record_descriptor (pending->ref, pending->at_point, reply);
+  descriptor = record_descriptor (pending->action.ref, at_point (&pending->action), reply);
   record_action (act, pending->tool, pending->record_args, descriptor);
   did = describe_outcome (pending->log_line, reply);
   g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (pending->log_line));
@@ -793,12 +794,10 @@ action_started_cb (GObject      *source,
 
   sight_step_context_start_action_finish (act->ctx, result);
   if (pending->secret_name != NULL)
-    sight_step_context_fill_secret_async (act->ctx, pending->ref, pending->secret_name,
+    sight_step_context_fill_secret_async (act->ctx, pending->action.ref, pending->secret_name,
                                           pending->param, performed_cb, act);
   else
-    sight_step_context_perform_async (act->ctx, pending->ref, pending->verb, pending->value,
-                                      pending->at_point, pending->x, pending->y, performed_cb,
-                                      act);
+    sight_step_context_perform_async (act->ctx, &pending->action, performed_cb, act);
 }
 
 /* Checks that an action step is left, announces the action, then runs it. */
@@ -813,35 +812,40 @@ begin_action (Act *act)
       tool_done (act, error);
       return;
     }
-  sight_step_context_start_action_async (ctx, act->pending.at_point ? NULL : act->pending.ref,
-                                         action_started_cb, act);
+  sight_step_context_start_action_async (ctx, act->pending.action.ref, action_started_cb, act);
 }
 
+/* Commits @action (its members taken) for the tool call @tool, recorded with
+ * @record_args and told as @log_line. */
 static void
-commit (Act        *act,
-        const char *tool,
-        JsonNode   *record_args,
-        const char *ref,
-        const char *verb,
-        const char *value,
-        gboolean    at_point,
-        double      x,
-        double      y,
-        const char *log_line)
+commit (Act         *act,
+        const char  *tool,
+        JsonNode    *record_args,
+        SightAction *action,
+        const char  *log_line)
 {
   Pending *pending = &act->pending;
 
   pending_clear (pending);
   pending->tool = tool;
   pending->record_args = record_args != NULL ? json_node_ref (record_args) : NULL;
-  pending->ref = g_strdup (ref);
-  pending->verb = verb;
-  pending->value = g_strdup (value);
-  pending->at_point = at_point;
-  pending->x = x;
-  pending->y = y;
+  pending->action = *action;
+  memset (action, 0, sizeof *action);
   pending->log_line = g_strdup (log_line);
   begin_action (act);
+}
+
+/* The action of @kind on @ref (NULL: the page) with @value: a SightAction for
+ * commit(). */
+static void
+action_on (SightAction     *action,
+           SightActionKind  kind,
+           const char      *ref,
+           const char      *value)
+{
+  sight_action_init (action, kind);
+  action->ref = g_strdup (ref);
+  action->value = g_strdup (value);
 }
 
 /* Secrets: typed by the one host-side secret fill (sight-secret-fill.h),
@@ -867,7 +871,7 @@ fill_secret (Act        *act,
   pending_clear (pending);
   pending->tool = "fill";
   pending->record_args = fill_record (ref, param, NULL);
-  pending->ref = g_strdup (ref);
+  action_on (&pending->action, SIGHT_ACTION_FILL, ref, NULL);
   pending->log_line = g_strdup_printf ("fill %s with the secret %s", ref, name);
   pending->secret_name = g_strdup (name);
   pending->param = g_strdup (param);
@@ -900,14 +904,18 @@ tool_pointer (Act                *act,
               SightModelToolCall *call,
               JsonObject         *args)
 {
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
+  SightActionKind kind;
 
   if (call_target (act, args, &label) == NULL)
     return;
+  if (!sight_action_kind_from_nick (call->name, &kind))
+    g_assert_not_reached ();
   line = g_strdup_printf ("%s %s", call->name, label);
-  commit (act, call->name, call->arguments, string_arg (args, "ref"), call->name, NULL, FALSE,
-          0, 0, line);
+  action_on (&action, kind, string_arg (args, "ref"), NULL);
+  commit (act, call->name, call->arguments, &action, line);
 }
 
 static void
@@ -916,20 +924,18 @@ tool_press (Act                *act,
             JsonObject         *args)
 {
   const char *key = string_arg (args, "key");
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
 
   if (string_arg (args, "ref") == NULL)
-    {
-      line = g_strdup_printf ("press %s", key);
-      commit (act, "press", call->arguments, NULL, "press", key, FALSE, 0, 0, line);
-      return;
-    }
-  if (call_target (act, args, &label) == NULL)
+    line = g_strdup_printf ("press %s", key);
+  else if (call_target (act, args, &label) == NULL)
     return;
-  line = g_strdup_printf ("press %s on %s", key, label);
-  commit (act, "press", call->arguments, string_arg (args, "ref"), "press", key, FALSE, 0, 0,
-          line);
+  else
+    line = g_strdup_printf ("press %s on %s", key, label);
+  action_on (&action, SIGHT_ACTION_PRESS, string_arg (args, "ref"), key);
+  commit (act, "press", call->arguments, &action, line);
 }
 
 static void
@@ -938,14 +944,15 @@ tool_select (Act                *act,
              JsonObject         *args)
 {
   const char *option = string_arg (args, "option");
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
 
   if (call_target (act, args, &label) == NULL)
     return;
   line = g_strdup_printf ("select \"%s\" in %s", option, label);
-  commit (act, "select", call->arguments, string_arg (args, "ref"), "select", option, FALSE, 0,
-          0, line);
+  action_on (&action, SIGHT_ACTION_SELECT, string_arg (args, "ref"), option);
+  commit (act, "select", call->arguments, &action, line);
 }
 
 static void
@@ -953,15 +960,17 @@ tool_check (Act                *act,
             SightModelToolCall *call,
             JsonObject         *args)
 {
-  const char *verb = json_object_get_boolean_member_with_default (args, "checked", TRUE)
-                     ? "check" : "uncheck";
+  SightActionKind kind = json_object_get_boolean_member_with_default (args, "checked", TRUE)
+                         ? SIGHT_ACTION_CHECK : SIGHT_ACTION_UNCHECK;
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
 
   if (call_target (act, args, &label) == NULL)
     return;
-  line = g_strdup_printf ("%s %s", verb, label);
-  commit (act, "check", call->arguments, string_arg (args, "ref"), verb, NULL, FALSE, 0, 0, line);
+  line = g_strdup_printf ("%s %s", sight_action_kind_to_nick (kind), label);
+  action_on (&action, kind, string_arg (args, "ref"), NULL);
+  commit (act, "check", call->arguments, &action, line);
 }
 
 static void
@@ -970,20 +979,23 @@ tool_scroll (Act                *act,
              JsonObject         *args)
 {
   const char *direction = string_arg (args, "direction");
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
 
   if (string_arg (args, "ref") == NULL)
     {
       line = g_strdup_printf ("scroll %s", direction ?: "down");
-      commit (act, "scroll", call->arguments, NULL, "scroll", direction, FALSE, 0, 0, line);
-      return;
+      action_on (&action, SIGHT_ACTION_SCROLL, NULL, direction);
     }
-  if (call_target (act, args, &label) == NULL)
+  else if (call_target (act, args, &label) == NULL)
     return;
-  line = g_strdup_printf ("scroll to %s", label);
-  commit (act, "scroll", call->arguments, string_arg (args, "ref"), "scroll", NULL, FALSE, 0, 0,
-          line);
+  else
+    {
+      line = g_strdup_printf ("scroll to %s", label);
+      action_on (&action, SIGHT_ACTION_SCROLL, string_arg (args, "ref"), NULL);
+    }
+  commit (act, "scroll", call->arguments, &action, line);
 }
 
 static void
@@ -996,6 +1008,7 @@ tool_fill (Act                *act,
   const char *param = string_arg (args, "param");
   const char *value = string_arg (args, "value");
   g_autoptr(JsonNode) record = NULL;
+  g_auto(SightAction) action = { 0 };
   g_autofree char *value_text = NULL;
   g_autofree char *line = NULL;
   g_autofree char *label = NULL;
@@ -1085,7 +1098,8 @@ tool_fill (Act                *act,
                                 param, value_text);
   record = fill_record (ref, param, param != NULL ? NULL : value_text);
   line = g_strdup_printf ("fill %s with \"%s\"", label, value_text);
-  commit (act, "fill", record, ref, "fill", value_text, FALSE, 0, 0, line);
+  action_on (&action, SIGHT_ACTION_FILL, ref, value_text);
+  commit (act, "fill", record, &action, line);
 }
 
 static void
@@ -1171,6 +1185,7 @@ tool_tap_at (Act                *act,
   int vw = 0, vh = 0;
   double cx, cy;
   const char *ref;
+  g_auto(SightAction) action = { 0 };
   g_autofree char *line = NULL;
 
   if (act->shot_observation == NULL || act->shot_scale <= 0)
@@ -1205,13 +1220,17 @@ tool_tap_at (Act                *act,
           g_autofree char *label = node_label (node);
 
           line = g_strdup_printf ("tap_at (%.0f, %.0f) → %s", x, y, label);
-          commit (act, "tap_at", call->arguments, ref, "click", NULL, FALSE, 0, 0, line);
+          action_on (&action, SIGHT_ACTION_CLICK, ref, NULL);
+          commit (act, "tap_at", call->arguments, &action, line);
           return;
         }
     }
 
   line = g_strdup_printf ("tap_at (%.0f, %.0f) → bare point (%.0f, %.0f) CSS px", x, y, cx, cy);
-  commit (act, "tap_at", call->arguments, NULL, "tap", NULL, TRUE, cx, cy, line);
+  action_on (&action, SIGHT_ACTION_TAP_AT, NULL, NULL);
+  action.x = cx;
+  action.y = cy;
+  commit (act, "tap_at", call->arguments, &action, line);
 }
 
 /* navigate and back: a page action of the step that moves in history. */

@@ -7,7 +7,6 @@
 
 #include "sight-actions.h"
 #include "sight-agent-resources.h"
-#include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-secret-fill.h"
 #include "sight-secrets.h"
@@ -447,7 +446,8 @@ perform_cb (GObject      *source,
 {
   g_autoptr(GTask) task = user_data;
   GError *error = NULL;
-  JsonObject *reply = _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
+  JsonObject *reply = sight_web_page_perform_action_finish (SIGHT_WEB_PAGE (source), result,
+                                                           &error);
 
   if (reply == NULL)
     g_task_return_error (task, error);
@@ -457,12 +457,7 @@ perform_cb (GObject      *source,
 
 void
 sight_step_context_perform_async (SightStepContext    *ctx,
-                                  const char          *ref,
-                                  const char          *verb,
-                                  const char          *value,
-                                  gboolean             at_point,
-                                  double               x,
-                                  double               y,
+                                  const SightAction   *action,
                                   GAsyncReadyCallback  callback,
                                   gpointer             user_data)
 {
@@ -476,9 +471,8 @@ sight_step_context_perform_async (SightStepContext    *ctx,
       g_task_return_error (task, error);
       return;
     }
-  _sight_direct_perform_async (ctx->page, ref, at_point, x, y, verb, value,
-                               action_timeout_ms (ctx), ctx->cancellable, perform_cb,
-                               g_object_ref (task));
+  sight_web_page_perform_action_async (ctx->page, action, action_timeout_ms (ctx),
+                                       ctx->cancellable, perform_cb, g_object_ref (task));
 }
 
 JsonObject *

@@ -3,6 +3,7 @@
 
 #include <gio/gio.h>
 
+#include "sight-action.h"
 #include "sight-budget.h"
 #include "sight-model-provider.h"
 #include "sight-observation.h"
@@ -133,17 +134,12 @@ void                sight_step_context_start_action_async  (SightStepContext    
 void                sight_step_context_start_action_finish (SightStepContext    *ctx,
                                                             GAsyncResult        *result);
 
-/* Runs @verb on @ref (or taps (@x, @y) when @at_point) through the engine
+/* Performs @action (a page action, sight-action.h) through the engine
  * (actionability, the action, settling), within the action timeout.  Returns the
  * engine's result (descriptor, navigated, url, settleMs, popups, …); an action
  * the page refused is ACTION_FAILED naming why. */
 void                sight_step_context_perform_async  (SightStepContext    *ctx,
-                                                       const char          *ref,
-                                                       const char          *verb,
-                                                       const char          *value,
-                                                       gboolean             at_point,
-                                                       double               x,
-                                                       double               y,
+                                                       const SightAction   *action,
                                                        GAsyncReadyCallback  callback,
                                                        gpointer             user_data);
 JsonObject         *sight_step_context_perform_finish (SightStepContext    *ctx,
