@@ -690,9 +690,10 @@ pixels_settled_cb (GObject      *source,
 }
 
 /* Committing an action through the engine (actionability, the action,
- * settling): an action step is taken from the budget, the action is recorded
- * with its descriptor for the trace cache (the record's args name params, never
- * a secret value), and the model is told what was done and what changed. */
+ * settling): an action step is counted once the engine committed it, the
+ * action is recorded with its descriptor for the trace cache (the record's
+ * args name params, never a secret value), and the model is told what was done
+ * and what changed. */
 
 /* Action steps count committed engine actions: one the engine refused
  * (disabled, covered, not visible…) is a tool result and costs none. */
