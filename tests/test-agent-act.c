@@ -53,6 +53,46 @@ static const char covered_html[] =
   "<div id=consent role=dialog aria-label='Cookie consent' style='position:fixed;inset:0;background:#fff'>"
   "<button onclick=\"document.getElementById('consent').remove ()\">Accept all</button></div>";
 
+/* A canvas that turns red 200 ms after a tap, with no change to the DOM. */
+static const char redraw_html[] =
+  "<!doctype html><title>Later</title><style>body{margin:0}</style>"
+  "<canvas id=c width=1280 height=720 style='position:fixed;left:0;top:0'></canvas>"
+  "<script>const c = document.getElementById('c'); const g = c.getContext('2d');"
+  "g.fillStyle = '#246'; g.fillRect(0, 0, 1280, 720);"
+  "c.addEventListener('click', () => setTimeout(() => { g.fillStyle = '#f00';"
+  " g.fillRect(0, 0, 1280, 720); }, 200));</script>";
+
+/* A drawn keypad (3 x 4 keys of 100 CSS pixels, "123456789*0#") at (50, 50)
+ * of an 800 x 600 container whose middle, (400, 300), is off the keypad. */
+#define KEYPAD_CANVAS \
+  "<canvas id=k width=300 height=400 style='position:absolute;left:50px;top:50px'></canvas>"
+#define KEYPAD_SCRIPT \
+  "<script>const k = document.getElementById('k'), g = k.getContext('2d');" \
+  "g.font = '40px sans-serif';" \
+  "for (let i = 0; i < 12; i++) { g.strokeRect(i % 3 * 100, Math.floor(i / 3) * 100, 100, 100);" \
+  " g.fillText('123456789*0#'[i], i % 3 * 100 + 38, Math.floor(i / 3) * 100 + 62); }" \
+  "k.addEventListener('click', e => { const r = k.getBoundingClientRect();" \
+  " const i = Math.floor((e.clientY - r.top) / 100) * 3 + Math.floor((e.clientX - r.left) / 100);" \
+  " document.body.dataset.keys = (document.body.dataset.keys || '') + '123456789*0#'[i]; });</script>"
+#define KEYPAD_BOX "position:absolute;left:0;top:0;width:800px;height:600px;margin:0;padding:0;border:0"
+
+static const char keypad_main_html[] =
+  "<!doctype html><title>PIN</title><style>body{margin:0}</style>"
+  "<main style='" KEYPAD_BOX "'><h1 style='margin:0;font-size:16px'>Enter your PIN</h1>"
+  KEYPAD_CANVAS "</main>" KEYPAD_SCRIPT;
+
+static const char keypad_dialog_html[] =
+  "<!doctype html><title>PIN</title><style>body{margin:0}</style>"
+  "<dialog open aria-label='PIN pad' style='" KEYPAD_BOX "'>" KEYPAD_CANVAS
+  "<button style='position:absolute;left:500px;top:500px'>Cancel</button></dialog>" KEYPAD_SCRIPT;
+
+/* One control the page refuses (disabled) and one it takes. */
+static const char refusals_html[] =
+  "<!doctype html><title>Refusals</title><main><h1>Vault</h1>"
+  "<button disabled>Locked</button>"
+  "<button onclick=\"document.getElementById('s').textContent = 'Opened'\">Open</button>"
+  "<p id=s role=status></p></main>";
+
 /* A small order form for the trace cache: the end state names who ordered. */
 #define ORDER_HTML(button) \
   "<!doctype html><title>Order</title><main><h1>Order</h1>" \
@@ -539,6 +579,49 @@ test_verdicts (void)
   fixture_tear_down (&f);
 }
 
+/* Action steps count committed engine actions: three clicks the page refuses
+ * (a disabled button) spend none of maxSteps 2, and the model is told why
+ * each was refused. */
+static void
+test_refused_actions_are_free (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) result = NULL;
+  g_autofree char *locked = NULL;
+  g_autofree char *open = NULL;
+  g_autofree char *refused = NULL;
+  g_autofree char *status = NULL;
+
+  fixture_set_up (&f, "\"defaults\": {\"actionTimeout\": 400}");
+  fixture_load (&f, "/refusals");
+  locked = find_ref (&f, "button", "Locked");
+  open = find_ref (&f, "button", "Open");
+
+  refused = g_strdup_printf ("[{\"name\": \"click\", \"arguments\": {\"ref\": \"%s\"}}]", locked);
+  for (int i = 0; i < 3; i++)
+    push_tool_calls (&f, refused);
+  sight_scripted_model_push_printf (f.model, "{\"tool_calls\": [{\"name\": \"click\", "
+                                    "\"arguments\": {\"ref\": \"%s\"}}]}", open);
+  push_tool_calls (&f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"Opened.\"}}]");
+  result = run_step (&f, SIGHT_STEP_ACT, "open the vault", "{\"maxSteps\": 2}", &error);
+  g_assert_no_error (error);
+  g_assert_true (sight_step_result_passed (result));
+  g_assert_cmpuint (result->actions, ==, 1);
+  g_assert_cmpuint (result->model_calls, ==, 5);
+  g_assert_cmpuint (result->action_log->len, ==, 1);
+  for (guint i = 1; i <= 3; i++)
+    {
+      const char *body = sight_scripted_model_get_request_body_text (f.model, i);
+
+      g_assert_nonnull (strstr (body, "The action failed"));
+      g_assert_nonnull (strstr (body, "disabled"));
+    }
+  status = page_eval_string (&f, "document.getElementById('s').textContent");
+  g_assert_cmpstr (status, ==, "Opened");
+  fixture_tear_down (&f);
+}
+
 static void
 test_pixels (void)
 {
@@ -570,14 +653,15 @@ test_pixels (void)
   g_assert_cmpuint (result->actions, ==, 1);
   g_assert_nonnull (strstr (g_ptr_array_index (result->action_log, 0), "bare point (640, 360)"));
 
-  /* Pixel mode: every action result carries a screenshot; the newest two are kept. */
+  /* Pixel mode: every action result carries a screenshot; up to four ride along
+   * before a batch is elided (test_elision_batches). */
   g_assert_cmpuint (request_n_images (&f, 1), ==, 2);
-  g_assert_cmpuint (request_n_images (&f, 2), ==, 2);
-  g_assert_cmpuint (request_n_images (&f, 3), ==, 2);
-  g_assert_nonnull (strstr (sight_scripted_model_get_request_body_text (f.model, 3),
-                            "an earlier screenshot was elided"));
+  g_assert_cmpuint (request_n_images (&f, 2), ==, 3);
+  g_assert_cmpuint (request_n_images (&f, 3), ==, 4);
+  g_assert_null (strstr (sight_scripted_model_get_request_body_text (f.model, 3),
+                         "an earlier screenshot was elided"));
   g_assert_true (result->vision_input);
-  g_assert_cmpuint (result->images_sent, ==, 7);
+  g_assert_cmpuint (result->images_sent, ==, 10);
   g_assert_cmpuint (result->pixel_bytes, >, 1000);
 
   /* A listed control under the point is tapped by its ref. */
@@ -593,6 +677,123 @@ test_pixels (void)
   g_assert_nonnull (strstr (g_ptr_array_index (result2->action_log, 0), "Press me"));
   status = page_eval_string (&f, "document.getElementById('s').textContent");
   g_assert_cmpstr (status, ==, "Pressed");
+  fixture_tear_down (&f);
+}
+
+/* Whether request @index - 1's messages are, byte for byte, the first
+ * messages of request @index. */
+static gboolean
+request_extends_previous (Fixture *f,
+                          guint    index)
+{
+  JsonArray *before = json_object_get_array_member (
+    json_node_get_object (sight_scripted_model_get_request_body (f->model, index - 1)), "messages");
+  JsonArray *after = json_object_get_array_member (
+    json_node_get_object (sight_scripted_model_get_request_body (f->model, index)), "messages");
+
+  /* (an elided image can take a message with it: OpenAI's tool results carry
+   * their image in a user message of its own) */
+  if (json_array_get_length (after) <= json_array_get_length (before))
+    return FALSE;
+  for (guint i = 0; i < json_array_get_length (before); i++)
+    {
+      g_autofree char *a = json_to_string (json_array_get_element (before, i), FALSE);
+      g_autofree char *b = json_to_string (json_array_get_element (after, i), FALSE);
+
+      if (!g_str_equal (a, b))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* A 12-request pixel flow: screenshots are elided in batches (at most four
+ * ride along; the fifth elides all but the newest two), so each request
+ * repeats the one before it byte for byte except at the batch boundaries. */
+static void
+test_elision_batches (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) result = NULL;
+  /* images in request k before elision: k + 1 */
+  const guint expected_images[12] = { 1, 2, 3, 4, 2, 3, 4, 2, 3, 4, 2, 3 };
+
+  act_fixture_set_up (&f, NULL);
+  fixture_load (&f, "/canvas");
+  for (guint i = 0; i < 11; i++)
+    push_tool_calls (&f, "[{\"name\": \"screenshot\", \"arguments\": {}}]");
+  push_tool_calls (&f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"Looked.\"}}]");
+  result = run_step (&f, SIGHT_STEP_ACT, "look at the keypad", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (sight_scripted_model_get_request_count (f.model), ==, 12);
+  for (guint k = 0; k < 12; k++)
+    {
+      gboolean boundary = k == 4 || k == 7 || k == 10;
+
+      g_test_message ("request %u: %u images", k, request_n_images (&f, k));
+      g_assert_cmpuint (request_n_images (&f, k), ==, expected_images[k]);
+      if (k > 0)
+        g_assert_cmpint (request_extends_previous (&f, k), ==, !boundary);
+      g_assert_cmpint (strstr (sight_scripted_model_get_request_body_text (f.model, k),
+                               "an earlier screenshot was elided") != NULL, ==, k >= 4);
+    }
+  fixture_tear_down (&f);
+}
+
+/* The last image of request @index, decoded. */
+static GdkPixbuf *
+request_last_image (Fixture *f,
+                    guint    index)
+{
+  const char *body = sight_scripted_model_get_request_body_text (f->model, index);
+  const char *start = NULL;
+  g_autofree char *b64 = NULL;
+  g_autofree guchar *data = NULL;
+  g_autoptr(GdkPixbufLoader) loader = gdk_pixbuf_loader_new ();
+  gsize len = 0;
+
+  for (const char *p = body; (p = strstr (p, "base64,")) != NULL; p++)
+    start = p + strlen ("base64,");
+  g_assert_nonnull (start);
+  b64 = g_strndup (start, strcspn (start, "\""));
+  data = g_base64_decode (b64, &len);
+  g_assert_true (gdk_pixbuf_loader_write (loader, data, len, NULL));
+  g_assert_true (gdk_pixbuf_loader_close (loader, NULL));
+  return g_object_ref (gdk_pixbuf_loader_get_pixbuf (loader));
+}
+
+/* In pixel mode the wait after an action watches the pixels: a canvas that
+ * redraws 200 ms after the tap, never touching the DOM, is redrawn in the
+ * screenshot the model gets next. */
+static void
+test_pixel_settling (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) result = NULL;
+  g_autoptr(GdkPixbuf) before = NULL;
+  g_autoptr(GdkPixbuf) after = NULL;
+  const guchar *px;
+
+  act_fixture_set_up (&f, NULL);
+  fixture_load (&f, "/redraw");
+  push_tool_calls (&f, "[{\"name\": \"tap_at\", \"arguments\": {\"x\": 384, \"y\": 216}}]");
+  push_tool_calls (&f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"Red.\"}}]");
+  result = run_step (&f, SIGHT_STEP_ACT, "tap the screen", NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (result->actions, ==, 1);
+
+  before = request_last_image (&f, 0);
+  px = gdk_pixbuf_get_pixels (before) + 216 * gdk_pixbuf_get_rowstride (before) +
+       384 * gdk_pixbuf_get_n_channels (before);
+  g_assert_cmpuint (px[0], <, 100);
+  after = request_last_image (&f, 1);
+  px = gdk_pixbuf_get_pixels (after) + 216 * gdk_pixbuf_get_rowstride (after) +
+       384 * gdk_pixbuf_get_n_channels (after);
+  g_test_message ("after the tap: %u %u %u", px[0], px[1], px[2]);
+  g_assert_cmpuint (px[0], >, 200);
+  g_assert_cmpuint (px[1], <, 60);
+  g_assert_cmpuint (px[2], <, 60);
   fixture_tear_down (&f);
 }
 
@@ -683,8 +884,9 @@ test_engine_actions (void)
   g_assert_nonnull (strstr (body, "The page navigated to"));
   g_assert_nonnull (strstr (body, "/button"));
 
-  /* Four actions were committed; the three that ran are recorded for the cache. */
-  g_assert_cmpuint (result->actions, ==, 4);
+  /* Three actions were committed (the covered click counts none) and are
+   * recorded for the cache. */
+  g_assert_cmpuint (result->actions, ==, 3);
   g_assert_cmpuint (json_array_get_length (result->performed), ==, 3);
   record = json_array_get_object_element (result->performed, 1);
   g_assert_cmpstr (json_object_get_string_member (record, "tool"), ==, "click");
@@ -919,6 +1121,80 @@ test_trace_cache (void)
   g_rmdir (dir);
 }
 
+/* tap_at taps a listed control by its ref and anything else as a bare point:
+ * a drawn keypad inside <main> and inside a dialog gets the key under the
+ * point, not the container's middle, and the taps replay from the trace
+ * cache at the same points. */
+static void
+run_keypad (Fixture    *f,
+            const char *path,
+            gboolean    ask_for_screenshot)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightStepResult) result = NULL;
+  g_autofree char *keys = NULL;
+
+  fixture_load (f, path);
+  if (ask_for_screenshot)
+    push_tool_calls (f, "[{\"name\": \"screenshot\", \"arguments\": {}}]");
+  /* 1280 x 720 is sent as 768 x 432 (0.6): key 7 is at (100, 300) CSS pixels,
+   * key 0 at (200, 400). */
+  push_tool_calls (f, "[{\"name\": \"tap_at\", \"arguments\": {\"x\": 60, \"y\": 180}}]");
+  push_tool_calls (f, "[{\"name\": \"tap_at\", \"arguments\": {\"x\": 120, \"y\": 240}}]");
+  push_tool_calls (f, "[{\"name\": \"done\", \"arguments\": {\"verdict\": \"pass\", \"summary\": \"Typed 70.\"}}]");
+  result = run_step (f, SIGHT_STEP_ACT, "type 70 on the keypad", NULL, &error);
+  g_assert_no_error (error);
+  keys = page_eval_string (f, "document.body.dataset.keys");
+  g_assert_cmpstr (keys, ==, "70");
+  g_assert_cmpuint (result->actions, ==, 2);
+  g_assert_nonnull (strstr (g_ptr_array_index (result->action_log, 0), "bare point (100, 300)"));
+  g_assert_nonnull (strstr (g_ptr_array_index (result->action_log, 1), "bare point (200, 400)"));
+  g_assert_cmpuint (sight_scripted_model_get_remaining (f->model), ==, 0);
+}
+
+static void
+test_tap_at_in_containers (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("sight-traces-XXXXXX", NULL);
+  g_autofree char *extra = g_strdup_printf ("\"traceCache\": \"%s\"", dir);
+  g_autoptr(GDir) listing = NULL;
+  const char *file;
+  guint before;
+
+  fixture_set_up (&f, extra);
+  /* Nothing listed to act on: the step opens with a screenshot. */
+  run_keypad (&f, "/keypad-main", FALSE);
+  /* A listed control (Cancel): the step opens tree-only. */
+  run_keypad (&f, "/keypad-dialog", TRUE);
+
+  /* Both replay with no model call, tapping the same keys. */
+  before = sight_scripted_model_get_request_count (f.model);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(SightStepResult) r = NULL;
+      g_autofree char *keys = NULL;
+
+      fixture_load (&f, i == 0 ? "/keypad-main" : "/keypad-dialog");
+      r = run_step (&f, SIGHT_STEP_ACT, "type 70 on the keypad", NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (cache_status (r), ==, "self-finalized");
+      keys = page_eval_string (&f, "document.body.dataset.keys");
+      g_assert_cmpstr (keys, ==, "70");
+    }
+  g_assert_cmpuint (sight_scripted_model_get_request_count (f.model), ==, before);
+  fixture_tear_down (&f);
+  listing = g_dir_open (dir, 0, NULL);
+  while (listing != NULL && (file = g_dir_read_name (listing)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, file, NULL);
+
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
 static void
 masking_unproven_cb (SightAgent       *agent,
                      SightObservation *observation,
@@ -997,6 +1273,10 @@ main (int    argc,
   site_add ("/injection", injection_html);
   site_add ("/tools", tools_html);
   site_add ("/covered", covered_html);
+  site_add ("/refusals", refusals_html);
+  site_add ("/redraw", redraw_html);
+  site_add ("/keypad-main", keypad_main_html);
+  site_add ("/keypad-dialog", keypad_dialog_html);
 
   g_test_add_func ("/agent/act/sign-in", test_sign_in);
   g_test_add_func ("/agent/act/secret-denied", test_secret_denied);
@@ -1004,10 +1284,14 @@ main (int    argc,
   g_test_add_func ("/agent/act/direct-fill-taints", test_direct_fill_taints);
   g_test_add_func ("/agent/act/plain-param-into-secure-field", test_plain_param_into_secure_field);
   g_test_add_func ("/agent/act/budgets", test_budgets);
+  g_test_add_func ("/agent/act/refused-actions-are-free", test_refused_actions_are_free);
   g_test_add_func ("/agent/act/verdicts", test_verdicts);
   g_test_add_func ("/agent/act/pixels", test_pixels);
   g_test_add_func ("/agent/act/masking-unproven", test_masking_unproven);
   g_test_add_func ("/agent/act/injection", test_injection);
+  g_test_add_func ("/agent/act/tap-at-in-containers", test_tap_at_in_containers);
+  g_test_add_func ("/agent/act/elision-batches", test_elision_batches);
+  g_test_add_func ("/agent/act/pixel-settling", test_pixel_settling);
   g_test_add_func ("/agent/act/tools", test_tools);
   g_test_add_func ("/agent/act/engine-actions", test_engine_actions);
   g_test_add_func ("/agent/act/trace-cache", test_trace_cache);

@@ -41,8 +41,9 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (SightAgent, sight_agent, SIGHT, AGENT, GObject)
 
 /* At most this many screenshots ride in one act request: older ones are elided
- * (the step context's SIGHT_STEP_MAX_IMAGES, which sight-agent.c checks). */
-#define SIGHT_AGENT_MAX_IMAGES 2
+ * in batches, keeping the newest two (the step context's SIGHT_STEP_MAX_IMAGES,
+ * which sight-agent.c checks). */
+#define SIGHT_AGENT_MAX_IMAGES 4
 
 SightAgent      *sight_agent_new                (SightProject     *project,
                                                  SightWebPage     *page);

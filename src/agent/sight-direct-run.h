@@ -47,28 +47,4 @@ JsonObject *sight_direct_step_run_get_record (GAsyncResult      *result);
  * borrowed from @result. */
 const char *sight_direct_step_run_get_masked_text (GAsyncResult   *result);
 
-/* One page action through the engine (sight_web_page_perform_async, or
- * sight_web_page_tap_at_async at (@x, @y) when @at_point): "click",
- * "dblclick", "hover", "fill" and "select" (@value), "press" (@value keys, to
- * the focused element when @ref is NULL), "check", "uncheck", "upload" (@value
- * a file path), "scroll" (into view with a ref; the page with none: @value
- * "down", "up", "top", "bottom" or a pixel count). The engine checks
- * actionability and settles. The one path from the agent layer to the page:
- * direct steps, act and the trace cache's replay use it. Finishes with the
- * engine's result (descriptor, navigated, url, settleMs, popups, …). */
-void        _sight_direct_perform_async  (SightWebPage        *page,
-                                          const char          *ref,
-                                          gboolean             at_point,
-                                          double               x,
-                                          double               y,
-                                          const char          *action,
-                                          const char          *value,
-                                          guint                timeout_ms,
-                                          GCancellable        *cancellable,
-                                          GAsyncReadyCallback  callback,
-                                          gpointer             user_data);
-JsonObject *_sight_direct_perform_finish (SightWebPage        *page,
-                                          GAsyncResult        *result,
-                                          GError             **error);
-
 G_END_DECLS

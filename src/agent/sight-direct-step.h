@@ -103,7 +103,8 @@ gboolean         sight_direct_verb_to_action   (SightDirectVerb  verb,
 gboolean         sight_direct_verb_from_action (SightActionKind  kind,
                                                 SightDirectVerb *out_verb);
 /* The roles a click looks for when the step names no kind of element
- * ("click Sign in"), in the order they are tried; NULL-terminated. */
+ * ("click Sign in"), in the order they are tried; NULL-terminated.  They are
+ * the controls act's tap_at taps by ref (any other node is a bare point). */
 const char * const *sight_direct_control_roles (void);
 
 /* The ARIA role a hint word stands for ("button", "field", "check box"), or

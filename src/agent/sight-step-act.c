@@ -7,6 +7,7 @@
 
 #include "sight-action.h"
 #include "sight-actions.h"
+#include "sight-direct-step.h"
 #include "sight-error.h"
 #include "sight-json-schema.h"
 #include "sight-params.h"
@@ -56,18 +57,13 @@ typedef struct {
 
 /* The engine action a tool call commits, while it runs. */
 typedef struct {
-  const char *tool;
-  JsonNode   *record_args;
-  char       *ref;
-  const char *verb;
-  char       *value;
-  gboolean    at_point;
-  double      x;
-  double      y;
-  char       *log_line;
+  const char  *tool;
+  JsonNode    *record_args;
+  SightAction  action;
+  char        *log_line;
   /* a fill of a Secret: its name and the param naming it */
-  char       *secret_name;
-  char       *param;
+  char        *secret_name;
+  char        *param;
 } Pending;
 
 typedef struct {
@@ -85,6 +81,8 @@ typedef struct {
   /* the latest screenshot the model was given: its observation and scale */
   SightObservation   *shot_observation;
   double              shot_scale;
+  /* turns before this one have their screenshot elided (in batches) */
+  guint               elided_before;
   gboolean            finished;
   /* the first message, while its screenshot is taken */
   GString            *opening;
@@ -133,18 +131,26 @@ build_request (Act *act)
 {
   SightModelRequest *request = sight_model_request_new ();
   guint n_images = 0;
-  guint keep_from = 0;
 
-  /* Newest two images ride along; older ones are elided. */
-  for (guint i = act->turns->len; i > 0; i--)
+  /* Older screenshots are elided in batches, not one by one: once more than
+   * SIGHT_STEP_MAX_IMAGES would ride along, all but the newest
+   * SIGHT_STEP_KEEP_IMAGES are elided at once.  Between two batches every
+   * request repeats the one before it byte for byte and only appends, which
+   * keeps the providers' prompt caches warm. */
+  for (guint i = act->elided_before; i < act->turns->len; i++)
+    if (((Turn *) g_ptr_array_index (act->turns, i))->image != NULL)
+      n_images++;
+  if (n_images > SIGHT_STEP_MAX_IMAGES)
     {
-      Turn *turn = g_ptr_array_index (act->turns, i - 1);
+      guint kept = 0;
 
-      if (turn->image != NULL && ++n_images == SIGHT_STEP_MAX_IMAGES)
-        {
-          keep_from = i - 1;
-          break;
-        }
+      for (guint i = act->turns->len; i > act->elided_before; i--)
+        if (((Turn *) g_ptr_array_index (act->turns, i - 1))->image != NULL &&
+            ++kept == SIGHT_STEP_KEEP_IMAGES)
+          {
+            act->elided_before = i - 1;
+            break;
+          }
     }
 
   sight_model_request_set_system (request, sight_step_context_resource_text ("act.txt"));
@@ -153,7 +159,7 @@ build_request (Act *act)
       Turn *turn = g_ptr_array_index (act->turns, i);
       SightModelMessage *message = NULL;
       g_autofree char *text = NULL;
-      gboolean elided = turn->image != NULL && i < keep_from;
+      gboolean elided = turn->image != NULL && i < act->elided_before;
 
       text = elided ? g_strconcat (turn->text ? turn->text : "",
                                    "\n[an earlier screenshot was elided]", NULL)
@@ -222,6 +228,13 @@ tool_result_set (ToolResult *out,
   out->text = g_strdup_vprintf (format, args);
   out->is_error = is_error;
   va_end (args);
+}
+
+/* A tap at a point rather than on a node. */
+static gboolean
+at_point (const SightAction *action)
+{
+  return action->kind == SIGHT_ACTION_TAP_AT && action->ref == NULL;
 }
 
 /* The descriptor the trace cache replays @reply's action by: the engine's, with
@@ -474,8 +487,7 @@ static void
 pending_clear (Pending *pending)
 {
   g_clear_pointer (&pending->record_args, json_node_unref);
-  g_clear_pointer (&pending->ref, g_free);
-  g_clear_pointer (&pending->value, g_free);
+  sight_action_clear (&pending->action);
   g_clear_pointer (&pending->log_line, g_free);
   g_clear_pointer (&pending->secret_name, g_free);
   g_clear_pointer (&pending->param, g_free);
@@ -656,17 +668,43 @@ observe_after (Act        *act,
 {
   gboolean want_shot;
 
-  g_free (act->did);
-  act->did = g_strdup (did);
+  if (did != act->did)
+    {
+      g_free (act->did);
+      act->did = g_strdup (did);
+    }
   act->no_pixels_reason = NULL;
   want_shot = act->pixel_mode && pixels_allowed (act, &act->no_pixels_reason);
   sight_step_context_observe_async (act->ctx, want_shot, observed_after_cb, act);
 }
 
+static void
+pixels_settled_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  Act *act = user_data;
+
+  sight_step_context_settle_pixels_finish (act->ctx, result);
+  observe_after (act, act->did);
+}
+
 /* Committing an action through the engine (actionability, the action,
- * settling): an action step is taken from the budget, the action is recorded
- * with its descriptor for the trace cache (the record's args name params, never
- * a secret value), and the model is told what was done and what changed. */
+ * settling): an action step is counted once the engine committed it, the
+ * action is recorded with its descriptor for the trace cache (the record's
+ * args name params, never a secret value), and the model is told what was done
+ * and what changed. */
+
+/* Action steps count committed engine actions: one the engine refused
+ * (disabled, covered, not visible…) is a tool result and costs none. */
+static void
+count_committed (Act *act)
+{
+  SightStepContext *ctx = act->ctx;
+
+  sight_budget_count_action (ctx->budget);
+  ctx->result->actions = sight_budget_get_actions (ctx->budget);
+}
 
 /* What follows an action: @reply (taken) or @error_in (taken). */
 static void
@@ -680,6 +718,7 @@ committed (Act        *act,
   g_autoptr(GError) local_error = error_in;
   g_autoptr(JsonNode) descriptor = NULL;
   g_autofree char *did = NULL;
+  const char *no_pixels_reason = NULL;
   GError *error = NULL;
 
   if (reply == NULL)
@@ -702,11 +741,23 @@ committed (Act        *act,
       return;
     }
 
-  descriptor = record_descriptor (pending->ref, pending->at_point, reply);
+  count_committed (act);
+  descriptor = record_descriptor (pending->action.ref, at_point (&pending->action), reply);
   record_action (act, pending->tool, pending->record_args, descriptor);
   did = describe_outcome (pending->log_line, reply);
   g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (pending->log_line));
   sight_step_context_emit_action (ctx, pending->log_line);
+  /* While the step shows pixels, the wait watches them too: a redraw that
+   * never touches the DOM is read as soon as it lands. */
+  if (act->pixel_mode && pixels_allowed (act, &no_pixels_reason))
+    {
+      g_free (act->did);
+      act->did = g_steal_pointer (&did);
+      sight_step_context_settle_pixels_async (ctx, json_object_get_int_member_with_default (
+                                                     reply, "durationMs", 0),
+                                              pixels_settled_cb, act);
+      return;
+    }
   observe_after (act, did);
 }
 
@@ -744,56 +795,58 @@ action_started_cb (GObject      *source,
 
   sight_step_context_start_action_finish (act->ctx, result);
   if (pending->secret_name != NULL)
-    sight_step_context_fill_secret_async (act->ctx, pending->ref, pending->secret_name,
+    sight_step_context_fill_secret_async (act->ctx, pending->action.ref, pending->secret_name,
                                           pending->param, performed_cb, act);
   else
-    sight_step_context_perform_async (act->ctx, pending->ref, pending->verb, pending->value,
-                                      pending->at_point, pending->x, pending->y, performed_cb,
-                                      act);
+    sight_step_context_perform_async (act->ctx, &pending->action, performed_cb, act);
 }
 
-/* Takes an action step from the budget, announces the action, then runs it. */
+/* Checks that an action step is left, announces the action, then runs it. */
 static void
 begin_action (Act *act)
 {
   SightStepContext *ctx = act->ctx;
   GError *error = NULL;
 
-  if (!sight_budget_take_action (ctx->budget, &error))
+  if (!sight_budget_check_action (ctx->budget, &error))
     {
       tool_done (act, error);
       return;
     }
-  ctx->result->actions = sight_budget_get_actions (ctx->budget);
-  sight_step_context_start_action_async (ctx, act->pending.at_point ? NULL : act->pending.ref,
-                                         action_started_cb, act);
+  sight_step_context_start_action_async (ctx, act->pending.action.ref, action_started_cb, act);
 }
 
+/* Commits @action (its members taken) for the tool call @tool, recorded with
+ * @record_args and told as @log_line. */
 static void
-commit (Act        *act,
-        const char *tool,
-        JsonNode   *record_args,
-        const char *ref,
-        const char *verb,
-        const char *value,
-        gboolean    at_point,
-        double      x,
-        double      y,
-        const char *log_line)
+commit (Act         *act,
+        const char  *tool,
+        JsonNode    *record_args,
+        SightAction *action,
+        const char  *log_line)
 {
   Pending *pending = &act->pending;
 
   pending_clear (pending);
   pending->tool = tool;
   pending->record_args = record_args != NULL ? json_node_ref (record_args) : NULL;
-  pending->ref = g_strdup (ref);
-  pending->verb = verb;
-  pending->value = g_strdup (value);
-  pending->at_point = at_point;
-  pending->x = x;
-  pending->y = y;
+  pending->action = *action;
+  memset (action, 0, sizeof *action);
   pending->log_line = g_strdup (log_line);
   begin_action (act);
+}
+
+/* The action of @kind on @ref (NULL: the page) with @value: a SightAction for
+ * commit(). */
+static void
+action_on (SightAction     *action,
+           SightActionKind  kind,
+           const char      *ref,
+           const char      *value)
+{
+  sight_action_init (action, kind);
+  action->ref = g_strdup (ref);
+  action->value = g_strdup (value);
 }
 
 /* Secrets: typed by the one host-side secret fill (sight-secret-fill.h),
@@ -819,7 +872,7 @@ fill_secret (Act        *act,
   pending_clear (pending);
   pending->tool = "fill";
   pending->record_args = fill_record (ref, param, NULL);
-  pending->ref = g_strdup (ref);
+  action_on (&pending->action, SIGHT_ACTION_FILL, ref, NULL);
   pending->log_line = g_strdup_printf ("fill %s with the secret %s", ref, name);
   pending->secret_name = g_strdup (name);
   pending->param = g_strdup (param);
@@ -852,14 +905,18 @@ tool_pointer (Act                *act,
               SightModelToolCall *call,
               JsonObject         *args)
 {
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
+  SightActionKind kind;
 
   if (call_target (act, args, &label) == NULL)
     return;
+  if (!sight_action_kind_from_nick (call->name, &kind))
+    g_assert_not_reached ();
   line = g_strdup_printf ("%s %s", call->name, label);
-  commit (act, call->name, call->arguments, string_arg (args, "ref"), call->name, NULL, FALSE,
-          0, 0, line);
+  action_on (&action, kind, string_arg (args, "ref"), NULL);
+  commit (act, call->name, call->arguments, &action, line);
 }
 
 static void
@@ -868,20 +925,18 @@ tool_press (Act                *act,
             JsonObject         *args)
 {
   const char *key = string_arg (args, "key");
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
 
   if (string_arg (args, "ref") == NULL)
-    {
-      line = g_strdup_printf ("press %s", key);
-      commit (act, "press", call->arguments, NULL, "press", key, FALSE, 0, 0, line);
-      return;
-    }
-  if (call_target (act, args, &label) == NULL)
+    line = g_strdup_printf ("press %s", key);
+  else if (call_target (act, args, &label) == NULL)
     return;
-  line = g_strdup_printf ("press %s on %s", key, label);
-  commit (act, "press", call->arguments, string_arg (args, "ref"), "press", key, FALSE, 0, 0,
-          line);
+  else
+    line = g_strdup_printf ("press %s on %s", key, label);
+  action_on (&action, SIGHT_ACTION_PRESS, string_arg (args, "ref"), key);
+  commit (act, "press", call->arguments, &action, line);
 }
 
 static void
@@ -890,14 +945,15 @@ tool_select (Act                *act,
              JsonObject         *args)
 {
   const char *option = string_arg (args, "option");
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
 
   if (call_target (act, args, &label) == NULL)
     return;
   line = g_strdup_printf ("select \"%s\" in %s", option, label);
-  commit (act, "select", call->arguments, string_arg (args, "ref"), "select", option, FALSE, 0,
-          0, line);
+  action_on (&action, SIGHT_ACTION_SELECT, string_arg (args, "ref"), option);
+  commit (act, "select", call->arguments, &action, line);
 }
 
 static void
@@ -905,15 +961,17 @@ tool_check (Act                *act,
             SightModelToolCall *call,
             JsonObject         *args)
 {
-  const char *verb = json_object_get_boolean_member_with_default (args, "checked", TRUE)
-                     ? "check" : "uncheck";
+  SightActionKind kind = json_object_get_boolean_member_with_default (args, "checked", TRUE)
+                         ? SIGHT_ACTION_CHECK : SIGHT_ACTION_UNCHECK;
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
 
   if (call_target (act, args, &label) == NULL)
     return;
-  line = g_strdup_printf ("%s %s", verb, label);
-  commit (act, "check", call->arguments, string_arg (args, "ref"), verb, NULL, FALSE, 0, 0, line);
+  line = g_strdup_printf ("%s %s", sight_action_kind_to_nick (kind), label);
+  action_on (&action, kind, string_arg (args, "ref"), NULL);
+  commit (act, "check", call->arguments, &action, line);
 }
 
 static void
@@ -922,20 +980,23 @@ tool_scroll (Act                *act,
              JsonObject         *args)
 {
   const char *direction = string_arg (args, "direction");
+  g_auto(SightAction) action = { 0 };
   g_autofree char *label = NULL;
   g_autofree char *line = NULL;
 
   if (string_arg (args, "ref") == NULL)
     {
       line = g_strdup_printf ("scroll %s", direction ?: "down");
-      commit (act, "scroll", call->arguments, NULL, "scroll", direction, FALSE, 0, 0, line);
-      return;
+      action_on (&action, SIGHT_ACTION_SCROLL, NULL, direction);
     }
-  if (call_target (act, args, &label) == NULL)
+  else if (call_target (act, args, &label) == NULL)
     return;
-  line = g_strdup_printf ("scroll to %s", label);
-  commit (act, "scroll", call->arguments, string_arg (args, "ref"), "scroll", NULL, FALSE, 0, 0,
-          line);
+  else
+    {
+      line = g_strdup_printf ("scroll to %s", label);
+      action_on (&action, SIGHT_ACTION_SCROLL, string_arg (args, "ref"), NULL);
+    }
+  commit (act, "scroll", call->arguments, &action, line);
 }
 
 static void
@@ -948,6 +1009,7 @@ tool_fill (Act                *act,
   const char *param = string_arg (args, "param");
   const char *value = string_arg (args, "value");
   g_autoptr(JsonNode) record = NULL;
+  g_auto(SightAction) action = { 0 };
   g_autofree char *value_text = NULL;
   g_autofree char *line = NULL;
   g_autofree char *label = NULL;
@@ -1037,7 +1099,8 @@ tool_fill (Act                *act,
                                 param, value_text);
   record = fill_record (ref, param, param != NULL ? NULL : value_text);
   line = g_strdup_printf ("fill %s with \"%s\"", label, value_text);
-  commit (act, "fill", record, ref, "fill", value_text, FALSE, 0, 0, line);
+  action_on (&action, SIGHT_ACTION_FILL, ref, value_text);
+  commit (act, "fill", record, &action, line);
 }
 
 static void
@@ -1123,6 +1186,7 @@ tool_tap_at (Act                *act,
   int vw = 0, vh = 0;
   double cx, cy;
   const char *ref;
+  g_auto(SightAction) action = { 0 };
   g_autofree char *line = NULL;
 
   if (act->shot_observation == NULL || act->shot_scale <= 0)
@@ -1142,26 +1206,32 @@ tool_tap_at (Act                *act,
       return;
     }
 
+  /* A listed control under the point is tapped by its ref.  Anything else the
+   * point lands on (a container such as main, a dialog, a region or a cell,
+   * or drawn content) is a bare point: tapping a container by its ref would
+   * hit its middle, not the point. */
   ref = sight_observation_hit_test (act->shot_observation, cx, cy);
   if (ref != NULL && sight_observation_lookup (act->held, ref) != NULL)
     {
       JsonObject *node = sight_observation_lookup (act->held, ref);
-      g_autofree char *label = node_label (node);
       const char *role = json_object_get_string_member_with_default (node, "role", "");
 
-      /* A listed control under the point is tapped by its ref. */
-      if (json_object_has_member (node, "ref") && g_strcmp0 (role, "document") != 0 &&
-          g_strcmp0 (role, "generic") != 0 && g_strcmp0 (role, "paragraph") != 0 &&
-          g_strcmp0 (role, "img") != 0 && g_strcmp0 (role, "text") != 0)
+      if (g_strv_contains (sight_direct_control_roles (), role))
         {
+          g_autofree char *label = node_label (node);
+
           line = g_strdup_printf ("tap_at (%.0f, %.0f) → %s", x, y, label);
-          commit (act, "tap_at", call->arguments, ref, "click", NULL, FALSE, 0, 0, line);
+          action_on (&action, SIGHT_ACTION_CLICK, ref, NULL);
+          commit (act, "tap_at", call->arguments, &action, line);
           return;
         }
     }
 
   line = g_strdup_printf ("tap_at (%.0f, %.0f) → bare point (%.0f, %.0f) CSS px", x, y, cx, cy);
-  commit (act, "tap_at", call->arguments, NULL, "tap", NULL, TRUE, cx, cy, line);
+  action_on (&action, SIGHT_ACTION_TAP_AT, NULL, NULL);
+  action.x = cx;
+  action.y = cy;
+  commit (act, "tap_at", call->arguments, &action, line);
 }
 
 /* navigate and back: a page action of the step that moves in history. */
@@ -1187,10 +1257,37 @@ moved (Act        *act,
       tool_done (act, NULL);
       return;
     }
+  count_committed (act);
   record_action (act, act->pending.tool, act->pending.record_args, NULL);
   g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (act->pending.log_line));
   sight_step_context_emit_action (ctx, act->pending.log_line);
   observe_after (act, did);
+}
+
+/* Checks that an action step is left and notes the move (@tool, @record_args
+ * and @log_line, both taken) as the pending action, with its timeout in
+ * *@out_timeout_ms; FALSE when the step ended instead (tool_done() ran). */
+static gboolean
+begin_page_move (Act        *act,
+                 const char *tool,
+                 JsonNode   *record_args,
+                 char       *log_line,
+                 guint      *out_timeout_ms)
+{
+  SightBudget *budget = act->ctx->budget;
+  GError *error = NULL;
+
+  pending_clear (&act->pending);
+  act->pending.tool = tool;
+  act->pending.record_args = record_args;
+  act->pending.log_line = log_line;
+  if (!sight_budget_check_action (budget, &error))
+    {
+      tool_done (act, error);
+      return FALSE;
+    }
+  *out_timeout_ms = (guint) MAX (1, sight_budget_cap_ms (budget, NAVIGATE_TIMEOUT_MS));
+  return TRUE;
 }
 
 static void
@@ -1213,6 +1310,8 @@ tool_navigate (Act                *act,
   const char *url = string_arg (args, "url");
   g_autofree char *absolute = NULL;
   g_autofree char *origin = NULL;
+  JsonNode *record_args;
+  guint timeout_ms;
   GError *error = NULL;
 
   if (!sight_step_context_check_page (ctx, &error))
@@ -1230,21 +1329,13 @@ tool_navigate (Act                *act,
       tool_done (act, NULL);
       return;
     }
-  if (!sight_budget_take_action (ctx->budget, &error))
-    {
-      tool_done (act, error);
-      return;
-    }
-  ctx->result->actions = sight_budget_get_actions (ctx->budget);
-
-  pending_clear (&act->pending);
-  act->pending.tool = "navigate";
-  act->pending.record_args = json_node_new (JSON_NODE_OBJECT);
-  json_node_take_object (act->pending.record_args, json_object_new ());
-  json_object_set_string_member (json_node_get_object (act->pending.record_args), "url", absolute);
-  act->pending.log_line = g_strdup_printf ("navigate %s", absolute);
-  sight_web_page_load_async (ctx->page, absolute, SIGHT_WAIT_UNTIL_LOAD,
-                             (guint) MAX (1, sight_budget_cap_ms (ctx->budget, NAVIGATE_TIMEOUT_MS)),
+  record_args = json_node_new (JSON_NODE_OBJECT);
+  json_node_take_object (record_args, json_object_new ());
+  json_object_set_string_member (json_node_get_object (record_args), "url", absolute);
+  if (!begin_page_move (act, "navigate", record_args, g_strdup_printf ("navigate %s", absolute),
+                        &timeout_ms))
+    return;
+  sight_web_page_load_async (ctx->page, absolute, SIGHT_WAIT_UNTIL_LOAD, timeout_ms,
                              ctx->cancellable, navigated_cb, act);
 }
 
@@ -1265,6 +1356,7 @@ tool_back (Act                *act,
            JsonObject         *args)
 {
   SightStepContext *ctx = act->ctx;
+  guint timeout_ms;
   GError *error = NULL;
 
   if (!sight_step_context_check_page (ctx, &error))
@@ -1278,18 +1370,10 @@ tool_back (Act                *act,
       tool_done (act, NULL);
       return;
     }
-  if (!sight_budget_take_action (ctx->budget, &error))
-    {
-      tool_done (act, error);
-      return;
-    }
-  ctx->result->actions = sight_budget_get_actions (ctx->budget);
-  pending_clear (&act->pending);
-  act->pending.tool = "back";
-  act->pending.log_line = g_strdup ("back");
-  sight_web_page_history_async (ctx->page, SIGHT_HISTORY_BACK,
-                                (guint) MAX (1, sight_budget_cap_ms (ctx->budget, NAVIGATE_TIMEOUT_MS)),
-                                ctx->cancellable, went_back_cb, act);
+  if (!begin_page_move (act, "back", NULL, g_strdup ("back"), &timeout_ms))
+    return;
+  sight_web_page_history_async (ctx->page, SIGHT_HISTORY_BACK, timeout_ms, ctx->cancellable,
+                                went_back_cb, act);
 }
 
 static void

@@ -5,8 +5,8 @@
 
 #include "sight-step-context.h"
 
+#include "sight-actions.h"
 #include "sight-agent-resources.h"
-#include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-secret-fill.h"
 #include "sight-secrets.h"
@@ -446,7 +446,8 @@ perform_cb (GObject      *source,
 {
   g_autoptr(GTask) task = user_data;
   GError *error = NULL;
-  JsonObject *reply = _sight_direct_perform_finish (SIGHT_WEB_PAGE (source), result, &error);
+  JsonObject *reply = sight_web_page_perform_action_finish (SIGHT_WEB_PAGE (source), result,
+                                                           &error);
 
   if (reply == NULL)
     g_task_return_error (task, error);
@@ -456,12 +457,7 @@ perform_cb (GObject      *source,
 
 void
 sight_step_context_perform_async (SightStepContext    *ctx,
-                                  const char          *ref,
-                                  const char          *verb,
-                                  const char          *value,
-                                  gboolean             at_point,
-                                  double               x,
-                                  double               y,
+                                  const SightAction   *action,
                                   GAsyncReadyCallback  callback,
                                   gpointer             user_data)
 {
@@ -475,9 +471,8 @@ sight_step_context_perform_async (SightStepContext    *ctx,
       g_task_return_error (task, error);
       return;
     }
-  _sight_direct_perform_async (ctx->page, ref, at_point, x, y, verb, value,
-                               action_timeout_ms (ctx), ctx->cancellable, perform_cb,
-                               g_object_ref (task));
+  sight_web_page_perform_action_async (ctx->page, action, action_timeout_ms (ctx),
+                                       ctx->cancellable, perform_cb, g_object_ref (task));
 }
 
 JsonObject *
@@ -486,6 +481,49 @@ sight_step_context_perform_finish (SightStepContext  *ctx,
                                    GError           **error)
 {
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+pixels_settled_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  g_autoptr(GError) error = NULL;
+  gboolean changed = FALSE;
+
+  if (!sight_web_page_settle_pixels_finish (SIGHT_WEB_PAGE (source), result, &changed, &error))
+    g_debug ("the pixels were not watched: %s", error->message);
+  g_task_return_boolean (task, TRUE);
+}
+
+void
+sight_step_context_settle_pixels_async (SightStepContext    *ctx,
+                                        gint64               spent_ms,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data)
+{
+  GTask *task = g_task_new (NULL, NULL, callback, user_data);
+  gint64 left = (gint64) action_timeout_ms (ctx) - MAX (spent_ms, 0);
+
+  g_task_set_source_tag (task, sight_step_context_settle_pixels_async);
+  if (!sight_step_context_check_page (ctx, NULL) || left <= 0)
+    {
+      g_task_return_boolean (task, TRUE);
+      g_object_unref (task);
+      return;
+    }
+  sight_web_page_settle_pixels_async (ctx->page, (guint) left, ctx->cancellable,
+                                      pixels_settled_cb, task);
+}
+
+void
+sight_step_context_settle_pixels_finish (SightStepContext *ctx,
+                                         GAsyncResult     *result)
+{
+  g_return_if_fail (g_task_get_source_tag (G_TASK (result)) ==
+                    sight_step_context_settle_pixels_async);
+  g_task_propagate_boolean (G_TASK (result), NULL);
 }
 
 static void

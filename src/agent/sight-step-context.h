@@ -3,6 +3,7 @@
 
 #include <gio/gio.h>
 
+#include "sight-action.h"
 #include "sight-budget.h"
 #include "sight-model-provider.h"
 #include "sight-observation.h"
@@ -22,8 +23,10 @@ G_BEGIN_DECLS
  * a timeout source's callback) and every deadline is capped by the step's
  * remaining time; nothing here iterates a main context. */
 
-/* At most this many screenshots ride in one act request: older ones are elided. */
-#define SIGHT_STEP_MAX_IMAGES 2
+/* At most this many screenshots ride in one act request: once more would, the
+ * older ones are elided in one batch, keeping the newest SIGHT_STEP_KEEP_IMAGES. */
+#define SIGHT_STEP_MAX_IMAGES 4
+#define SIGHT_STEP_KEEP_IMAGES 2
 
 typedef struct {
   void     (*observed)            (gpointer          data,
@@ -131,22 +134,27 @@ void                sight_step_context_start_action_async  (SightStepContext    
 void                sight_step_context_start_action_finish (SightStepContext    *ctx,
                                                             GAsyncResult        *result);
 
-/* Runs @verb on @ref (or taps (@x, @y) when @at_point) through the engine
+/* Performs @action (a page action, sight-action.h) through the engine
  * (actionability, the action, settling), within the action timeout.  Returns the
  * engine's result (descriptor, navigated, url, settleMs, popups, …); an action
  * the page refused is ACTION_FAILED naming why. */
 void                sight_step_context_perform_async  (SightStepContext    *ctx,
-                                                       const char          *ref,
-                                                       const char          *verb,
-                                                       const char          *value,
-                                                       gboolean             at_point,
-                                                       double               x,
-                                                       double               y,
+                                                       const SightAction   *action,
                                                        GAsyncReadyCallback  callback,
                                                        gpointer             user_data);
 JsonObject         *sight_step_context_perform_finish (SightStepContext    *ctx,
                                                        GAsyncResult        *result,
                                                        GError             **error);
+/* The pixel-aware wait after an action while the step shows pixels
+ * (sight_web_page_settle_pixels_async), bounded by what is left of the action
+ * timeout after the @spent_ms the action took.  Never fails the step: a page
+ * that cannot be captured is reported by the observation that follows. */
+void                sight_step_context_settle_pixels_async  (SightStepContext    *ctx,
+                                                             gint64               spent_ms,
+                                                             GAsyncReadyCallback  callback,
+                                                             gpointer             user_data);
+void                sight_step_context_settle_pixels_finish (SightStepContext    *ctx,
+                                                             GAsyncResult        *result);
 /* Fills the Secret @name (param @param) into @ref through the one secret fill
  * (sight-secret-fill.h), from the step's target origin, timed as perform. */
 void                sight_step_context_fill_secret_async  (SightStepContext    *ctx,

@@ -140,6 +140,37 @@ ask_round (GTask *task)
   sight_step_context_call_model_async (ask->ctx, ask->request, ask_answered_cb, task);
 }
 
+/* The answer failed (@problem): the first time, the repair round asks again,
+ * with the @response that did not follow the schema (NULL: it could not be
+ * read at all). */
+static void
+ask_again (GTask              *task,
+           SightModelResponse *response,
+           const char         *problem)
+{
+  Ask *ask = g_task_get_task_data (task);
+
+  g_free (ask->last_problem);
+  ask->last_problem = g_strdup (problem);
+  if (ask->round == 0)
+    {
+      g_autofree char *repair = NULL;
+
+      if (response != NULL)
+        {
+          repair = g_strdup_printf ("Your answer does not follow the schema: %s. Answer again "
+                                    "with one JSON value that follows it.", problem);
+          sight_model_request_add_response (ask->request, response);
+        }
+      else
+        repair = g_strdup_printf ("Your previous answer could not be read (%s). Answer "
+                                  "again with one JSON value that follows the schema.", problem);
+      sight_model_request_add_message (ask->request, SIGHT_MODEL_ROLE_USER, repair);
+    }
+  ask->round++;
+  ask_round (task);
+}
+
 static void
 ask_answered_cb (GObject      *source,
                  GAsyncResult *result,
@@ -161,19 +192,7 @@ ask_answered_cb (GObject      *source,
           g_object_unref (task);
           return;
         }
-      g_free (ask->last_problem);
-      ask->last_problem = g_strdup (error->message);
-      if (ask->round == 0)
-        {
-          g_autofree char *repair = NULL;
-
-          repair = g_strdup_printf ("Your previous answer could not be read (%s). Answer "
-                                    "again with one JSON value that follows the schema.",
-                                    error->message);
-          sight_model_request_add_message (ask->request, SIGHT_MODEL_ROLE_USER, repair);
-        }
-      ask->round++;
-      ask_round (task);
+      ask_again (task, NULL, error->message);
       return;
     }
 
@@ -191,19 +210,7 @@ ask_answered_cb (GObject      *source,
       return;
     }
 
-  g_free (ask->last_problem);
-  ask->last_problem = g_strdup (invalid->message);
-  if (ask->round == 0)
-    {
-      g_autofree char *repair = NULL;
-
-      repair = g_strdup_printf ("Your answer does not follow the schema: %s. Answer again "
-                                "with one JSON value that follows it.", invalid->message);
-      sight_model_request_add_response (ask->request, response);
-      sight_model_request_add_message (ask->request, SIGHT_MODEL_ROLE_USER, repair);
-    }
-  ask->round++;
-  ask_round (task);
+  ask_again (task, response, invalid->message);
 }
 
 static void

@@ -200,6 +200,16 @@ gboolean
 sight_budget_take_action (SightBudget  *self,
                           GError      **error)
 {
+  if (!sight_budget_check_action (self, error))
+    return FALSE;
+  sight_budget_count_action (self);
+  return TRUE;
+}
+
+gboolean
+sight_budget_check_action (SightBudget  *self,
+                           GError      **error)
+{
   g_return_val_if_fail (self != NULL, FALSE);
 
   if (!sight_budget_check_deadline (self, error))
@@ -217,8 +227,15 @@ sight_budget_take_action (SightBudget  *self,
                      kind_name (self), self->limits.max_actions);
       return FALSE;
     }
-  self->actions++;
   return TRUE;
+}
+
+void
+sight_budget_count_action (SightBudget *self)
+{
+  g_return_if_fail (self != NULL);
+
+  self->actions++;
 }
 
 gint64

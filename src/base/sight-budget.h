@@ -83,6 +83,12 @@ gboolean         sight_budget_take_model_call (SightBudget  *self,
  * with no action budget, like assert, fails at once with STEP_BUDGET_EXHAUSTED). */
 gboolean         sight_budget_take_action    (SightBudget  *self,
                                               GError      **error);
+/* take_action in two halves, for a caller that counts only the actions the
+ * engine committed: the check, counting nothing, before the action runs; the
+ * count once it was committed (an action refused by actionability is none). */
+gboolean         sight_budget_check_action   (SightBudget  *self,
+                                              GError      **error);
+void             sight_budget_count_action   (SightBudget  *self);
 /* STEP_TIMEOUT once the deadline has passed. */
 gboolean         sight_budget_check_deadline (SightBudget  *self,
                                               GError      **error);

@@ -11,7 +11,7 @@ G_BEGIN_DECLS
  * (sight_web_page_perform_action_async, sight-actions.h).
  *
  * The kind's nick is its name everywhere: act's tool names, the "tool" of a
- * trace's actions, the engine verbs of _sight_direct_perform_async. A trace
+ * trace's actions, the actions of sight_web_page_perform_action_async. A trace
  * writes an uncheck as the "check" tool with "checked": false, as act's check
  * tool takes it. */
 typedef enum {

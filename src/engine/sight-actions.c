@@ -19,6 +19,10 @@
  * action whose page needs no network settles in one round trip. */
 #define QUICK_QUIET_MS 50
 #define POLL_MS 20
+/* Pixel-aware settling: a frame this often, and frames agreeing this long
+ * mean the screen is still. */
+#define FRAME_POLL_MS 50
+#define FRAME_STILL_MS 400
 
 static const char *
 actions_script (void)
@@ -493,6 +497,118 @@ sight_web_page_perform_action_finish (SightWebPage  *self,
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* Pixel-aware settling */
+
+typedef struct {
+  char   *first;      /* the frame when the wait began: the DOM was quiet */
+  gint64  start;      /* monotonic µs */
+  gint64  deadline;
+  guint   source;
+} PixelSettle;
+
+static void
+pixel_settle_free (PixelSettle *settle)
+{
+  g_clear_handle_id (&settle->source, g_source_remove);
+  g_free (settle->first);
+  g_free (settle);
+}
+
+static void frame_cb (GObject      *source,
+                      GAsyncResult *result,
+                      gpointer      user_data);
+
+static gboolean
+next_frame_cb (gpointer user_data)
+{
+  GTask *task = user_data;
+  PixelSettle *settle = g_task_get_task_data (task);
+
+  settle->source = 0;
+  _sight_web_page_frame_digest_async (g_task_get_source_object (task),
+                                      g_task_get_cancellable (task), frame_cb, task);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+frame_cb (GObject      *source,
+          GAsyncResult *result,
+          gpointer      user_data)
+{
+  GTask *task = user_data;
+  PixelSettle *settle = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *digest = NULL;
+  gint64 now = g_get_monotonic_time ();
+
+  digest = _sight_web_page_frame_digest_finish (SIGHT_WEB_PAGE (source), result, &error);
+  if (digest == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      g_object_unref (task);
+      return;
+    }
+  if (settle->first == NULL)
+    settle->first = g_steal_pointer (&digest);
+  else if (!g_str_equal (settle->first, digest))
+    {
+      /* The screen changed after the DOM went quiet: read it now. */
+      g_task_return_int (task, TRUE);
+      g_object_unref (task);
+      return;
+    }
+  if (now - settle->start >= (gint64) FRAME_STILL_MS * 1000 || now >= settle->deadline)
+    {
+      g_task_return_int (task, FALSE);
+      g_object_unref (task);
+      return;
+    }
+  settle->source = g_timeout_add (MIN (FRAME_POLL_MS, (settle->deadline - now) / 1000 + 1),
+                                  next_frame_cb, task);
+}
+
+void
+sight_web_page_settle_pixels_async (SightWebPage        *self,
+                                    guint                timeout_ms,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  GTask *task;
+  PixelSettle *settle;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_settle_pixels_async);
+  settle = g_new0 (PixelSettle, 1);
+  settle->start = g_get_monotonic_time ();
+  settle->deadline = settle->start + (gint64) MAX (timeout_ms, 1) * 1000;
+  g_task_set_task_data (task, settle, (GDestroyNotify) pixel_settle_free);
+  _sight_web_page_frame_digest_async (self, cancellable, frame_cb, task);
+}
+
+gboolean
+sight_web_page_settle_pixels_finish (SightWebPage  *self,
+                                     GAsyncResult  *result,
+                                     gboolean      *out_changed,
+                                     GError       **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  gssize changed;
+
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  changed = g_task_propagate_int (G_TASK (result), &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  if (out_changed != NULL)
+    *out_changed = changed != 0;
+  return TRUE;
 }
 
 static void

@@ -76,6 +76,24 @@ JsonObject *sight_web_page_perform_action_finish (SightWebPage        *self,
                                                   GAsyncResult        *result,
                                                   GError             **error);
 
+/* The wait after an action while its step is showing pixels, started once
+ * perform or tapAt has settled the DOM: frames of the viewport are compared
+ * every few tens of milliseconds, and the wait ends as soon as one differs
+ * from the frame taken when the DOM had gone quiet (a canvas redrawn without
+ * touching the DOM has landed), or once the frames have agreed for a change
+ * window of some hundred milliseconds, or at @timeout_ms.  *@out_changed says
+ * whether the screen changed.  Fails only when the page is gone or the wait
+ * was cancelled. */
+void        sight_web_page_settle_pixels_async  (SightWebPage        *self,
+                                                 guint                timeout_ms,
+                                                 GCancellable        *cancellable,
+                                                 GAsyncReadyCallback  callback,
+                                                 gpointer             user_data);
+gboolean    sight_web_page_settle_pixels_finish (SightWebPage        *self,
+                                                 GAsyncResult        *result,
+                                                 gboolean            *out_changed,
+                                                 GError             **error);
+
 typedef enum {
   SIGHT_HISTORY_BACK,
   SIGHT_HISTORY_FORWARD,

@@ -294,3 +294,68 @@ sight_web_page_screenshot_finish (SightWebPage  *self,
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
 }
+
+/* ----------------------------------------------------------------------- */
+/* Frames: a digest of the visible region, for the pixel-aware settling of  */
+/* an action (sight-actions.c)                                             */
+
+static void
+frame_cb (GObject      *source,
+          GAsyncResult *result,
+          gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+  g_autofree guchar *pixels = NULL;
+  gsize stride, size;
+
+  texture = webkit_web_view_get_snapshot_finish (WEBKIT_WEB_VIEW (source), result, &error);
+  if (texture == NULL)
+    {
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_task_return_error (task, g_steal_pointer (&error));
+      else
+        g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                                 "The page could not be captured: %s", error->message);
+      return;
+    }
+  stride = (gsize) gdk_texture_get_width (texture) * 4;
+  size = stride * (gsize) gdk_texture_get_height (texture);
+  pixels = g_malloc (size);
+  gdk_texture_download (texture, pixels, stride);
+  g_task_return_pointer (task, g_compute_checksum_for_data (G_CHECKSUM_SHA256, pixels, size),
+                         g_free);
+}
+
+void
+_sight_web_page_frame_digest_async (SightWebPage        *self,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  GTask *task;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, _sight_web_page_frame_digest_async);
+  if (self->view == NULL)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                               "The page was closed");
+      g_object_unref (task);
+      return;
+    }
+  webkit_web_view_get_snapshot (self->view, WEBKIT_SNAPSHOT_REGION_VISIBLE,
+                                WEBKIT_SNAPSHOT_OPTIONS_NONE, cancellable, frame_cb, task);
+}
+
+char *
+_sight_web_page_frame_digest_finish (SightWebPage  *self,
+                                     GAsyncResult  *result,
+                                     GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

@@ -177,6 +177,16 @@ void     _sight_web_page_wait_for_navigation_async (SightWebPage       *self,
                                                     GAsyncReadyCallback callback,
                                                     gpointer            user_data);
 
+/* A digest of what the viewport shows now (sight-web-page-capture.c): equal
+ * digests, equal frames.  The pixels themselves never leave the engine. */
+void     _sight_web_page_frame_digest_async        (SightWebPage       *self,
+                                                    GCancellable       *cancellable,
+                                                    GAsyncReadyCallback callback,
+                                                    gpointer            user_data);
+char    *_sight_web_page_frame_digest_finish       (SightWebPage       *self,
+                                                    GAsyncResult       *result,
+                                                    GError            **error);
+
 /* Secrets filled into the page (sight_web_page_fill_secret_async()): the
  * value is kept, wiped when the page goes, so every later screenshot can
  * paint over wherever it shows; a fill that typed counts towards
