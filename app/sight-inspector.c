@@ -16,9 +16,10 @@ G_DECLARE_FINAL_TYPE (SightTreeNode, sight_tree_node, SIGHT, TREE_NODE, GObject)
 
 struct _SightTreeNode
 {
-  GObject     parent_instance;
-  JsonObject *node;
-  char       *states;
+  GObject           parent_instance;
+  SightObservation *observation;  /* owned: keeps @node's tree alive */
+  JsonObject       *node;         /* borrowed from the observation */
+  char             *states;
 };
 
 G_DEFINE_FINAL_TYPE (SightTreeNode, sight_tree_node, G_TYPE_OBJECT)
@@ -28,7 +29,7 @@ sight_tree_node_finalize (GObject *object)
 {
   SightTreeNode *self = SIGHT_TREE_NODE (object);
 
-  g_clear_pointer (&self->node, json_object_unref);
+  g_clear_object (&self->observation);
   g_clear_pointer (&self->states, g_free);
   G_OBJECT_CLASS (sight_tree_node_parent_class)->finalize (object);
 }
@@ -92,13 +93,17 @@ states_of (JsonObject *node)
 
 /* The states are read when the row is first shown: a tree of 200,000 nodes
  * makes items only for the rows expanded, and strings only for the rows
- * bound. */
+ * bound. An item holds the observation, not a reference on its JSON: the
+ * tree's objects are then referenced by the observation alone, which can
+ * free them off the main thread (sight-observation.c). */
 static SightTreeNode *
-sight_tree_node_new (JsonObject *node)
+sight_tree_node_new (SightObservation *observation,
+                     JsonObject       *node)
 {
   SightTreeNode *self = g_object_new (SIGHT_TYPE_TREE_NODE, NULL);
 
-  self->node = json_object_ref (node);
+  self->observation = g_object_ref (observation);
+  self->node = node;
   return self;
 }
 
@@ -129,38 +134,132 @@ node_string (SightTreeNode *self,
   return member_string (self->node, member);
 }
 
-static GListStore *
-children_store (JsonObject *node)
+/* A node's children as a list model whose items are made when the list asks
+ * for them: expanding a list of 20,000 cards (a selection deep in it does)
+ * makes items for the rows shown, not 20,000 objects on the main loop. */
+#define SIGHT_TYPE_TREE_CHILDREN (sight_tree_children_get_type ())
+G_DECLARE_FINAL_TYPE (SightTreeChildren, sight_tree_children, SIGHT, TREE_CHILDREN, GObject)
+
+struct _SightTreeChildren
 {
-  g_autoptr(GPtrArray) items = NULL;
-  GListStore *store;
+  GObject           parent_instance;
+  SightObservation *observation;
+  JsonArray        *array;    /* borrowed from the observation */
+  GArray           *objects;  /* guint: the array's object elements; NULL when all are */
+  guint             n_items;
+  SightTreeNode   **items;    /* made on first use */
+};
+
+static GType
+sight_tree_children_get_item_type (GListModel *model)
+{
+  return SIGHT_TYPE_TREE_NODE;
+}
+
+static guint
+sight_tree_children_get_n_items (GListModel *model)
+{
+  return SIGHT_TREE_CHILDREN (model)->n_items;
+}
+
+static gpointer
+sight_tree_children_get_item (GListModel *model,
+                              guint       position)
+{
+  SightTreeChildren *self = SIGHT_TREE_CHILDREN (model);
+
+  if (position >= self->n_items)
+    return NULL;
+  if (self->items[position] == NULL)
+    {
+      guint i = self->objects != NULL ? g_array_index (self->objects, guint, position) : position;
+
+      self->items[position] = sight_tree_node_new (self->observation,
+                                                   json_array_get_object_element (self->array, i));
+    }
+  return g_object_ref (self->items[position]);
+}
+
+static void
+sight_tree_children_model_init (GListModelInterface *iface)
+{
+  iface->get_item_type = sight_tree_children_get_item_type;
+  iface->get_n_items = sight_tree_children_get_n_items;
+  iface->get_item = sight_tree_children_get_item;
+}
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SightTreeChildren, sight_tree_children, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_LIST_MODEL,
+                                                      sight_tree_children_model_init))
+
+static void
+sight_tree_children_finalize (GObject *object)
+{
+  SightTreeChildren *self = SIGHT_TREE_CHILDREN (object);
+
+  for (guint i = 0; i < self->n_items; i++)
+    g_clear_object (&self->items[i]);
+  g_free (self->items);
+  g_clear_pointer (&self->objects, g_array_unref);
+  g_clear_object (&self->observation);
+  G_OBJECT_CLASS (sight_tree_children_parent_class)->finalize (object);
+}
+
+static void
+sight_tree_children_class_init (SightTreeChildrenClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = sight_tree_children_finalize;
+}
+
+static void
+sight_tree_children_init (SightTreeChildren *self)
+{
+}
+
+static GListModel *
+children_model (SightTreeNode *item)
+{
+  JsonObject *node = item->node;
+  SightTreeChildren *self;
   JsonArray *children;
+  guint length;
 
   if (!json_object_has_member (node, "children") ||
       !JSON_NODE_HOLDS_ARRAY (json_object_get_member (node, "children")))
     return NULL;
   children = json_object_get_array_member (node, "children");
-  if (json_array_get_length (children) == 0)
-    return NULL;
-  /* One splice, one items-changed: a node may have 20,000 children. */
-  items = g_ptr_array_new_full (json_array_get_length (children), g_object_unref);
-  for (guint i = 0; i < json_array_get_length (children); i++)
+  length = json_array_get_length (children);
+  self = g_object_new (SIGHT_TYPE_TREE_CHILDREN, NULL);
+  self->observation = g_object_ref (item->observation);
+  self->array = children;
+  for (guint i = 0; i < length; i++)
     {
-      JsonNode *child = json_array_get_element (children, i);
+      gboolean object = JSON_NODE_HOLDS_OBJECT (json_array_get_element (children, i));
 
-      if (JSON_NODE_HOLDS_OBJECT (child))
-        g_ptr_array_add (items, sight_tree_node_new (json_node_get_object (child)));
+      if (!object && self->objects == NULL)
+        {
+          self->objects = g_array_sized_new (FALSE, FALSE, sizeof (guint), length);
+          for (guint j = 0; j < i; j++)
+            g_array_append_val (self->objects, j);
+        }
+      if (object && self->objects != NULL)
+        g_array_append_val (self->objects, i);
     }
-  store = g_list_store_new (SIGHT_TYPE_TREE_NODE);
-  g_list_store_splice (store, 0, 0, items->pdata, items->len);
-  return store;
+  self->n_items = self->objects != NULL ? self->objects->len : length;
+  if (self->n_items == 0)
+    {
+      g_object_unref (self);
+      return NULL;
+    }
+  self->items = g_new0 (SightTreeNode *, self->n_items);
+  return G_LIST_MODEL (self);
 }
 
 static GListModel *
 create_children_cb (gpointer item,
                     gpointer user_data)
 {
-  return (GListModel *) children_store (SIGHT_TREE_NODE (item)->node);
+  return children_model (SIGHT_TREE_NODE (item));
 }
 
 struct _SightInspector
@@ -179,8 +278,6 @@ struct _SightInspector
   /* owned */
   SightObservation  *observation;
   JsonObject        *root;          /* the observation's tree */
-  GArray            *entries;       /* Entry, in document order; NULL until needed */
-  GHashTable        *entry_of_ref;  /* ref -> index in entries */
   GtkSingleSelection *selection;
   GtkWidget         *node_menu;     /* the tree's context menu, or NULL */
   gboolean           syncing;
@@ -267,59 +364,10 @@ expand_initial (GtkTreeListModel *tree)
     }
 }
 
-/* The tree in document order, made on the first search or selection of an
- * observation: one walk over its JSON, then every search is a scan of an
- * array and every selection a hash lookup and a walk up the parents. */
-typedef struct {
-  JsonObject *node;
-  const char *role, *name, *ref;   /* owned by the observation's JSON */
-  guint       parent;              /* G_MAXUINT for the root */
-  guint       position;            /* among the parent's object children */
-} Entry;
-
-static void
-index_node (SightInspector *self,
-            JsonObject     *node,
-            guint           parent,
-            guint           position)
-{
-  Entry entry = { node, member_string (node, "role"), member_string (node, "name"),
-                  member_string (node, "ref"), parent, position };
-  guint index = self->entries->len;
-  JsonArray *kids;
-  guint n = 0;
-
-  g_array_append_val (self->entries, entry);
-  if (entry.ref[0] != '\0')
-    g_hash_table_insert (self->entry_of_ref, (gpointer) entry.ref, GUINT_TO_POINTER (index));
-  kids = node_children (node);
-  for (guint i = 0; kids != NULL && i < json_array_get_length (kids); i++)
-    {
-      JsonNode *child = json_array_get_element (kids, i);
-
-      if (JSON_NODE_HOLDS_OBJECT (child))
-        index_node (self, json_node_get_object (child), index, n++);
-    }
-}
-
-static void
-clear_index (SightInspector *self)
-{
-  g_clear_pointer (&self->entries, g_array_unref);
-  g_clear_pointer (&self->entry_of_ref, g_hash_table_unref);
-}
-
-static void
-ensure_index (SightInspector *self)
-{
-  if (self->entries != NULL || self->root == NULL)
-    return;
-  self->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
-  self->entry_of_ref = g_hash_table_new (g_str_hash, g_str_equal);
-  index_node (self, self->root, G_MAXUINT, 0);
-}
-
-/* The row of entry @index, its ancestors expanded. */
+/* The row of the observation's node @index (sight_observation_get_nodes(),
+ * indexed in the capture's worker: one walk per observation, then every
+ * search is a scan of an array and every selection a hash lookup and a walk
+ * up the parents), its ancestors expanded. */
 static guint
 reveal (SightInspector *self,
         guint           index)
@@ -327,12 +375,13 @@ reveal (SightInspector *self,
   GtkTreeListModel *tree = GTK_TREE_LIST_MODEL (gtk_single_selection_get_model (self->selection));
   g_autoptr(GArray) path = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GtkTreeListRow) row = NULL;
+  const SightObservationNode *nodes;
 
   if (tree == NULL)
     return GTK_INVALID_LIST_POSITION;
-  for (guint i = index; g_array_index (self->entries, Entry, i).parent != G_MAXUINT;
-       i = g_array_index (self->entries, Entry, i).parent)
-    g_array_prepend_val (path, g_array_index (self->entries, Entry, i).position);
+  nodes = sight_observation_get_nodes (self->observation, NULL);
+  for (guint i = index; nodes[i].parent != G_MAXUINT; i = nodes[i].parent)
+    g_array_prepend_val (path, nodes[i].position);
   row = gtk_tree_list_model_get_row (tree, 0);
   for (guint i = 0; row != NULL && i < path->len; i++)
     {
@@ -362,7 +411,7 @@ gboolean
 sight_inspector_select_ref (SightInspector *self,
                             const char     *ref)
 {
-  gpointer index;
+  guint index;
 
   g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), FALSE);
 
@@ -371,11 +420,9 @@ sight_inspector_select_ref (SightInspector *self,
       select_position (self, GTK_INVALID_LIST_POSITION);
       return TRUE;
     }
-  ensure_index (self);
-  if (self->entries == NULL ||
-      !g_hash_table_lookup_extended (self->entry_of_ref, ref, NULL, &index))
+  if (self->root == NULL || !sight_observation_find_ref (self->observation, ref, &index))
     return FALSE;
-  return select_entry (self, GPOINTER_TO_UINT (index));
+  return select_entry (self, index);
 }
 
 static gboolean
@@ -405,6 +452,7 @@ sight_inspector_search (SightInspector *self,
 {
   g_autofree char *needle = NULL;
   GtkTreeListRow *selected;
+  const SightObservationNode *nodes;
   gboolean ascii;
   guint n, start = 0;
 
@@ -412,7 +460,7 @@ sight_inspector_search (SightInspector *self,
 
   if (text == NULL || *text == '\0' || self->root == NULL)
     return FALSE;
-  ensure_index (self);
+  nodes = sight_observation_get_nodes (self->observation, &n);
   needle = g_utf8_casefold (text, -1);
   ascii = g_str_is_ascii (needle);
   /* From the node after the selected one, round to the selected one, in
@@ -423,18 +471,17 @@ sight_inspector_search (SightInspector *self,
       g_autoptr(SightTreeNode) node = gtk_tree_list_row_get_item (selected);
 
       /* A scan of pointers: cheaper than a hash entry for every node. */
-      for (guint i = 0; node != NULL && i < self->entries->len; i++)
-        if (g_array_index (self->entries, Entry, i).node == node->node)
+      for (guint i = 0; node != NULL && i < n; i++)
+        if (nodes[i].node == node->node)
           {
             start = i + 1;
             break;
           }
     }
-  n = self->entries->len;
   for (guint k = 0; k < n; k++)
     {
       guint i = (start + k) % n;
-      const Entry *entry = &g_array_index (self->entries, Entry, i);
+      const SightObservationNode *entry = &nodes[i];
 
       if (contains_casefold (entry->role, needle, ascii) ||
           contains_casefold (entry->name, needle, ascii) ||
@@ -647,7 +694,6 @@ sight_inspector_dispose (GObject *object)
 
   g_clear_pointer (&self->node_menu, gtk_widget_unparent);
   g_clear_object (&self->selection);
-  clear_index (self);
   self->root = NULL;
   g_clear_object (&self->observation);
   G_OBJECT_CLASS (sight_inspector_parent_class)->dispose (object);
@@ -743,12 +789,11 @@ sight_inspector_set_observation (SightInspector   *self,
 
   self->syncing = TRUE;
   root = observation != NULL ? sight_observation_get_tree (observation) : NULL;
-  clear_index (self);
   self->root = root != NULL && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
   if (self->root != NULL)
     {
       GListStore *top = g_list_store_new (SIGHT_TYPE_TREE_NODE);
-      g_autoptr(SightTreeNode) item = sight_tree_node_new (self->root);
+      g_autoptr(SightTreeNode) item = sight_tree_node_new (observation, self->root);
 
       g_list_store_append (top, item);
       tree = gtk_tree_list_model_new (G_LIST_MODEL (top), FALSE, FALSE,

@@ -199,7 +199,7 @@ function webkitRuns(program, pages = PAGES) {
         const read = f => readFileSync(join(dir, f), 'utf8');
         out[name] = { ms: r.ms, bareMs: r.bare_ms, elements: r.elements, compact: read(r.compact_file),
                       full: read(r.full_file), jsonBytes: r.json_bytes,
-                      notObserved: r.not_observed || 0 };
+                      notObserved: r.not_observed || 0, phases: r.phases || null };
       }
       resolve(out);
     });
@@ -248,6 +248,26 @@ for (const name of PAGES) {
               pad(f1(c.ms.bare), 8) + pad(f1(c.ms.sight), 8) + pad(w ? f1(w.ms) : '-', 8) + pad(w ? f1(w.bareMs) : '-', 8) + ' | ' +
               pad(tAria, 9) + pad(tAi, 9) + pad(tFull, 9) + pad(tCompact, 9) + ' | ' +
               pad(w ? (w.ms / c.ms.aria).toFixed(2) : '-', 13) + pad((tFull / tAi).toFixed(2), 8) + pad(tCompact, 10));
+}
+if (wk) {
+  // The two time targets of issue #19, and where the observation's time goes.
+  console.log('');
+  console.log('Sightline in WebKitGTK (median ms of the default observation): against ariaSnapshot() (target <= 0.5)');
+  console.log('and the bare walk (target <= 3), and its phases: the page\'s walk and text, JSON.stringify in the');
+  console.log('page, the transport (the rest of the round trip: the string\'s way to the UI process and');
+  console.log('jsc_value_to_string), the parse and index in the capture\'s worker (and its wall time, the hop');
+  console.log('back to the main loop included)');
+  console.log('page'.padEnd(16) + pad('S/wk ms', 9) + pad('/aria', 7) + pad('/bare', 7) + ' | ' + pad('walk', 7) +
+              pad('text', 7) + pad('strfy', 7) + pad('transp', 7) + pad('parse', 7) + pad('p wall', 7) + pad('JSON MB', 8));
+  for (const name of PAGES) {
+    const w = wk[name], c = cr[name];
+    if (!w) continue;
+    const p = w.phases || {};
+    console.log(name.padEnd(16) + pad(f1(w.ms), 9) + pad((w.ms / c.ms.aria).toFixed(2), 7) +
+                pad((w.ms / w.bareMs).toFixed(1), 7) + ' | ' +
+                ['walk', 'serialize', 'stringify', 'transport', 'parse', 'parseWall'].map(k => pad(f1(p[k]), 7)).join('') +
+                pad((w.jsonBytes / 1e6).toFixed(2), 8));
+  }
 }
 console.log('');
 console.log('bytes: page, aria, ai, Sightline full text, Sightline model text' + (wk ? ', Sightline JSON' : ''));

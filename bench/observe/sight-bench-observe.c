@@ -65,6 +65,56 @@ observe (SightWebPage      *page,
   return obs;
 }
 
+enum { WALK, SERIALIZE, STRINGIFY, TRANSPORT, PARSE, PARSE_WALL, N_PHASES };
+
+static double
+timing_of (SightObservation *obs,
+           const char       *phase)
+{
+  JsonObject *res = json_node_get_object (sight_observation_get_result (obs));
+  JsonObject *timing = json_object_get_object_member (res, "timing");
+
+  return json_object_get_double_member_with_default (timing, phase, 0);
+}
+
+/* The capture's phases (the page's walk and text, the round trip, the
+ * worker's parse); the transport is the round trip less the page's own
+ * time, stringify included until time_stringify() takes it out. */
+static void
+record_phases (SightObservation *obs,
+               GArray          **phase_ms)
+{
+  double walk = timing_of (obs, "walk"), text = timing_of (obs, "serialize");
+  double transport = timing_of (obs, "roundTrip") - walk - text;
+  double parse = timing_of (obs, "parse"), parse_wall = timing_of (obs, "parseWall");
+
+  g_array_append_val (phase_ms[WALK], walk);
+  g_array_append_val (phase_ms[SERIALIZE], text);
+  g_array_append_val (phase_ms[TRANSPORT], transport);
+  g_array_append_val (phase_ms[PARSE], parse);
+  g_array_append_val (phase_ms[PARSE_WALL], parse_wall);
+}
+
+/* JSON.stringify of the default observation, timed in the page: taken out
+ * of the last transport figure. */
+static gboolean
+time_stringify (SightWebPage *page,
+                Waiter       *w,
+                const char   *body,
+                GArray      **phase_ms,
+                GError      **error)
+{
+  g_autoptr(JsonNode) value = evaluate (page, w, body, error);
+  double ms;
+
+  if (value == NULL)
+    return FALSE;
+  ms = json_object_get_double_member_with_default (json_node_get_object (value), "ms", 0);
+  g_array_append_val (phase_ms[STRINGIFY], ms);
+  g_array_index (phase_ms[TRANSPORT], double, phase_ms[TRANSPORT]->len - 1) -= ms;
+  return TRUE;
+}
+
 int
 main (int    argc,
       char **argv)
@@ -74,6 +124,7 @@ main (int    argc,
   g_autoptr(SightWebPage) page = NULL;
   g_autofree char *output_dir = NULL;
   g_autofree char *bare_body = NULL;
+  g_autofree char *stringify_body = NULL;
   int runs = 5;
   Waiter w = { 0 };
   GOptionEntry entries[] = {
@@ -95,6 +146,13 @@ main (int    argc,
   page = sight_web_page_new ();
   sight_web_page_set_viewport (page, 1280, 720, 1.0);
   bare_body = sight_observation_build_call ("bareWalk ()");
+  /* The default observation serialized as the evaluate wrapper does, timed
+   * in the page. */
+  stringify_body = g_strconcat (sight_observation_get_script (),
+                                "\nconst r = __sight.snapshot.observe ({ text: 'compact' });\n"
+                                "const t0 = performance.now ();\n"
+                                "const n = JSON.stringify (r).length;\n"
+                                "return { ms: performance.now () - t0, chars: n };", NULL);
 
   for (int i = 1; i < argc; i++)
     {
@@ -111,6 +169,10 @@ main (int    argc,
       g_autoptr(JsonBuilder) b = json_builder_new ();
       g_autoptr(JsonNode) line = NULL;
       g_autofree char *line_text = NULL;
+      GArray *phase_ms[N_PHASES];
+
+      for (guint k = 0; k < N_PHASES; k++)
+        phase_ms[k] = g_array_new (FALSE, FALSE, sizeof (double));
 
       g_clear_object (&w.result);
       sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, 120000, NULL, done_cb, &w);
@@ -144,6 +206,12 @@ main (int    argc,
               return 1;
             }
           g_array_append_val (dflt, ms);
+          record_phases (o1, phase_ms);
+          if (!time_stringify (page, &w, stringify_body, phase_ms, &error))
+            {
+              g_printerr ("%s: %s\n", url, error->message);
+              return 1;
+            }
           o2 = observe (page, &w, SIGHT_OBSERVE_FULL_TEXT, &ms, &error);
           if (o2 == NULL)
             {
@@ -184,14 +252,25 @@ main (int    argc,
       json_builder_add_double_value (b, median (full));
       json_builder_set_member_name (b, "bare_ms");
       json_builder_add_double_value (b, median (bare));
+      /* Where the default observation's time went, medians over the runs:
+       * the page's walk and text, JSON.stringify (timed in the page by a
+       * call of its own), the rest of the round trip (the wrapper, the
+       * string's way to the UI process, jsc_value_to_string: the transport),
+       * and the parse in the capture's worker. */
       {
-        JsonObject *res = json_node_get_object (sight_observation_get_result (compact_obs));
-        JsonObject *timing = json_object_get_object_member (res, "timing");
+        static const char *const phases[] = { "walk", "serialize", "stringify", "transport",
+                                              "parse", "parseWall" };
 
-        json_builder_set_member_name (b, "script_walk_ms");
-        json_builder_add_int_value (b, json_object_get_int_member (timing, "walk"));
-        json_builder_set_member_name (b, "script_serialize_ms");
-        json_builder_add_int_value (b, json_object_get_int_member (timing, "serialize"));
+        json_builder_set_member_name (b, "phases");
+        json_builder_begin_object (b);
+        for (guint k = 0; k < G_N_ELEMENTS (phases); k++)
+          {
+            json_builder_set_member_name (b, phases[k]);
+            json_builder_add_double_value (b, median (phase_ms[k]));
+          }
+        json_builder_end_object (b);
+        for (guint k = 0; k < G_N_ELEMENTS (phases); k++)
+          g_array_unref (phase_ms[k]);
       }
       json_builder_set_member_name (b, "elements");
       json_builder_add_int_value (b, sight_observation_get_n_elements (compact_obs));

@@ -16,6 +16,9 @@ typedef struct {
   SightWebPage      *page;
   SightObserveFlags  flags;
   SightObservation  *observation;
+  gint64             start;
+  gint64             parse_start;
+  double             round_trip_ms;
 } Capture;
 
 static void
@@ -46,31 +49,52 @@ screenshot_done_cb (GObject      *source,
   g_task_return_pointer (task, g_steal_pointer (&c->observation), g_object_unref);
 }
 
+/* The JSON of a large page's tree is megabytes: json-glib parsing it took
+ * seconds of the main loop (bench/inspector). It is parsed, and the
+ * observation built and indexed, in a worker; nothing there touches GTK or
+ * WebKit. */
 static void
-evaluate_done_cb (GObject      *source,
-                  GAsyncResult *result,
-                  gpointer      user_data)
+parse_thread (GTask        *parse,
+              gpointer      source_object,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  const char *json = task_data;
+  GError *error = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+  SightObservation *observation;
+
+  observation = sight_observation_new_from_text (json, &error);
+  if (observation == NULL)
+    {
+      g_task_return_error (parse, error);
+      return;
+    }
+  _sight_observation_set_timing (observation, "parse", (g_get_monotonic_time () - t0) / 1000.0);
+  g_task_return_pointer (parse, observation, g_object_unref);
+}
+
+static void
+parse_done_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
 {
   g_autoptr(GTask) task = user_data;
   Capture *c = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) value = NULL;
   g_autoptr(GArray) masks = NULL;
   SightScreenshotOptions options = SIGHT_SCREENSHOT_OPTIONS_INIT;
   GArray *boxes;
 
-  value = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
-  if (value == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-  c->observation = sight_observation_new_from_json (value, &error);
+  c->observation = g_task_propagate_pointer (G_TASK (result), &error);
   if (c->observation == NULL)
     {
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
+  _sight_observation_set_timing (c->observation, "roundTrip", c->round_trip_ms);
+  _sight_observation_set_timing (c->observation, "parseWall",
+                                 (g_get_monotonic_time () - c->parse_start) / 1000.0);
   if ((c->flags & SIGHT_OBSERVE_SCREENSHOT) == 0)
     {
       g_task_return_pointer (task, g_steal_pointer (&c->observation), g_object_unref);
@@ -96,6 +120,31 @@ evaluate_done_cb (GObject      *source,
                                    screenshot_done_cb, g_object_ref (task));
 }
 
+static void
+evaluate_done_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  Capture *c = g_task_get_task_data (task);
+  g_autoptr(GTask) parse = NULL;
+  g_autoptr(GError) error = NULL;
+  char *json;
+
+  json = sight_web_page_evaluate_text_finish (SIGHT_WEB_PAGE (source), result, &error);
+  if (json == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  c->parse_start = g_get_monotonic_time ();
+  c->round_trip_ms = (c->parse_start - c->start) / 1000.0;
+  parse = g_task_new (NULL, g_task_get_cancellable (task), parse_done_cb, g_object_ref (task));
+  g_task_set_source_tag (parse, parse_thread);
+  g_task_set_task_data (parse, json, g_free);
+  g_task_run_in_thread (parse, parse_thread);
+}
+
 void
 sight_observation_capture_async (SightWebPage        *page,
                                  SightObserveFlags    flags,
@@ -117,6 +166,7 @@ sight_observation_capture_async (SightWebPage        *page,
   c = g_new0 (Capture, 1);
   c->page = g_object_ref (page);
   c->flags = flags;
+  c->start = g_get_monotonic_time ();
   g_task_set_task_data (task, c, (GDestroyNotify) capture_free);
 
   json_builder_begin_object (builder);
@@ -128,8 +178,8 @@ sight_observation_capture_async (SightWebPage        *page,
   args = json_builder_get_root (builder);
 
   body = sight_observation_build_call ("observe (args)");
-  sight_web_page_evaluate_async (page, body, args, timeout_ms, cancellable,
-                                 evaluate_done_cb, g_steal_pointer (&task));
+  sight_web_page_evaluate_text_async (page, body, args, timeout_ms, cancellable,
+                                      evaluate_done_cb, g_steal_pointer (&task));
 }
 
 SightObservation *

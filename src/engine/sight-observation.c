@@ -17,10 +17,12 @@ struct _SightObservation
   GObject parent_instance;
 
   /* owned */
-  JsonNode        *result;
+  JsonNode        *result;        /* only here when made from text: freed off the main thread */
+  gboolean         owns_result;
   SightScreenshot *shot;
   GArray          *secure_boxes;  /* SightRect */
-  GHashTable      *by_ref;        /* ref -> JsonObject, built on first lookup */
+  GArray          *nodes;         /* SightObservationNode, document order; built on first use */
+  GHashTable      *by_ref;        /* ref -> index in nodes, with them */
 
   /* borrowed from result */
   JsonNode   *tree;
@@ -50,15 +52,40 @@ screenshot_free (SightScreenshot *shot)
   g_free (shot);
 }
 
+/* Freeing a large page's tree takes as long as a good part of its parse
+ * (about a third in json-glib, 100 ms for cards-5000's 2.5 MB on this
+ * machine). Nothing else holds a reference into a tree parsed from text
+ * (the inspector's rows hold the observation), so a worker frees it. */
+#define FREE_IN_WORKER_NODES 2000
+
+static void
+free_tree_thread (GTask        *task,
+                  gpointer      source_object,
+                  gpointer      task_data,
+                  GCancellable *cancellable)
+{
+  json_node_unref (task_data);
+  g_task_return_boolean (task, TRUE);
+}
+
 static void
 sight_observation_finalize (GObject *object)
 {
   SightObservation *self = SIGHT_OBSERVATION (object);
 
+  g_clear_pointer (&self->nodes, g_array_unref);
+  g_clear_pointer (&self->by_ref, g_hash_table_unref);
+  if (self->owns_result && self->n_nodes > FREE_IN_WORKER_NODES)
+    {
+      g_autoptr(GTask) task = g_task_new (NULL, NULL, NULL, NULL);
+
+      g_task_set_source_tag (task, free_tree_thread);
+      g_task_set_task_data (task, g_steal_pointer (&self->result), NULL);
+      g_task_run_in_thread (task, free_tree_thread);
+    }
   g_clear_pointer (&self->result, json_node_unref);
   g_clear_pointer (&self->shot, screenshot_free);
   g_clear_pointer (&self->secure_boxes, g_array_unref);
-  g_clear_pointer (&self->by_ref, g_hash_table_unref);
 
   G_OBJECT_CLASS (sight_observation_parent_class)->finalize (object);
 }
@@ -198,6 +225,27 @@ sight_observation_new_from_json (JsonNode  *result,
 }
 
 SightObservation *
+sight_observation_new_from_text (const char  *json,
+                                 GError     **error)
+{
+  g_autoptr(JsonNode) node = NULL;
+  SightObservation *self;
+
+  g_return_val_if_fail (json != NULL, NULL);
+
+  node = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH_TREE, NULL);
+  if (node == NULL)
+    node = json_node_new (JSON_NODE_NULL);
+  self = sight_observation_new_from_json (node, error);
+  if (self != NULL)
+    {
+      self->owns_result = TRUE;
+      sight_observation_get_nodes (self, NULL);
+    }
+  return self;
+}
+
+SightObservation *
 sight_observation_new_from_stored (const char            *json,
                                    const char            *url,
                                    const SightScreenshot *shot)
@@ -241,6 +289,22 @@ _sight_observation_set_screenshot (SightObservation *self,
 {
   g_clear_pointer (&self->shot, screenshot_free);
   self->shot = shot;
+}
+
+void
+_sight_observation_set_timing (SightObservation *self,
+                               const char       *phase,
+                               double            ms)
+{
+  JsonObject *object = json_node_get_object (self->result);
+  JsonNode *timing = json_object_get_member (object, "timing");
+
+  if (timing == NULL || !JSON_NODE_HOLDS_OBJECT (timing))
+    {
+      json_object_set_object_member (object, "timing", json_object_new ());
+      timing = json_object_get_member (object, "timing");
+    }
+  json_object_set_double_member (json_node_get_object (timing), phase, ms);
 }
 
 const char *
@@ -433,38 +497,117 @@ is_text (JsonObject *node)
   return json_object_has_member (node, "text");
 }
 
+static const char *member_string (JsonObject *node,
+                                  const char *name);
+
+typedef struct {
+  guint      index;    /* in nodes */
+  JsonArray *kids;
+  guint      next;     /* the next child to visit */
+  guint      n_objects;
+} IndexFrame;
+
 static void
-index_nodes (GHashTable *table,
-             JsonObject *node)
+index_append (SightObservation *self,
+              JsonObject       *node,
+              guint             parent,
+              guint             position)
 {
-  JsonArray *kids = children_of (node);
+  SightObservationNode n = { node, "", "", "", parent, position };
+  const char *s;
 
-  if (json_object_has_member (node, "ref"))
-    g_hash_table_insert (table, (gpointer) json_object_get_string_member (node, "ref"), node);
-  for (guint i = 0; kids != NULL && i < json_array_get_length (kids); i++)
+  if ((s = member_string (node, "role")) != NULL)
+    n.role = s;
+  if ((s = member_string (node, "name")) != NULL)
+    n.name = s;
+  if ((s = member_string (node, "ref")) != NULL)
+    n.ref = s;
+  if (*n.ref != '\0')
+    g_hash_table_insert (self->by_ref, (gpointer) n.ref, GUINT_TO_POINTER (self->nodes->len));
+  g_array_append_val (self->nodes, n);
+}
+
+/* In document order, without recursion: the depth is the page's. */
+static void
+index_tree (SightObservation *self,
+            JsonObject       *root)
+{
+  g_autoptr(GArray) stack = g_array_new (FALSE, FALSE, sizeof (IndexFrame));
+  IndexFrame frame = { 0, children_of (root), 0, 0 };
+
+  index_append (self, root, G_MAXUINT, 0);
+  g_array_append_val (stack, frame);
+  while (stack->len > 0)
     {
-      JsonObject *child = json_array_get_object_element (kids, i);
+      IndexFrame *top = &g_array_index (stack, IndexFrame, stack->len - 1);
+      JsonNode *child;
 
-      if (child != NULL && !is_text (child))
-        index_nodes (table, child);
+      if (top->kids == NULL || top->next >= json_array_get_length (top->kids))
+        {
+          g_array_set_size (stack, stack->len - 1);
+          continue;
+        }
+      child = json_array_get_element (top->kids, top->next++);
+      if (!JSON_NODE_HOLDS_OBJECT (child))
+        continue;
+      frame.index = self->nodes->len;
+      frame.kids = children_of (json_node_get_object (child));
+      frame.next = 0;
+      frame.n_objects = 0;
+      index_append (self, json_node_get_object (child), top->index, top->n_objects++);
+      g_array_append_val (stack, frame);
     }
+}
+
+const SightObservationNode *
+sight_observation_get_nodes (SightObservation *self,
+                             guint            *n_nodes)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+
+  if (self->nodes == NULL)
+    {
+      self->nodes = g_array_new (FALSE, FALSE, sizeof (SightObservationNode));
+      self->by_ref = g_hash_table_new (g_str_hash, g_str_equal);
+      if (self->tree != NULL)
+        index_tree (self, json_node_get_object (self->tree));
+    }
+  if (n_nodes != NULL)
+    *n_nodes = self->nodes->len;
+  return self->nodes->len > 0 ? (const SightObservationNode *) (gpointer) self->nodes->data
+                              : NULL;
+}
+
+gboolean
+sight_observation_find_ref (SightObservation *self,
+                            const char       *ref,
+                            guint            *index)
+{
+  gpointer value;
+
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), FALSE);
+  g_return_val_if_fail (ref != NULL, FALSE);
+
+  sight_observation_get_nodes (self, NULL);
+  if (!g_hash_table_lookup_extended (self->by_ref, ref, NULL, &value))
+    return FALSE;
+  if (index != NULL)
+    *index = GPOINTER_TO_UINT (value);
+  return TRUE;
 }
 
 JsonObject *
 sight_observation_lookup (SightObservation *self,
                           const char       *ref)
 {
+  guint index;
+
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
   g_return_val_if_fail (ref != NULL, NULL);
 
-  if (self->tree == NULL)
+  if (!sight_observation_find_ref (self, ref, &index))
     return NULL;
-  if (self->by_ref == NULL)
-    {
-      self->by_ref = g_hash_table_new (g_str_hash, g_str_equal);
-      index_nodes (self->by_ref, json_node_get_object (self->tree));
-    }
-  return g_hash_table_lookup (self->by_ref, ref);
+  return g_array_index (self->nodes, SightObservationNode, index).node;
 }
 
 static const char *

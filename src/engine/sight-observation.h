@@ -105,6 +105,33 @@ const SightScreenshot *sight_observation_get_screenshot (SightObservation *self)
 /* Boxes (viewport CSS pixels) of the secure fields in the viewport. */
 GArray           *sight_observation_get_secure_boxes (SightObservation    *self);
 
+/* The observation from the JSON text snapshot.js's observe() returned: parsed
+ * and indexed (sight_observation_get_nodes()) by the caller's thread, so
+ * sight_observation_capture_async() runs it in a worker. The object is not
+ * shared until returned; afterwards use it from one thread at a time. */
+SightObservation *sight_observation_new_from_text    (const char          *json,
+                                                      GError             **error);
+
+/* One node of the tree in document order (sight_observation_get_nodes()). */
+typedef struct {
+  JsonObject *node;      /* borrowed from the observation */
+  const char *role;      /* "" when the node has none (text runs), never NULL */
+  const char *name;
+  const char *ref;
+  guint       parent;    /* index of its parent; G_MAXUINT for the root */
+  guint       position;  /* among its parent's children */
+} SightObservationNode;
+
+/* Every node of the tree in document order, text runs included (built on
+ * the first call, or in the worker of a capture), or NULL with 0 nodes when
+ * there is no tree. The inspector searches and selects by it. */
+const SightObservationNode *sight_observation_get_nodes (SightObservation *self,
+                                                         guint            *n_nodes);
+/* The index in sight_observation_get_nodes() of the node with @ref. */
+gboolean          sight_observation_find_ref         (SightObservation    *self,
+                                                      const char          *ref,
+                                                      guint               *index);
+
 /* The node with @ref (borrowed), or NULL. */
 JsonObject       *sight_observation_lookup           (SightObservation    *self,
                                                       const char          *ref);

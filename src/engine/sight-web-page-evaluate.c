@@ -46,6 +46,8 @@ evaluate_done_cb (GObject      *source,
                                              message),
                                    NULL, NULL);
         }
+      else if (g_task_get_source_tag (op->task) == sight_web_page_evaluate_text_async)
+        _sight_page_op_complete (op, NULL, jsc_value_to_string (value), g_free);
       else
         {
           g_autofree char *json = jsc_value_to_string (value);
@@ -73,26 +75,20 @@ evaluate_timeout_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-void
-sight_web_page_evaluate_async (SightWebPage        *self,
-                               const char          *function_body,
-                               JsonNode            *args,
-                               guint                timeout_ms,
-                               GCancellable        *cancellable,
-                               GAsyncReadyCallback  callback,
-                               gpointer             user_data)
+/* @task's source tag says how the value is returned: parsed or as text. */
+static void
+evaluate_start (SightWebPage *self,
+                const char   *function_body,
+                JsonNode     *args,
+                guint         timeout_ms,
+                GCancellable *cancellable,
+                GTask        *task)
 {
-  g_autoptr(GTask) task = NULL;
   g_autoptr(GVariantDict) dict = NULL;
   g_autofree char *args_json = NULL;
   g_autofree char *wrapped = NULL;
   SightPageOp *op;
 
-  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
-  g_return_if_fail (function_body != NULL);
-
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, sight_web_page_evaluate_async);
   /* WebKit starts a new web process only for a load; a script sent before
    * would fail with a confusing "Unsupported result type". */
   if (self->lost_reason != NULL)
@@ -130,6 +126,55 @@ sight_web_page_evaluate_async (SightWebPage        *self,
                                                   g_variant_dict_end (dict),
                                                   SIGHT_SCRIPT_WORLD, NULL, op->cancellable,
                                                   evaluate_done_cb, op);
+}
+
+void
+sight_web_page_evaluate_async (SightWebPage        *self,
+                               const char          *function_body,
+                               JsonNode            *args,
+                               guint                timeout_ms,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  g_return_if_fail (function_body != NULL);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_evaluate_async);
+  evaluate_start (self, function_body, args, timeout_ms, cancellable, task);
+}
+
+void
+sight_web_page_evaluate_text_async (SightWebPage        *self,
+                                    const char          *function_body,
+                                    JsonNode            *args,
+                                    guint                timeout_ms,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
+  g_return_if_fail (function_body != NULL);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_web_page_evaluate_text_async);
+  evaluate_start (self, function_body, args, timeout_ms, cancellable, task);
+}
+
+char *
+sight_web_page_evaluate_text_finish (SightWebPage  *self,
+                                     GAsyncResult  *result,
+                                     GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) ==
+                        sight_web_page_evaluate_text_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 JsonNode *

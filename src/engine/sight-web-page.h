@@ -130,6 +130,19 @@ void           sight_web_page_evaluate_async      (SightWebPage        *self,
 JsonNode      *sight_web_page_evaluate_finish     (SightWebPage        *self,
                                                    GAsyncResult        *result,
                                                    GError             **error);
+/* The same, finishing with the value's JSON text unparsed (never NULL on
+ * success; "null" for undefined), for a caller that parses a large value off
+ * the main thread (sight_observation_capture_async()). */
+void           sight_web_page_evaluate_text_async (SightWebPage        *self,
+                                                   const char          *function_body,
+                                                   JsonNode            *args,
+                                                   guint                timeout_ms,
+                                                   GCancellable        *cancellable,
+                                                   GAsyncReadyCallback  callback,
+                                                   gpointer             user_data);
+char          *sight_web_page_evaluate_text_finish (SightWebPage       *self,
+                                                    GAsyncResult       *result,
+                                                    GError            **error);
 
 void           sight_web_page_screenshot_async    (SightWebPage                 *self,
                                                    const SightScreenshotOptions *options,
