@@ -13,6 +13,9 @@
 #include "sight-credential-keyring.h"
 #include "sight-credential-offer.h"
 #include "sight-demo-site.h"
+#include "sight-inspector.h"
+#include "sight-observation.h"
+#include "sight-picker.h"
 #include "sight-step-list.h"
 #include "sight-window.h"
 
@@ -67,6 +70,65 @@ run_page_js (SightWindow *window,
   while (!done && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
   g_assert_true (done);
+}
+
+/* A new observation of the page, as the inspector shows it. */
+static void
+observed_cb (SightWindow *w,
+             gboolean    *seen)
+{
+  *seen = TRUE;
+}
+
+static SightObservation *
+observe (SightWindow *window)
+{
+  gboolean seen = FALSE;
+  gulong id = g_signal_connect (window, "observation-changed", G_CALLBACK (observed_cb), &seen);
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.refresh-observation",
+                                             NULL));
+  while (!seen && g_get_monotonic_time () < deadline)
+    spin (20);
+  g_signal_handler_disconnect (window, id);
+  g_assert_true (seen);
+  return sight_window_get_observation (window);
+}
+
+/* The first node of @role named @name, in document order. */
+static JsonObject *
+find_node (SightObservation *observation,
+           const char       *role,
+           const char       *name)
+{
+  const SightObservationNode *nodes;
+  guint n_nodes = 0;
+
+  nodes = sight_observation_get_nodes (observation, &n_nodes);
+  for (guint i = 0; i < n_nodes; i++)
+    {
+      JsonObject *node = nodes[i].node;
+
+      if (g_strcmp0 (json_object_get_string_member_with_default (node, "role", NULL), role) == 0 &&
+          g_strcmp0 (json_object_get_string_member_with_default (node, "name", NULL), name) == 0)
+        return node;
+    }
+  return NULL;
+}
+
+/* How many steps of the list are the direct step @text. */
+static guint
+count_steps (SightStepList *step_list,
+             const char    *text)
+{
+  guint count = 0;
+
+  for (guint i = 0; i < sight_step_list_get_n_steps (step_list); i++)
+    if (g_strcmp0 (json_object_get_string_member_with_default (
+                     sight_step_list_get_step (step_list, i), "do", NULL), text) == 0)
+      count++;
+  return count;
 }
 
 static const char *
@@ -253,10 +315,46 @@ test_record_sign_in_and_replay (void)
     }
   g_assert_true (found);
 
-  /* ---- The lead adds here, after merging issue-picking: "Expect text" on
-   * the dashboard heading through the tree's context menu, then undo and
-   * redo it (Ctrl+Z / Ctrl+Shift+Z), then assert the step is there once.
-   * The dashboard is the live page at this point; nothing is saved yet. ---- */
+  /* "Expect text" on the dashboard heading through the tree's context menu,
+   * as a person adds it: select the node, open its menu, choose the item,
+   * keep the prefilled text, Add. Then Ctrl+Z takes it away and Ctrl+Shift+Z
+   * brings it back, the unsaved mark following. */
+  {
+    const char *expected = "expect the \"Northwind Logistics\" heading has text "
+                           "\"Northwind Logistics\"";
+    SightInspector *inspector = sight_window_get_inspector (window);
+    SightPicker *picker = sight_window_get_picker (window);
+    JsonObject *heading;
+    GtkPopover *menu;
+    AdwMessageDialog *dialog;
+    guint n_recorded = sight_step_list_get_n_steps (step_list);
+
+    heading = find_node (observe (window), "heading", "Northwind Logistics");
+    g_assert_nonnull (heading);
+    g_assert_true (sight_inspector_select_ref (inspector,
+                                               json_object_get_string_member (heading, "ref")));
+    menu = sight_inspector_popup_node_menu (inspector);
+    g_assert_nonnull (menu);
+    spin (100);
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (menu), "steps.expect-text", NULL));
+    gtk_popover_popdown (menu);
+    dialog = sight_picker_get_dialog (picker);
+    g_assert_nonnull (dialog);
+    adw_message_dialog_response (dialog, "add");
+    g_assert_cmpuint (sight_step_list_get_n_steps (step_list), ==, n_recorded + 1);
+    g_assert_cmpuint (count_steps (step_list, expected), ==, 1);
+    g_assert_true (sight_step_list_get_modified (step_list));
+
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo", NULL));
+    g_assert_cmpuint (sight_step_list_get_n_steps (step_list), ==, n_recorded);
+    g_assert_cmpuint (count_steps (step_list, expected), ==, 0);
+    g_assert_true (sight_step_list_can_redo (step_list));
+
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.redo", NULL));
+    g_assert_cmpuint (sight_step_list_get_n_steps (step_list), ==, n_recorded + 1);
+    g_assert_cmpuint (count_steps (step_list, expected), ==, 1);
+    g_assert_false (sight_step_list_can_redo (step_list));
+  }
 
   /* Saved, as the app saves. */
   test_file = g_file_new_for_path (test_path);
