@@ -111,12 +111,13 @@ executed_cb (GObject      *source,
 /* One step through the step executor, the one entry point every caller uses;
  * NULL when the request was refused before the step opened. */
 static SightStepResult *
-execute (Fixture       *f,
-         SightStepKind  kind,
-         const char    *instruction,
-         const char    *options_json,
-         const char    *agent,
-         GError       **error)
+execute_cancellable (Fixture       *f,
+                     SightStepKind  kind,
+                     const char    *instruction,
+                     const char    *options_json,
+                     const char    *agent,
+                     GCancellable  *cancellable,
+                     GError       **error)
 {
   g_autoptr(JsonNode) options = NULL;
   SightStepRequest *request;
@@ -131,12 +132,23 @@ execute (Fixture       *f,
   if (request == NULL)
     return NULL;
   wait.loop = g_main_loop_new (NULL, FALSE);
-  sight_step_execute_async (f->agent, request, NULL, executed_cb, &wait);
+  sight_step_execute_async (f->agent, request, cancellable, executed_cb, &wait);
   g_main_loop_run (wait.loop);
   result = sight_step_execute_finish (wait.result, error);
   g_object_unref (wait.result);
   g_main_loop_unref (wait.loop);
   return result;
+}
+
+static SightStepResult *
+execute (Fixture       *f,
+         SightStepKind  kind,
+         const char    *instruction,
+         const char    *options_json,
+         const char    *agent,
+         GError       **error)
+{
+  return execute_cancellable (f, kind, instruction, options_json, agent, NULL, error);
 }
 
 /* The project file */
@@ -380,6 +392,7 @@ test_hang (void)
   g_autoptr(GError) error = NULL;
   g_autofree char *pid_path = workdir_file ("hang");
   g_autofree char *pids = NULL;
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   gint64 started;
   int leader = 0, child = 0;
 
@@ -394,6 +407,25 @@ test_hang (void)
 
   /* The executor was killed and reaped (a zombie would still answer kill 0),
    * and what it started in its group was killed with it. */
+  g_assert_true (g_file_get_contents (pid_path, &pids, NULL, NULL));
+  g_assert_cmpint (sscanf (pids, "%d %d", &leader, &child), ==, 2);
+  g_assert_cmpint (kill (leader, 0), ==, -1);
+  g_assert_cmpint (errno, ==, ESRCH);
+  for (int i = 0; i < 100 && !process_gone (child); i++)
+    g_usleep (20000);
+  g_assert_true (process_gone (child));
+  g_clear_pointer (&pids, g_free);
+  g_clear_pointer (&result, sight_step_result_unref);
+  g_clear_error (&error);
+
+  /* A step cancelled (a stop, a window closed) ends its executor the same way. */
+  g_remove (pid_path);
+  g_timeout_add_once (1500, (GSourceOnceFunc) g_cancellable_cancel, cancellable);
+  started = g_get_monotonic_time ();
+  result = execute_cancellable (&f, SIGHT_STEP_ACT, "Sign in", NULL, "hang", cancellable, &error);
+  g_assert_null (result);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint ((g_get_monotonic_time () - started) / 1000, <, 5000);
   g_assert_true (g_file_get_contents (pid_path, &pids, NULL, NULL));
   g_assert_cmpint (sscanf (pids, "%d %d", &leader, &child), ==, 2);
   g_assert_cmpint (kill (leader, 0), ==, -1);

@@ -9,6 +9,9 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "sight-error.h"
 #include "sight-json-schema.h"
@@ -1284,11 +1287,17 @@ cancelled_cb (GCancellable *cancellable,
 }
 
 /* In the child, before exec: a process group of its own, which the step
- * kills whole. */
+ * kills whole, and an end of its own should Sightline end without ending the
+ * step (SIGKILL included); a Sightline gone before the prctl is caught by
+ * comparing the parent. */
 static void
 child_setup (gpointer user_data)
 {
   setpgid (0, 0);
+#ifdef __linux__
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != (pid_t) GPOINTER_TO_INT (user_data))
+    _exit (127);
+#endif
 }
 
 static void
@@ -1390,7 +1399,8 @@ sight_external_executor_run_async (SightStepContext    *ctx,
   g_subprocess_launcher_set_environ (launcher, env);
   if (executor->cwd != NULL)
     g_subprocess_launcher_set_cwd (launcher, executor->cwd);
-  g_subprocess_launcher_set_child_setup (launcher, child_setup, NULL, NULL);
+  g_subprocess_launcher_set_child_setup (launcher, child_setup, GINT_TO_POINTER (getpid ()),
+                                         NULL);
   exec->process = g_subprocess_launcher_spawnv (launcher, (const char * const *) executor->argv,
                                                 &error);
   if (exec->process == NULL)
