@@ -55,6 +55,8 @@ executor_project (void)
   g_autofree char *garbage = misbehaving_agent ("garbage", NULL);
   g_autofree char *exits = misbehaving_agent ("exit", NULL);
   g_autofree char *pixels = misbehaving_agent ("pixels", NULL);
+  g_autofree char *tap = misbehaving_agent ("tap", NULL);
+  g_autofree char *wrong = misbehaving_agent ("wrong", NULL);
   g_autofree char *json = NULL;
   g_autoptr(GError) error = NULL;
   SightProject *project;
@@ -64,12 +66,13 @@ executor_project (void)
     " \"rules\": {\"executor\": {\"command\": [\"python3\", \"%s\"],"
     "                         \"env\": {\"SIGHTLINE_EXECUTOR_TRANSCRIPT\": \"%s\"}},"
     "             \"maxSteps\": 5, \"maxModelCalls\": 3},"
-    " %s, %s, %s, %s, %s, %s,"
+    " %s, %s, %s, %s, %s, %s, %s, %s,"
     " \"missing\": {\"executor\": {\"command\": [\"/nonexistent/sightline-executor\"]}}},"
     " \"defaults\": {\"agent\": \"rules\", \"timeout\": 20000},"
     " \"credentials\": {\"member.password\": {\"purpose\": \"password\","
     "   \"allowedOrigins\": [\"%s\"], \"source\": {\"env\": \"SIGHT_TEST_CANARY\"}}}}",
-    example_executor, transcript, hang, budget, models, garbage, exits, pixels, site_url);
+    example_executor, transcript, hang, budget, models, garbage, exits, pixels, tap, wrong,
+    site_url);
   project = sight_project_new_from_data (json, -1, NULL, &error);
   g_assert_no_error (error);
   return project;
@@ -528,6 +531,40 @@ test_pixels (void)
   fixture_tear_down (&f);
 }
 
+/* page/tapAt taps a point of the screenshot; a bad call is refused and the step
+ * goes on; a Secret goes through the one secret fill's checks. */
+static void
+test_tap_and_refusals (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(SightStepResult) tapped = NULL;
+  g_autoptr(SightStepResult) wrong = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *status = NULL;
+  g_autofree char *email = NULL;
+
+  executor_set_up (&f);
+  fixture_load (&f, "/login");
+  tapped = execute (&f, SIGHT_STEP_ACT, "Sign in", NULL, "tap", &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (tapped->summary, "refusal=there is no element e999"));
+  g_assert_cmpuint (tapped->actions, ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (tapped->performed, 0),
+                                                  "tool"), ==, "tap_at");
+  status = page_eval_string (&f, "document.getElementById('s').textContent");
+  g_assert_cmpstr (status, ==, "Type your password");
+
+  /* a password into the Email field: refused, nothing typed, the step ends */
+  wrong = execute (&f, SIGHT_STEP_ACT, "Sign in",
+                   "{\"params\": {\"password\": {\"secret\": \"member.password\"}}}", "wrong",
+                   &error);
+  assert_code (wrong, error, SIGHT_ERROR_POLICY_DENIED);
+  g_assert_cmpuint (wrong->actions, ==, 0);
+  email = page_eval_string (&f, "document.getElementById('mail').value");
+  g_assert_cmpstr (email, ==, "");
+  fixture_tear_down (&f);
+}
+
 /* `sightline run` on a test file whose agent has an executor and no model */
 static void
 test_cli (void)
@@ -600,6 +637,7 @@ main (int    argc,
   g_test_add_func ("/executor/budget", test_budget);
   g_test_add_func ("/executor/garbage-and-exit", test_garbage_and_exit);
   g_test_add_func ("/executor/pixels", test_pixels);
+  g_test_add_func ("/executor/tap-and-refusals", test_tap_and_refusals);
   g_test_add_func ("/executor/cli", test_cli);
   status = g_test_run ();
 

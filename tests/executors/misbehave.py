@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Executors that misbehave, for tests/test-executor.c: misbehave.py MODE [FILE].
+"""Executors that misbehave or probe, for tests/test-executor.c: misbehave.py MODE [FILE].
 
 hang      writes its pid and a child's (both in its process group) to FILE, then sleeps
 budget    clicks the first button over and over, past any step budget
@@ -9,6 +9,9 @@ garbage   writes a line that is not JSON-RPC
 exit      exits with status 3 after step/run
 pixels    screenshot, fill the Secret param "password", screenshot again; reports each
           outcome and the names of its environment's variables
+tap       asks for an unknown ref, then taps the "Sign in" button by its point in a
+          screenshot; reports the refusal's code
+wrong     fills the Secret param "password" into the Email field
 """
 
 import json
@@ -61,3 +64,23 @@ elif mode == "pixels":
             sightline.call("page/perform", action="fill", ref=field["ref"], param="password")
     outcomes.append("env=" + " ".join(sorted(os.environ)))
     sightline.call("step/finish", verdict="pass", summary="; ".join(outcomes))
+elif mode == "tap":
+    tree = sightline.call("page/observe")["tree"]
+    try:
+        sightline.call("page/perform", action="click", ref="e999")
+        refusal = "none"
+    except first_match.StepError as error:
+        refusal = str(error)
+    shot = sightline.call("page/screenshot")
+    button = next(n for n in first_match.nodes(tree)
+                  if n.get("role") == "button" and n.get("name") == "Sign in")
+    x, y, w, h = button["box"]
+    tapped = sightline.call("page/tapAt", x=(x + w / 2) * shot["scale"],
+                            y=(y + h / 2) * shot["scale"])
+    sightline.call("step/finish", verdict="pass",
+                   summary=f"refusal={refusal}; tapped={tapped.get('tapped')}")
+elif mode == "wrong":
+    tree = sightline.call("page/observe")["tree"]
+    email = next(n for n in first_match.nodes(tree) if n.get("name") == "Email")
+    sightline.call("page/perform", action="fill", ref=email["ref"], param="password")
+    sightline.call("step/finish", verdict="pass", summary="Typed the password into Email.")
