@@ -30,8 +30,9 @@ step = sightline.read()["params"]
 
 if mode == "hang":
     child = subprocess.Popen(["sleep", "300"])
-    with open(sys.argv[2], "w") as f:
+    with open(sys.argv[2] + ".tmp", "w") as f:
         f.write(f"{os.getpid()} {child.pid}\n")
+    os.rename(sys.argv[2] + ".tmp", sys.argv[2])
     time.sleep(300)
 elif mode == "budget":
     tree = sightline.call("page/observe")["tree"]
