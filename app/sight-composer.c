@@ -213,17 +213,23 @@ action_starting_cb (SightAgent    *agent,
 
 static gboolean
 model_configured (SightComposer *self,
+                  const char    *kind,
                   const char    *agent,
                   char         **hint)
 {
   g_autoptr(SightModelProvider) provider = NULL;
   g_autoptr(GError) error = NULL;
   const SightAgentConfig *config;
+  SightStepKind step_kind;
 
   if (agent == NULL)
     agent = gtk_editable_get_text (GTK_EDITABLE (self->agent_entry));
 
   config = sight_project_resolve_agent (self->project, *agent ? agent : NULL, &error);
+  /* A custom executor carries out act and assert with no model. */
+  if (config != NULL && sight_step_kind_from_string (kind, &step_kind) &&
+      sight_agent_config_dispatches (config, step_kind))
+    return TRUE;
   /* The preferences' model serves an agent that names none. */
   if (config != NULL && config->provider == NULL && self->provider != NULL)
     return TRUE;
@@ -248,7 +254,7 @@ update_kind (SightComposer *self)
   const char *kind = sight_composer_get_kind (self);
   gboolean direct = g_str_equal (kind, "do");
   g_autofree char *hint = NULL;
-  gboolean no_model = !direct && !model_configured (self, NULL, &hint);
+  gboolean no_model = !direct && !model_configured (self, kind, NULL, &hint);
 
   gtk_widget_set_visible (self->schema_expander, g_str_equal (kind, "extract"));
   gtk_widget_set_visible (self->vision_row, !direct && !g_str_equal (kind, "act"));
@@ -802,7 +808,8 @@ start_run_full (SightComposer *self,
   {
     g_autofree char *hint = NULL;
 
-    if (!request->direct && !model_configured (self, *agent != '\0' ? agent : NULL, &hint))
+    if (!request->direct &&
+        !model_configured (self, kind, *agent != '\0' ? agent : NULL, &hint))
       {
         error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_MODEL_UNAVAILABLE, "%s",
                              hint != NULL && *hint ? hint : _("No model configured"));

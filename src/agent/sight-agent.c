@@ -309,6 +309,8 @@ typedef struct {
   /* until the step opens, then the context's */
   SightStepRequest *request;
   SightStepContext *ctx;
+  /* what carries the step out; NULL: act or a judgment */
+  const SightStepBody *body;
   GCancellable     *cancellable;
   /* the caller's, which fires ours */
   GCancellable     *caller_cancellable;
@@ -452,7 +454,9 @@ step_done_cb (GObject      *source,
   GTask *task = user_data;
   Run *run = g_task_get_task_data (task);
 
-  if (run->ctx->request->limits.kind == SIGHT_STEP_ACT)
+  if (run->body != NULL)
+    run->body->run_finish (run->ctx, result);
+  else if (run->ctx->request->limits.kind == SIGHT_STEP_ACT)
     sight_step_act_run_finish (run->ctx, result);
   else
     sight_step_judgment_run_finish (run->ctx, result);
@@ -487,6 +491,11 @@ run_start_cb (gpointer user_data)
   self->current = sight_step_result_ref (ctx->result);
   g_signal_emit (self, signals[STEP_STARTED], 0, ctx->request);
 
+  if (run->body != NULL)
+    {
+      run->body->run_async (ctx, step_done_cb, task);
+      return G_SOURCE_REMOVE;
+    }
   if (self->provider != NULL)
     ctx->provider = g_object_ref (self->provider);
   else
@@ -522,6 +531,17 @@ sight_agent_run_async (SightAgent          *self,
                        GAsyncReadyCallback  callback,
                        gpointer             user_data)
 {
+  sight_agent_run_body_async (self, request, NULL, cancellable, callback, user_data);
+}
+
+void
+sight_agent_run_body_async (SightAgent          *self,
+                            SightStepRequest    *request,
+                            const SightStepBody *body,
+                            GCancellable        *cancellable,
+                            GAsyncReadyCallback  callback,
+                            gpointer             user_data)
+{
   g_autoptr(GSource) idle = NULL;
   GTask *task;
   Run *run;
@@ -535,6 +555,7 @@ sight_agent_run_async (SightAgent          *self,
   run = g_new0 (Run, 1);
   run->agent = g_object_ref (self);
   run->request = request;
+  run->body = body;
   /* The step's one cancellable, which its caller's fires too, so that
    * sight_agent_stop() stops the step without touching the caller's. */
   run->cancellable = g_cancellable_new ();

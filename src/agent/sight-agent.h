@@ -5,6 +5,7 @@
 
 #include "sight-model-provider.h"
 #include "sight-project.h"
+#include "sight-step-context.h"
 #include "sight-step-request.h"
 #include "sight-step-result.h"
 #include "sight-web-page.h"
@@ -85,6 +86,27 @@ void             sight_agent_run_async          (SightAgent          *self,
 SightStepResult *sight_agent_run_finish         (SightAgent          *self,
                                                  GAsyncResult        *result,
                                                  GError             **error);
+
+/* What carries out a step once it opened on its context: the built-in agent's
+ * act and judgments (sight_agent_run_async), or a custom executor's
+ * (sight-external-executor.h); the step executor chooses. The outcome goes into
+ * the context's result; run_finish only says it ended. */
+typedef struct {
+  void (*run_async)  (SightStepContext    *ctx,
+                      GAsyncReadyCallback  callback,
+                      gpointer             user_data);
+  void (*run_finish) (SightStepContext    *ctx,
+                      GAsyncResult        *result);
+} SightStepBody;
+
+/* sight_agent_run_async with @body carrying the step out: no model is set up
+ * for it. Finish with sight_agent_run_finish. */
+void             sight_agent_run_body_async     (SightAgent          *self,
+                                                 SightStepRequest    *request,
+                                                 const SightStepBody *body,
+                                                 GCancellable        *cancellable,
+                                                 GAsyncReadyCallback  callback,
+                                                 gpointer             user_data);
 /* What the step in progress spent so far (the last step's total once it ended;
  * an empty sum before the first), for meters that attribute cost to each action
  * as it happens, e.g. from "model-call-finished" or "action-performed". */

@@ -368,20 +368,9 @@ set_done (Act        *act,
 
   if (g_strcmp0 (verdict, "pass") == 0)
     return;
+  /* The code comes from a closed list the runner owns, never from model text. */
   if (g_strcmp0 (verdict, "blocked") == 0)
-    {
-      /* The code comes from a closed list the runner owns, never from model text. */
-      if (g_strcmp0 (reason, "credentials") == 0)
-        code = SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE;
-      else if (g_strcmp0 (reason, "seed_data") == 0)
-        code = SIGHT_ERROR_SEED_DATA_MISSING;
-      else if (g_strcmp0 (reason, "setup") == 0)
-        code = SIGHT_ERROR_TEST_SETUP_FAILED;
-      else if (g_strcmp0 (reason, "automation") == 0)
-        code = SIGHT_ERROR_AUTOMATION_UNSUPPORTED;
-      else
-        code = SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;
-    }
+    code = sight_step_blocked_reason_code (reason);
   sight_step_result_take_error (ctx->result, g_error_new (SIGHT_ERROR, code, "%s", summary));
 }
 

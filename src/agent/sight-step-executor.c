@@ -8,6 +8,7 @@
 #include "sight-direct-run.h"
 #include "sight-direct-step.h"
 #include "sight-error.h"
+#include "sight-external-executor.h"
 
 gboolean
 sight_step_kind_name_is_valid (const char *name)
@@ -70,6 +71,11 @@ sight_step_request_new_for_text (SightProject  *project,
   /* Not a direct step: the agent acts on it, which needs a model. */
   return sight_step_request_new (project, SIGHT_STEP_ACT, text, NULL, NULL, timeout_ms, error);
 }
+
+static const SightStepBody external_executor = {
+  sight_external_executor_run_async,
+  sight_external_executor_run_finish,
+};
 
 typedef struct {
   SightAgent       *agent;
@@ -159,7 +165,13 @@ sight_step_execute_async (SightAgent          *agent,
   g_task_set_check_cancellable (task, FALSE);
   if (!request->direct)
     {
-      sight_agent_run_async (agent, request, cancellable, agent_done_cb, g_steal_pointer (&task));
+      /* An agent with a custom executor has it carry out act and assert. */
+      if (sight_agent_config_dispatches (request->limits.agent, request->limits.kind))
+        sight_agent_run_body_async (agent, request, &external_executor, cancellable,
+                                    agent_done_cb, g_steal_pointer (&task));
+      else
+        sight_agent_run_async (agent, request, cancellable, agent_done_cb,
+                               g_steal_pointer (&task));
       return;
     }
   execution = g_new0 (Execution, 1);

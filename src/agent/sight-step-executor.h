@@ -54,7 +54,9 @@ SightStepRequest *sight_step_request_new_for_text (SightProject  *project,
 
 /* Runs @request (taken) on @agent's page: a direct step through
  * sight_direct_step_run_async() with @agent's project's secrets, an agent
- * step through sight_agent_run_async().  The result is always returned,
+ * step through sight_agent_run_async(), or, for act and assert with an agent
+ * that has a custom executor, through that program
+ * (sight-external-executor.h, docs/executor.md).  The result is always returned,
  * pass or fail; on failure it carries the error, which _finish copies into
  * @error.  _finish returns NULL only when @cancellable fired
  * (G_IO_ERROR_CANCELLED in @error).

@@ -283,3 +283,17 @@ sight_step_result_to_json (SightStepResult *self)
 
   return json_builder_get_root (b);
 }
+
+SightErrorCode
+sight_step_blocked_reason_code (const char *reason)
+{
+  if (g_strcmp0 (reason, "credentials") == 0)
+    return SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE;
+  if (g_strcmp0 (reason, "seed_data") == 0)
+    return SIGHT_ERROR_SEED_DATA_MISSING;
+  if (g_strcmp0 (reason, "setup") == 0)
+    return SIGHT_ERROR_TEST_SETUP_FAILED;
+  if (g_strcmp0 (reason, "automation") == 0)
+    return SIGHT_ERROR_AUTOMATION_UNSUPPORTED;
+  return SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE;
+}

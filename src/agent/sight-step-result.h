@@ -99,6 +99,11 @@ void             sight_step_result_unref      (SightStepResult  *self);
 void             sight_step_result_take_error (SightStepResult  *self,
                                                GError           *error);
 gboolean         sight_step_result_passed     (SightStepResult  *self);
+/* The code of a blocked verdict by its reason, from the closed list act's done
+ * tool and a custom executor's step/finish name it by: "credentials",
+ * "seed_data", "setup", "automation"; anything else is ENVIRONMENT_UNAVAILABLE
+ * (the code is the runner's, never the reporter's text). */
+SightErrorCode   sight_step_blocked_reason_code (const char     *reason);
 /* Copies the step's error into @error; FALSE when the step failed. */
 gboolean         sight_step_result_propagate  (SightStepResult  *self,
                                                GError          **error);

@@ -82,6 +82,24 @@ sight_budget_resolve (SightProject            *project,
       timeout = sight_project_get_judgment_budget (project);
       break;
     case SIGHT_STEP_ASSERT:
+      if (sight_agent_config_dispatches (agent, SIGHT_STEP_ASSERT))
+        {
+          /* "The assert row holds for the built-in agent": a custom executor
+           * runs assert as a step. */
+          if (options->vision != SIGHT_VISION_UNSET || options->has_screenshot)
+            {
+              g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_UNSUPPORTED_CAPABILITY,
+                           "assert takes no %s with agent %s, which has a custom executor",
+                           options->vision != SIGHT_VISION_UNSET ? "vision" : "screenshot",
+                           agent_name);
+              return FALSE;
+            }
+          out->max_model_calls = agent->max_model_calls;
+          out->max_actions = agent->max_steps;
+          timeout = sight_project_get_timeout (project);
+          break;
+        }
+      G_GNUC_FALLTHROUGH;
     case SIGHT_STEP_EXTRACT:
       out->max_model_calls = SIGHT_JUDGMENT_MODEL_CALLS;
       out->max_actions = 0;
@@ -91,7 +109,7 @@ sight_budget_resolve (SightProject            *project,
       g_return_val_if_reached (FALSE);
     }
 
-  if (options->kind != SIGHT_STEP_ACT)
+  if (options->kind != SIGHT_STEP_ACT && !sight_agent_config_dispatches (agent, options->kind))
     out->vision = options->vision != SIGHT_VISION_UNSET ? options->vision : agent->vision;
   if (options->kind == SIGHT_STEP_ASSERT && options->has_screenshot)
     out->screenshot = options->screenshot;

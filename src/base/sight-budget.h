@@ -20,7 +20,12 @@ G_BEGIN_DECLS
  * to 25 and 25.  Per-call maxSteps and maxModelCalls can only lower the agent's
  * limits; a per-call timeout replaces the default.  Every timeout is then capped by
  * the remaining test timeout.  Model calls count every request, repair rounds
- * included; action steps count committed engine actions. */
+ * included; action steps count committed engine actions.
+ *
+ * The assert row holds for the built-in agent: with an agent that has a custom
+ * executor (sight_agent_config_dispatches), assert's budget is the agent's maxSteps and
+ * maxModelCalls, its default timeout config.timeout, and vision or screenshot on the
+ * call is UNSUPPORTED_CAPABILITY, before the step opens. */
 
 #define SIGHT_JUDGMENT_MODEL_CALLS 2
 
@@ -46,7 +51,7 @@ typedef struct {
  * project's default); @remaining_test_ms is what is left of the test's timeout, or
  * -1 when the test has none (0 or less leaves a step that times out at once).
  * Errors, INVALID_ARGUMENT: an unknown agent; maxSteps or maxModelCalls above the
- * resolved limit. */
+ * resolved limit; UNSUPPORTED_CAPABILITY: vision or screenshot on an executor's assert. */
 gboolean         sight_budget_resolve       (SightProject            *project,
                                              const SightStepOptions  *options,
                                              const char              *test_agent,

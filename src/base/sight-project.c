@@ -33,8 +33,18 @@ struct _SightProject {
 G_DEFINE_BOXED_TYPE (SightProject, sight_project, sight_project_ref, sight_project_unref)
 
 static void
+executor_config_free (SightExecutorConfig *executor)
+{
+  g_strfreev (executor->argv);
+  g_strfreev (executor->env);
+  g_free (executor->cwd);
+  g_free (executor);
+}
+
+static void
 agent_config_clear (SightAgentConfig *agent)
 {
+  g_clear_pointer (&agent->executor, executor_config_free);
   g_free (agent->name);
   g_free (agent->provider);
   g_free (agent->model);
@@ -184,6 +194,93 @@ is_env_name (const char *name)
   return TRUE;
 }
 
+/* The "executor" of an agent: {"command": [...], "env": {...}}, nothing else. */
+static gboolean
+parse_executor (Ctx                 *c,
+                JsonNode            *node,
+                const char          *path,
+                SightExecutorConfig *executor)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func (g_free);
+  gboolean have_command = FALSE;
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *value;
+
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return bad (c, path, "must be an object with a command (an array of strings) and "
+                "optionally env");
+  json_object_iter_init_ordered (&iter, json_node_get_object (node));
+  while (json_object_iter_next_ordered (&iter, &key, &value))
+    {
+      g_autofree char *sub = sight_json_pointer_append (path, key);
+
+      if (g_str_equal (key, "command"))
+        {
+          JsonArray *array;
+
+          if (!JSON_NODE_HOLDS_ARRAY (value) || json_array_get_length (json_node_get_array (value)) == 0)
+            return bad (c, sub, "must be a non-empty array of strings: the program and its "
+                        "arguments");
+          array = json_node_get_array (value);
+          for (guint i = 0; i < json_array_get_length (array); i++)
+            {
+              g_autofree char *asub = g_strdup_printf ("%s/%u", sub, i);
+              char *arg = NULL;
+
+              if (!get_string (c, json_array_get_element (array, i), asub, &arg))
+                return FALSE;
+              g_ptr_array_add (argv, arg);
+            }
+          have_command = TRUE;
+        }
+      else if (g_str_equal (key, "env"))
+        {
+          JsonObjectIter eiter;
+          const char *name;
+          JsonNode *var;
+
+          if (!JSON_NODE_HOLDS_OBJECT (value))
+            return bad (c, sub, "must be an object of variable name → string");
+          json_object_iter_init_ordered (&eiter, json_node_get_object (value));
+          while (json_object_iter_next_ordered (&eiter, &name, &var))
+            {
+              g_autofree char *esub = sight_json_pointer_append (sub, name);
+
+              if (!is_env_name (name))
+                return bad (c, esub, "must be an environment variable name");
+              if (!is_string (var))
+                return bad (c, esub, "must be a string");
+              g_ptr_array_add (env, g_strdup_printf ("%s=%s", name, json_node_get_string (var)));
+            }
+        }
+      else
+        return bad (c, sub, "unknown member (an executor takes command, env)");
+    }
+  if (!have_command)
+    {
+      g_autofree char *sub = sight_json_pointer_append (path, "command");
+      return bad (c, sub, "an executor needs a command (an array of strings)");
+    }
+
+  /* A relative program with a slash is the project's own. */
+  if (!g_path_is_absolute (argv->pdata[0]) && strchr (argv->pdata[0], '/') != NULL &&
+      c->self->base_dir != NULL)
+    {
+      char *program = g_build_filename (c->self->base_dir, argv->pdata[0], NULL);
+
+      g_free (argv->pdata[0]);
+      argv->pdata[0] = program;
+    }
+  g_ptr_array_add (argv, NULL);
+  g_ptr_array_add (env, NULL);
+  executor->argv = (GStrv) g_ptr_array_free (g_steal_pointer (&argv), FALSE);
+  executor->env = (GStrv) g_ptr_array_free (g_steal_pointer (&env), FALSE);
+  executor->cwd = g_strdup (c->self->base_dir);
+  return TRUE;
+}
+
 static gboolean
 parse_agent (Ctx        *c,
              const char *name,
@@ -271,14 +368,23 @@ parse_agent (Ctx        *c,
           if (!JSON_NODE_HOLDS_OBJECT (value))
             return bad (c, sub, "must be an object");
         }
+      else if (g_str_equal (key, "executor"))
+        {
+          agent->executor = g_new0 (SightExecutorConfig, 1);
+          if (!parse_executor (c, value, sub, agent->executor))
+            return FALSE;
+        }
       else if (g_str_equal (key, "apiKey"))
         return bad (c, sub, "an API key does not belong in the project file; name the "
                     "environment variable that holds it with apiKeyEnv");
       else if (!g_str_equal (key, "description"))
         return bad (c, sub, "unknown member (an agent takes model, provider, baseUrl, "
-                    "apiKeyEnv, vision, maxSteps, maxModelCalls, maxTokens, price, prices)");
+                    "apiKeyEnv, vision, maxSteps, maxModelCalls, maxTokens, price, prices, executor)");
     }
 
+  /* An executor carries out act and assert itself: no model needed. */
+  if (model == NULL && provider == NULL && agent->executor != NULL)
+    return TRUE;
   if (model == NULL)
     {
       g_autofree char *sub = sight_json_pointer_append (path, "model");
@@ -861,6 +967,14 @@ sight_project_resolve_agent (SightProject  *self,
       return NULL;
     }
   return &self->builtin_agent;
+}
+
+gboolean
+sight_agent_config_dispatches (const SightAgentConfig *agent,
+                               SightStepKind           kind)
+{
+  return agent != NULL && agent->executor != NULL &&
+         (kind == SIGHT_STEP_ACT || kind == SIGHT_STEP_ASSERT);
 }
 
 SightSecrets *

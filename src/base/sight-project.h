@@ -39,13 +39,30 @@ G_BEGIN_DECLS
  * project file's folder) or {"keyring": {attribute: value, …}}.  "traceCache" turns the
  * trace cache of act on: true keeps traces under $XDG_CACHE_HOME/sightline/traces, a
  * string names the folder (relative to the project file's), false or absent is off.  Unknown members are
- * INVALID_ARGUMENT naming their JSON pointer, so a typo does not pass silently. */
+ * INVALID_ARGUMENT naming their JSON pointer, so a typo does not pass silently.
+ *
+ * An agent may name a custom executor (docs/executor.md), a program its act and assert
+ * steps are dispatched to, started per step:
+ *   "executor": { "command": ["python3", "executors/first-button.py"], "env": {"LEVEL": "2"} }
+ * "command" is a non-empty array of non-empty strings (a program given as a relative path
+ * with a slash is found from the project file's folder, which is also the executor's
+ * working folder); "env" an object of variable name → string, added to the small
+ * environment the executor gets (it never inherits Sightline's, which may hold
+ * credentials).  An agent with an executor needs no model (its waitFor and extract
+ * still use the model when it names one). */
 
 #define SIGHT_PROJECT_FILE_NAME "sightline.json"
 #define SIGHT_DEFAULT_TIMEOUT_MS 120000
 #define SIGHT_DEFAULT_MAX_STEPS 25
 #define SIGHT_DEFAULT_MAX_MODEL_CALLS 25
 #define SIGHT_JUDGMENT_BUDGET_MIN_MS 30000
+
+/* A custom executor of an agent ("executor" above). */
+typedef struct {
+  GStrv            argv;            /* the command, argv[0] resolved as said above */
+  GStrv            env;             /* "NAME=value" entries from "env" (never NULL) */
+  char            *cwd;             /* the project file's folder, or NULL: the current one */
+} SightExecutorConfig;
 
 typedef struct {
   char            *name;
@@ -57,6 +74,8 @@ typedef struct {
   gint64           max_steps;       /* 25 by default */
   gint64           max_model_calls; /* 25 by default */
   gint64           max_tokens;      /* 0: the provider's default */
+  /* the custom executor act and assert are dispatched to, or NULL */
+  SightExecutorConfig *executor;
   /* the entry as written, for members the model layer reads itself
    * ("price", "prices"; see sight-model-config.h) */
   JsonObject      *json;
@@ -116,6 +135,11 @@ const SightAgentConfig *sight_project_get_agent  (SightProject *self,
 const SightAgentConfig *sight_project_resolve_agent (SightProject *self,
                                                      const char   *name,
                                                      GError      **error);
+
+/* Whether a step of @kind with @agent is dispatched to the agent's custom executor:
+ * act and assert are, when it has one (spec "Budgets"); waitFor and extract never. */
+gboolean          sight_agent_config_dispatches (const SightAgentConfig *agent,
+                                                 SightStepKind           kind);
 
 /* The project's credentials (borrowed); install a keyring resolver on it. */
 SightSecrets     *sight_project_get_secrets      (SightProject *self);

@@ -1,0 +1,1447 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "sight-external-executor"
+
+#include "config.h"
+
+#include "sight-external-executor.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "sight-error.h"
+#include "sight-json-schema.h"
+#include "sight-json.h"
+#include "sight-params.h"
+#include "sight-secret-fill.h"
+#include "sight-secrets.h"
+#include "sight-step-act.h"
+
+/* The protocol's version, sent in step/run. */
+#define PROTOCOL_VERSION 1
+/* The longest line an executor may write. */
+#define MAX_LINE_BYTES (1024 * 1024)
+/* After step/finish: how long the executor has to exit on its own once its
+ * stdin closed, before its group is killed. */
+#define EXIT_GRACE_MS 1000
+/* After the executor exited or closed its stdout, before step/finish: how long
+ * what it wrote last is still read. */
+#define DRAIN_GRACE_MS 500
+/* JSON-RPC 2.0 error codes; -32000 is a step's refusal with a Sightline code
+ * in its data. */
+#define RPC_METHOD_NOT_FOUND -32601
+#define RPC_INVALID_PARAMS   -32602
+#define RPC_STEP_ERROR       -32000
+
+/* The variables an executor gets from Sightline's environment; the rest (API
+ * keys, credentials' values) stay out. */
+static const char * const passed_env[] = {
+  "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TMPDIR", "TZ", NULL
+};
+
+/* The page actions page/perform takes, by act's tool names and schemas. */
+static const char * const perform_actions[] = {
+  "click", "fill", "press", "select", "check", "hover", "scroll", NULL
+};
+
+typedef struct {
+  gatomicrefcount    ref_count;
+  /* borrowed until the step ends (NULL after) */
+  SightStepContext  *ctx;
+  GTask             *task;
+
+  /* owned */
+  GSubprocess       *process;
+  int                pgid;
+  GDataInputStream  *reader;
+  GOutputStream     *writer;
+  GCancellable      *io_cancellable;
+  GQueue             out_queue;     /* of GBytes, whole lines */
+  GBytes            *out_writing;
+  gboolean           close_after_writes;
+  GSource           *deadline_source;
+  GSource           *grace_source;
+  GSource           *cancel_source;
+  JsonNode          *tools;         /* act's tools: the schemas of the calls */
+
+  guint              line_no;
+  gboolean           reading;
+  gboolean           eof;
+  gboolean           reaped;
+  gboolean           ended;
+  /* a page request is running on the context */
+  gboolean           page_busy;
+  char              *exit_reason;
+
+  /* the request being answered */
+  JsonNode          *request_id;
+  /* the latest observation given, and the latest screenshot's */
+  SightObservation  *held;
+  SightObservation  *shot_observation;
+  double             shot_scale;
+
+  /* the action of a page/perform or page/tapAt while it runs */
+  char              *tool;
+  JsonNode          *record_args;
+  char              *log_line;
+  char              *secret_name;
+} Exec;
+
+static Exec *
+exec_ref (Exec *exec)
+{
+  g_atomic_ref_count_inc (&exec->ref_count);
+  return exec;
+}
+
+static void
+action_clear (Exec *exec)
+{
+  g_clear_pointer (&exec->tool, g_free);
+  g_clear_pointer (&exec->record_args, json_node_unref);
+  g_clear_pointer (&exec->log_line, g_free);
+  g_clear_pointer (&exec->secret_name, g_free);
+}
+
+static void
+source_clear (GSource **source)
+{
+  if (*source != NULL)
+    g_source_destroy (*source);
+  g_clear_pointer (source, g_source_unref);
+}
+
+static void
+exec_unref (Exec *exec)
+{
+  if (!g_atomic_ref_count_dec (&exec->ref_count))
+    return;
+  source_clear (&exec->deadline_source);
+  source_clear (&exec->grace_source);
+  source_clear (&exec->cancel_source);
+  g_clear_object (&exec->process);
+  g_clear_object (&exec->reader);
+  g_clear_object (&exec->writer);
+  g_clear_object (&exec->io_cancellable);
+  g_queue_clear_full (&exec->out_queue, (GDestroyNotify) g_bytes_unref);
+  g_clear_pointer (&exec->out_writing, g_bytes_unref);
+  g_clear_pointer (&exec->tools, json_node_unref);
+  g_clear_pointer (&exec->request_id, json_node_unref);
+  g_clear_object (&exec->held);
+  g_clear_object (&exec->shot_observation);
+  g_free (exec->exit_reason);
+  action_clear (exec);
+  g_free (exec);
+}
+
+/* Ending: the whole process group goes, and the step returns once the
+ * executor was reaped and no page request holds the context. */
+
+static void
+kill_group (Exec *exec)
+{
+  if (exec->pgid > 0 && kill (-exec->pgid, SIGKILL) != 0 && errno != ESRCH)
+    g_debug ("killing the executor's group %d: %s", exec->pgid, g_strerror (errno));
+  if (exec->process != NULL && !exec->reaped)
+    g_subprocess_force_exit (exec->process);
+}
+
+static void
+exec_maybe_return (Exec *exec)
+{
+  GTask *task = exec->task;
+
+  if (!exec->ended || !exec->reaped || exec->page_busy || task == NULL)
+    return;
+  exec->task = NULL;
+  exec->ctx = NULL;
+  source_clear (&exec->grace_source);
+  g_cancellable_cancel (exec->io_cancellable);
+  g_task_return_boolean (task, TRUE);
+  g_object_unref (task);
+}
+
+static void closed_cb (GObject      *source,
+                       GAsyncResult *result,
+                       gpointer      user_data);
+
+static gboolean
+exit_grace_cb (gpointer user_data)
+{
+  Exec *exec = user_data;
+
+  source_clear (&exec->grace_source);
+  kill_group (exec);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+arm_grace (Exec        *exec,
+           guint        ms,
+           GSourceFunc  func)
+{
+  source_clear (&exec->grace_source);
+  exec->grace_source = g_timeout_source_new (ms);
+  g_source_set_callback (exec->grace_source, func, exec, NULL);
+  g_source_attach (exec->grace_source, g_main_context_get_thread_default ());
+}
+
+static void
+close_stdin (Exec *exec)
+{
+  exec->close_after_writes = FALSE;
+  g_output_stream_close_async (exec->writer, G_PRIORITY_DEFAULT, NULL, closed_cb,
+                               exec_ref (exec));
+}
+
+/* The step is over, with @error (taken) as its outcome when it failed. A
+ * @graceful end (step/finish) lets the executor read the reply and exit;
+ * any other end kills its group now. */
+static void
+exec_end (Exec     *exec,
+          GError   *error,
+          gboolean  graceful)
+{
+  if (exec->ended)
+    {
+      g_clear_error (&error);
+      return;
+    }
+  exec->ended = TRUE;
+  if (error != NULL)
+    sight_step_result_take_error (exec->ctx->result, error);
+  source_clear (&exec->deadline_source);
+  source_clear (&exec->grace_source);
+  source_clear (&exec->cancel_source);
+  if (graceful && !exec->reaped)
+    {
+      if (exec->out_writing == NULL)
+        close_stdin (exec);
+      else
+        exec->close_after_writes = TRUE;
+      arm_grace (exec, EXIT_GRACE_MS, exit_grace_cb);
+    }
+  else
+    {
+      g_cancellable_cancel (exec->io_cancellable);
+      kill_group (exec);
+    }
+  exec_maybe_return (exec);
+}
+
+G_GNUC_PRINTF (3, 4)
+static void
+exec_fail (Exec           *exec,
+           SightErrorCode  code,
+           const char     *format,
+           ...)
+{
+  g_autofree char *message = NULL;
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+  exec_end (exec, g_error_new_literal (SIGHT_ERROR, code, message), FALSE);
+}
+
+/* Writing: one line at a time, in order. */
+
+static void write_next (Exec *exec);
+
+static void
+closed_cb (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  Exec *exec = user_data;
+
+  g_output_stream_close_finish (G_OUTPUT_STREAM (source), result, NULL);
+  exec_unref (exec);
+}
+
+static void
+written_cb (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  Exec *exec = user_data;
+  g_autoptr(GError) error = NULL;
+
+  g_clear_pointer (&exec->out_writing, g_bytes_unref);
+  if (!g_output_stream_write_all_finish (G_OUTPUT_STREAM (source), result, NULL, &error))
+    {
+      /* A closed stdin is the executor gone: its exit or EOF says so. */
+      g_debug ("writing to the executor: %s", error->message);
+      g_queue_clear_full (&exec->out_queue, (GDestroyNotify) g_bytes_unref);
+    }
+  write_next (exec);
+  exec_unref (exec);
+}
+
+static void
+write_next (Exec *exec)
+{
+  gsize size;
+  gconstpointer data;
+
+  if (exec->out_writing != NULL || g_cancellable_is_cancelled (exec->io_cancellable))
+    return;
+  exec->out_writing = g_queue_pop_head (&exec->out_queue);
+  if (exec->out_writing == NULL)
+    {
+      if (exec->close_after_writes)
+        close_stdin (exec);
+      return;
+    }
+  data = g_bytes_get_data (exec->out_writing, &size);
+  g_output_stream_write_all_async (exec->writer, data, size, G_PRIORITY_DEFAULT,
+                                   exec->io_cancellable, written_cb, exec_ref (exec));
+}
+
+/* Sends @message (taken) redacted of every known secret value; @data, when
+ * given, is set afterwards as the "data" member of its "result" (a masked
+ * screenshot's base64, which is pixels, not text to redact). */
+static void
+send_message (Exec       *exec,
+              JsonObject *message,
+              char       *data)
+{
+  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), message);
+  g_autoptr(JsonNode) redacted = sight_secrets_redact_json (node);
+  g_autofree char *text = NULL;
+  GString *line;
+
+  json_object_unref (message);
+  if (data != NULL)
+    json_object_set_string_member (json_object_get_object_member (json_node_get_object (redacted),
+                                                                  "result"),
+                                   "data", data);
+  g_free (data);
+  text = json_to_string (redacted, FALSE);
+  line = g_string_new (text);
+  g_string_append_c (line, '\n');
+  g_queue_push_tail (&exec->out_queue, g_string_free_to_bytes (line));
+  write_next (exec);
+}
+
+static JsonObject *
+message_new (void)
+{
+  JsonObject *message = json_object_new ();
+
+  json_object_set_string_member (message, "jsonrpc", "2.0");
+  return message;
+}
+
+static void read_next (Exec *exec);
+
+/* Answers the request being handled with @result (taken) and reads on. */
+static void
+reply_result_with_data (Exec       *exec,
+                        JsonObject *result,
+                        char       *data)
+{
+  JsonObject *message = message_new ();
+
+  json_object_set_member (message, "id", g_steal_pointer (&exec->request_id));
+  json_object_set_object_member (message, "result", result);
+  send_message (exec, message, data);
+  if (!exec->ended)
+    read_next (exec);
+}
+
+static void
+reply_result (Exec       *exec,
+              JsonObject *result)
+{
+  reply_result_with_data (exec, result, NULL);
+}
+
+/* Answers with a JSON-RPC error; @sight_code, when not NULL, names a code
+ * of Sightline's (an error code or a vision degradation) in its data. */
+G_GNUC_PRINTF (4, 5)
+static void
+reply_error (Exec       *exec,
+             int         code,
+             const char *sight_code,
+             const char *format,
+             ...)
+{
+  JsonObject *message = message_new ();
+  JsonObject *error = json_object_new ();
+  g_autofree char *text = NULL;
+  va_list args;
+
+  va_start (args, format);
+  text = g_strdup_vprintf (format, args);
+  va_end (args);
+  json_object_set_member (message, "id", g_steal_pointer (&exec->request_id));
+  json_object_set_int_member (error, "code", code);
+  json_object_set_string_member (error, "message", text);
+  if (sight_code != NULL)
+    {
+      JsonObject *data = json_object_new ();
+
+      json_object_set_string_member (data, "code", sight_code);
+      json_object_set_object_member (error, "data", data);
+    }
+  json_object_set_object_member (message, "error", error);
+  send_message (exec, message, NULL);
+  if (!exec->ended)
+    read_next (exec);
+}
+
+/* Answers the request with the step's end (@error, taken): the executor
+ * learns why, and the step ends with it. */
+static void
+reply_and_end (Exec   *exec,
+               GError *error)
+{
+  const char *code = error->domain == SIGHT_ERROR ? sight_error_code_to_string (error->code)
+                                                  : NULL;
+
+  exec->ended = TRUE;   /* no more reading */
+  reply_error (exec, RPC_STEP_ERROR, code, "%s", error->message);
+  exec->ended = FALSE;
+  exec_end (exec, error, FALSE);
+}
+
+/* A page request ended: whether the step is still on. */
+static gboolean
+page_done (Exec *exec)
+{
+  exec->page_busy = FALSE;
+  if (!exec->ended)
+    return TRUE;
+  action_clear (exec);
+  exec_maybe_return (exec);
+  return FALSE;
+}
+
+/* An error of the page that ends the step, as act's model loop ends on it: the
+ * deadline, the page gone, a cancellation. */
+static gboolean
+error_ends_step (Exec   *exec,
+                 GError *error)
+{
+  return !sight_budget_check_deadline (exec->ctx->budget, NULL) ||
+         g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT) ||
+         g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE) ||
+         g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+static void
+emit_budget (SightStepContext *ctx)
+{
+  ctx->hooks->budget_changed (ctx->hooks_data, sight_budget_get_model_calls (ctx->budget),
+                              sight_budget_get_actions (ctx->budget),
+                              sight_budget_remaining_ms (ctx->budget));
+}
+
+/* page/observe */
+
+static void
+observed_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  Exec *exec = user_data;
+  SightStepContext *ctx = exec->ctx;
+  g_autoptr(SightObservation) observation = NULL;
+  GError *error = NULL;
+  JsonObject *reply;
+  JsonNode *tree;
+  int width = 0, height = 0;
+
+  if (!page_done (exec))
+    {
+      exec_unref (exec);
+      return;
+    }
+  observation = sight_step_context_observe_finish (ctx, result, NULL, &error);
+  if (observation == NULL)
+    {
+      reply_and_end (exec, error);
+      exec_unref (exec);
+      return;
+    }
+  ctx->hooks->observed (ctx->hooks_data, observation);
+  g_set_object (&exec->held, observation);
+  sight_observation_get_viewport (observation, &width, &height, NULL, NULL);
+  reply = json_object_new ();
+  json_object_set_string_member (reply, "url", sight_observation_get_url (observation) ?: "");
+  json_object_set_string_member (reply, "title", sight_observation_get_title (observation) ?: "");
+  json_object_set_string_member (reply, "text", sight_observation_get_text (observation) ?: "");
+  tree = sight_observation_get_tree (observation);
+  json_object_set_member (reply, "tree", tree != NULL ? json_node_copy (tree)
+                                                      : json_node_new (JSON_NODE_NULL));
+  json_object_set_int_member (reply, "viewportWidth", width);
+  json_object_set_int_member (reply, "viewportHeight", height);
+  reply_result (exec, reply);
+  exec_unref (exec);
+}
+
+static void
+handle_observe (Exec       *exec,
+                JsonObject *params)
+{
+  exec->page_busy = TRUE;
+  sight_step_context_observe_async (exec->ctx, FALSE, observed_cb, exec_ref (exec));
+}
+
+/* page/screenshot */
+
+static void
+degrade (Exec       *exec,
+         const char *reason)
+{
+  SightStepResult *result = exec->ctx->result;
+
+  g_free (result->vision_degraded);
+  result->vision_degraded = g_strdup (reason);
+}
+
+static void
+screenshot_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  Exec *exec = user_data;
+  SightStepContext *ctx = exec->ctx;
+  g_autoptr(SightObservation) observation = NULL;
+  const SightScreenshot *shot;
+  GError *error = NULL;
+  gboolean no_pixels = FALSE;
+  JsonObject *reply;
+  gsize size;
+  gconstpointer data;
+
+  if (!page_done (exec))
+    {
+      exec_unref (exec);
+      return;
+    }
+  observation = sight_step_context_observe_finish (ctx, result, &no_pixels, &error);
+  if (observation == NULL)
+    {
+      reply_and_end (exec, error);
+      exec_unref (exec);
+      return;
+    }
+  shot = sight_observation_get_screenshot (observation);
+  if (no_pixels || shot == NULL)
+    {
+      degrade (exec, "UNSUPPORTED_CAPABILITY");
+      reply_error (exec, RPC_STEP_ERROR, "UNSUPPORTED_CAPABILITY", "no screenshot could be taken");
+    }
+  else if (!sight_observation_masking_proven (observation))
+    {
+      degrade (exec, "MASKING_UNPROVEN");
+      reply_error (exec, RPC_STEP_ERROR, "MASKING_UNPROVEN",
+                   "the screenshot is withheld: not every secure field could be masked");
+    }
+  else
+    {
+      ctx->hooks->observed (ctx->hooks_data, observation);
+      g_set_object (&exec->held, observation);
+      g_set_object (&exec->shot_observation, observation);
+      exec->shot_scale = shot->scale;
+      data = g_bytes_get_data (shot->bytes, &size);
+      ctx->result->vision_input = TRUE;
+      ctx->result->images_sent++;
+      ctx->result->pixel_bytes += size;
+      reply = json_object_new ();
+      json_object_set_string_member (reply, "mimeType", sight_screenshot_get_mime_type (shot));
+      json_object_set_int_member (reply, "width", shot->width);
+      json_object_set_int_member (reply, "height", shot->height);
+      json_object_set_double_member (reply, "scale", shot->scale);
+      reply_result_with_data (exec, reply, g_base64_encode (data, size));
+    }
+  exec_unref (exec);
+}
+
+static void
+handle_screenshot (Exec       *exec,
+                   JsonObject *params)
+{
+  /* A secret filled in the attempt withholds every later screenshot. */
+  if (sight_step_context_secret_filled (exec->ctx))
+    {
+      degrade (exec, "PIXEL_TAINTED");
+      reply_error (exec, RPC_STEP_ERROR, "PIXEL_TAINTED",
+                   "a secret was filled in this attempt, so screenshots are withheld; work "
+                   "from the tree");
+      return;
+    }
+  exec->page_busy = TRUE;
+  sight_step_context_observe_async (exec->ctx, TRUE, screenshot_cb, exec_ref (exec));
+}
+
+/* page/perform and page/tapAt: an action through the engine, counted once it
+ * was committed, recorded as act records its actions. */
+
+static void
+committed_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  Exec *exec = user_data;
+  SightStepContext *ctx = exec->ctx;
+  g_autoptr(JsonObject) reply = NULL;
+  GError *error = NULL;
+  JsonObject *answer;
+  JsonObject *record;
+  JsonNode *descriptor;
+
+  if (!page_done (exec))
+    {
+      exec_unref (exec);
+      return;
+    }
+  if (exec->secret_name != NULL)
+    reply = sight_step_context_fill_secret_finish (ctx, result, &error);
+  else
+    reply = sight_step_context_perform_finish (ctx, result, &error);
+  if (reply == NULL)
+    {
+      action_clear (exec);
+      /* A refused secret ends the step with its code, nothing typed. */
+      if (error_ends_step (exec, error) || sight_secret_fill_error_is_refusal (error))
+        {
+          if (!sight_budget_check_deadline (ctx->budget, NULL))
+            {
+              g_clear_error (&error);
+              sight_budget_check_deadline (ctx->budget, &error);
+            }
+          reply_and_end (exec, error);
+        }
+      else
+        {
+          reply_error (exec, RPC_STEP_ERROR,
+                       error->domain == SIGHT_ERROR ? sight_error_code_to_string (error->code)
+                                                    : NULL,
+                       "the action failed: %s", error->message);
+          g_error_free (error);
+        }
+      exec_unref (exec);
+      return;
+    }
+
+  /* Committed: it counts. */
+  if (!sight_budget_take_action (ctx->budget, &error))
+    {
+      action_clear (exec);
+      reply_and_end (exec, error);
+      exec_unref (exec);
+      return;
+    }
+  ctx->result->actions = sight_budget_get_actions (ctx->budget);
+  record = json_object_new ();
+  json_object_set_string_member (record, "tool", exec->tool);
+  json_object_set_member (record, "args", g_steal_pointer (&exec->record_args));
+  descriptor = json_object_get_member (reply, "descriptor");
+  if (descriptor != NULL && JSON_NODE_HOLDS_OBJECT (descriptor))
+    {
+      descriptor = json_node_copy (descriptor);
+      /* a field's text may be what was typed */
+      json_object_remove_member (json_node_get_object (descriptor), "text");
+      json_object_set_member (record, "descriptor", descriptor);
+    }
+  else
+    json_object_set_null_member (record, "descriptor");
+  json_array_add_object_element (ctx->result->performed, record);
+  g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (exec->log_line));
+  sight_step_context_emit_action (ctx, exec->log_line);
+  emit_budget (ctx);
+
+  answer = json_object_new ();
+  json_object_set_string_member (answer, "done", exec->log_line);
+  json_object_set_int_member (answer, "actions", sight_budget_get_actions (ctx->budget));
+  for (const char * const *m = (const char * const[]) { "navigated", "url", "settled", "settleMs",
+                                                        "popups", "tapped", "under", NULL };
+       *m != NULL; m++)
+    if (json_object_has_member (reply, *m))
+      json_object_set_member (answer, *m, json_node_copy (json_object_get_member (reply, *m)));
+  action_clear (exec);
+  reply_result (exec, answer);
+  exec_unref (exec);
+}
+
+typedef struct {
+  Exec       *exec;
+  char       *ref;
+  char       *verb;
+  char       *value;
+  gboolean    at_point;
+  double      x;
+  double      y;
+} Start;
+
+static void
+action_started_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  Start *start = user_data;
+  Exec *exec = start->exec;
+  SightStepContext *ctx = exec->ctx;
+
+  sight_step_context_start_action_finish (ctx, result);
+  if (exec->secret_name != NULL)
+    sight_step_context_fill_secret_async (ctx, start->ref, exec->secret_name, start->value,
+                                          committed_cb, exec);
+  else
+    sight_step_context_perform_async (ctx, start->ref, start->verb, start->value,
+                                      start->at_point, start->x, start->y, committed_cb, exec);
+  g_free (start->ref);
+  g_free (start->verb);
+  if (start->value != NULL)
+    memset (start->value, 0, strlen (start->value));
+  g_free (start->value);
+  g_free (start);
+}
+
+/* Runs the action set up in exec (tool, record_args, log_line, secret_name):
+ * on @ref, or at (@x, @y) CSS pixels; for a Secret, @value is its param. The
+ * budget is checked first: an action past it ends the step. */
+static void
+begin_action (Exec       *exec,
+              const char *ref,
+              const char *verb,
+              const char *value,
+              gboolean    at_point,
+              double      x,
+              double      y)
+{
+  SightStepContext *ctx = exec->ctx;
+  const SightBudgetLimits *limits = sight_budget_get_limits (ctx->budget);
+  GError *error = NULL;
+  Start *start;
+
+  if ((gint64) sight_budget_get_actions (ctx->budget) >= limits->max_actions &&
+      !sight_budget_take_action (ctx->budget, &error))
+    {
+      action_clear (exec);
+      reply_and_end (exec, error);
+      return;
+    }
+  if (!sight_budget_check_deadline (ctx->budget, &error))
+    {
+      action_clear (exec);
+      reply_and_end (exec, error);
+      return;
+    }
+  start = g_new0 (Start, 1);
+  start->exec = exec_ref (exec);
+  start->ref = g_strdup (ref);
+  start->verb = g_strdup (verb);
+  start->value = g_strdup (value);
+  start->at_point = at_point;
+  start->x = x;
+  start->y = y;
+  exec->page_busy = TRUE;
+  /* the exec reference goes on to committed_cb */
+  sight_step_context_start_action_async (ctx, at_point ? NULL : ref, action_started_cb, start);
+}
+
+/* Checks @args against act's schema of @tool; FALSE after answering why. */
+static gboolean
+check_args (Exec       *exec,
+            const char *tool,
+            JsonNode   *args)
+{
+  JsonArray *tools = json_node_get_array (exec->tools);
+  g_autoptr(SightJsonSchema) schema = NULL;
+  g_autoptr(GPtrArray) problems = NULL;
+  g_autofree char *why = NULL;
+
+  for (guint i = 0; i < json_array_get_length (tools); i++)
+    {
+      JsonObject *definition = json_array_get_object_element (tools, i);
+
+      if (g_strcmp0 (json_object_get_string_member (definition, "name"), tool) == 0)
+        schema = sight_json_schema_new (json_object_get_member (definition, "parameters"), NULL);
+    }
+  g_assert (schema != NULL);
+  if (sight_json_schema_validate (schema, args, &problems))
+    return TRUE;
+  why = sight_json_schema_errors_to_string (problems);
+  reply_error (exec, RPC_INVALID_PARAMS, NULL, "invalid params for %s: %s", tool, why);
+  return FALSE;
+}
+
+static void
+handle_perform (Exec       *exec,
+                JsonObject *params)
+{
+  SightStepContext *ctx = exec->ctx;
+  const char *action = json_object_get_string_member_with_default (params, "action", NULL);
+  g_autoptr(JsonObject) args = json_object_new ();
+  g_autoptr(JsonNode) args_node = NULL;
+  g_autofree char *label = NULL;
+  g_autofree char *value_text = NULL;
+  JsonNode *step_params = ctx->request->options->params;
+  const char *ref, *param, *value;
+  const char *verb;
+  JsonObject *node = NULL;
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *member;
+
+  if (action == NULL || !g_strv_contains (perform_actions, action))
+    {
+      reply_error (exec, RPC_INVALID_PARAMS, NULL, "page/perform takes an action: one of click, "
+                   "fill, press, select, check, hover, scroll");
+      return;
+    }
+  json_object_iter_init (&iter, params);
+  while (json_object_iter_next (&iter, &key, &member))
+    if (!g_str_equal (key, "action"))
+      json_object_set_member (args, key, json_node_copy (member));
+  args_node = json_node_init_object (json_node_alloc (), args);
+  if (!check_args (exec, action, args_node))
+    return;
+
+  ref = json_object_get_string_member_with_default (args, "ref", NULL);
+  if (ref != NULL)
+    {
+      node = exec->held != NULL ? sight_observation_lookup (exec->held, ref) : NULL;
+      if (node == NULL)
+        {
+          reply_error (exec, RPC_INVALID_PARAMS, NULL, "there is no element %s in the latest "
+                       "observation (call page/observe first)", ref);
+          return;
+        }
+      label = sight_observation_node_line (node);
+    }
+
+  verb = action;
+  action_clear (exec);
+  exec->tool = g_strdup (action);
+  exec->record_args = json_node_copy (args_node);
+  if (g_str_equal (action, "fill"))
+    {
+      param = json_object_get_string_member_with_default (args, "param", NULL);
+      value = json_object_get_string_member_with_default (args, "value", NULL);
+      if (param != NULL)
+        {
+          JsonNode *entry = NULL;
+          const char *secret_name = NULL;
+          GError *error = NULL;
+
+          if (step_params != NULL && JSON_NODE_HOLDS_OBJECT (step_params))
+            entry = json_object_get_member (json_node_get_object (step_params), param);
+          if (entry == NULL || (!sight_params_is_secret (entry, &secret_name) &&
+                                (!JSON_NODE_HOLDS_VALUE (entry) ||
+                                 json_node_get_value_type (entry) != G_TYPE_STRING)))
+            {
+              action_clear (exec);
+              reply_error (exec, RPC_INVALID_PARAMS, NULL, "there is no string or Secret param "
+                           "\"%s\"", param);
+              return;
+            }
+          if (secret_name != NULL)
+            {
+              /* A credential or origin refused ends the step, nothing typed. */
+              if (!sight_secret_fill_authorize (ctx->page, sight_project_get_secrets (ctx->project),
+                                                secret_name, param, ctx->target_origin, &error))
+                {
+                  action_clear (exec);
+                  reply_and_end (exec, error);
+                  return;
+                }
+              exec->secret_name = g_strdup (secret_name);
+              exec->log_line = g_strdup_printf ("fill %s with the secret %s", label, secret_name);
+              begin_action (exec, ref, "fill", param, FALSE, 0, 0);
+              return;
+            }
+          value_text = g_strdup (json_node_get_string (entry));
+        }
+      else if (value != NULL)
+        value_text = g_strdup (value);
+      else
+        {
+          action_clear (exec);
+          reply_error (exec, RPC_INVALID_PARAMS, NULL, "fill needs value or param");
+          return;
+        }
+      /* Typed into a secure field, the value is a secret from here on. */
+      sight_secret_fill_note_typed (json_object_get_boolean_member_with_default (node, "secure",
+                                                                                 FALSE),
+                                    param, value_text);
+      exec->log_line = g_strdup_printf ("fill %s with \"%s\"", label, value_text);
+    }
+  else if (g_str_equal (action, "press"))
+    {
+      value_text = g_strdup (json_object_get_string_member (args, "key"));
+      exec->log_line = label != NULL ? g_strdup_printf ("press %s on %s", value_text, label)
+                                     : g_strdup_printf ("press %s", value_text);
+    }
+  else if (g_str_equal (action, "select"))
+    {
+      value_text = g_strdup (json_object_get_string_member (args, "option"));
+      exec->log_line = g_strdup_printf ("select \"%s\" in %s", value_text, label);
+    }
+  else if (g_str_equal (action, "check"))
+    {
+      verb = json_object_get_boolean_member_with_default (args, "checked", TRUE) ? "check"
+                                                                                 : "uncheck";
+      exec->log_line = g_strdup_printf ("%s %s", verb, label);
+    }
+  else if (g_str_equal (action, "scroll"))
+    {
+      value_text = g_strdup (json_object_get_string_member_with_default (args, "direction", NULL));
+      exec->log_line = label != NULL ? g_strdup_printf ("scroll to %s", label)
+                                     : g_strdup_printf ("scroll %s", value_text ?: "down");
+    }
+  else
+    exec->log_line = g_strdup_printf ("%s %s", action, label);
+  begin_action (exec, ref, verb, value_text, FALSE, 0, 0);
+}
+
+static void
+handle_tap_at (Exec       *exec,
+               JsonObject *params)
+{
+  g_autoptr(JsonNode) args = json_node_init_object (json_node_alloc (), params);
+  double x, y, cx, cy;
+  int vw = 0, vh = 0;
+
+  if (!check_args (exec, "tap_at", args))
+    return;
+  if (exec->shot_observation == NULL || exec->shot_scale <= 0)
+    {
+      reply_error (exec, RPC_INVALID_PARAMS, NULL, "page/tapAt takes a point in the latest "
+                   "screenshot: call page/screenshot first");
+      return;
+    }
+  x = json_object_get_double_member (params, "x");
+  y = json_object_get_double_member (params, "y");
+  /* The point is in the screenshot's pixels; the harness scales it back. */
+  cx = x / exec->shot_scale;
+  cy = y / exec->shot_scale;
+  sight_observation_get_viewport (exec->shot_observation, &vw, &vh, NULL, NULL);
+  if ((vw > 0 && cx >= vw) || (vh > 0 && cy >= vh))
+    {
+      reply_error (exec, RPC_INVALID_PARAMS, NULL, "the point (%g, %g) is outside the screenshot",
+                   x, y);
+      return;
+    }
+  action_clear (exec);
+  exec->tool = g_strdup ("tap_at");
+  exec->record_args = json_node_copy (args);
+  exec->log_line = g_strdup_printf ("tap_at (%.0f, %.0f) → (%.0f, %.0f) CSS px", x, y, cx, cy);
+  begin_action (exec, NULL, "tap", NULL, TRUE, cx, cy);
+}
+
+/* budget/modelCall: the executor's own model request, taken from the step's
+ * budget before it is made. */
+static void
+handle_model_call (Exec       *exec,
+                   JsonObject *params)
+{
+  SightStepContext *ctx = exec->ctx;
+  const SightBudgetLimits *limits = sight_budget_get_limits (ctx->budget);
+  GError *error = NULL;
+  JsonObject *reply;
+
+  if (!sight_budget_take_model_call (ctx->budget, &error))
+    {
+      reply_and_end (exec, error);
+      return;
+    }
+  ctx->result->model_calls = sight_budget_get_model_calls (ctx->budget);
+  emit_budget (ctx);
+  reply = json_object_new ();
+  json_object_set_int_member (reply, "modelCalls", sight_budget_get_model_calls (ctx->budget));
+  json_object_set_int_member (reply, "remaining",
+                              limits->max_model_calls - sight_budget_get_model_calls (ctx->budget));
+  reply_result (exec, reply);
+}
+
+/* step/finish: the verdict, by the arguments of act's done tool. */
+static void
+handle_finish (Exec       *exec,
+               JsonObject *params)
+{
+  SightStepContext *ctx = exec->ctx;
+  g_autoptr(JsonNode) args = json_node_init_object (json_node_alloc (), params);
+  const char *verdict;
+  g_autofree char *summary = NULL;
+  GError *error = NULL;
+
+  if (!check_args (exec, "done", args))
+    return;
+  verdict = json_object_get_string_member (params, "verdict");
+  summary = sight_text_sanitize (json_object_get_string_member (params, "summary"), 2048);
+  sight_step_context_add_injection (ctx, json_object_get_member (params, "injection"));
+  g_free (ctx->result->summary);
+  ctx->result->summary = sight_secrets_redact (summary);
+  if (g_str_equal (verdict, "fail"))
+    error = g_error_new (SIGHT_ERROR, ctx->request->limits.kind == SIGHT_STEP_ASSERT
+                                      ? SIGHT_ERROR_ASSERTION_FAILED : SIGHT_ERROR_ACTION_FAILED,
+                         "%s", summary);
+  else if (g_str_equal (verdict, "blocked"))
+    error = g_error_new (SIGHT_ERROR,
+                         sight_step_blocked_reason_code (
+                           json_object_get_string_member_with_default (params, "blocked_reason",
+                                                                       NULL)),
+                         "%s", summary);
+  exec->ended = TRUE;   /* no more reading */
+  reply_result (exec, json_object_new ());
+  exec->ended = FALSE;
+  exec_end (exec, error, TRUE);
+}
+
+static const struct {
+  const char *method;
+  void      (*handle) (Exec       *exec,
+                       JsonObject *params);
+} methods[] = {
+  { "page/observe", handle_observe },
+  { "page/perform", handle_perform },
+  { "page/tapAt", handle_tap_at },
+  { "page/screenshot", handle_screenshot },
+  { "budget/modelCall", handle_model_call },
+  { "step/finish", handle_finish },
+};
+
+/* Reading: one line at a time, no longer than MAX_LINE_BYTES; the next is read
+ * once the request of the last was answered. */
+
+static void
+garbage (Exec       *exec,
+         const char *line,
+         const char *why)
+{
+  g_autofree char *shown = sight_text_sanitize (line, 80);
+
+  exec_fail (exec, SIGHT_ERROR_MODEL_OUTPUT_INVALID,
+             "the executor wrote what is not JSON-RPC 2.0 on line %u of its output (%s): %s",
+             exec->line_no, why, shown);
+}
+
+static gboolean
+is_id (JsonNode *node)
+{
+  GType type;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  type = json_node_get_value_type (node);
+  return type == G_TYPE_STRING || type == G_TYPE_INT64 || type == G_TYPE_DOUBLE;
+}
+
+static void
+handle_line (Exec       *exec,
+             const char *line)
+{
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *message;
+  JsonNode *params;
+  const char *method;
+
+  node = sight_json_parse (line, -1, SIGHT_JSON_MAX_DEPTH, &error);
+  if (node == NULL)
+    {
+      garbage (exec, line, "not JSON");
+      return;
+    }
+  if (!JSON_NODE_HOLDS_OBJECT (node) ||
+      g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (node),
+                                                             "jsonrpc", NULL), "2.0") != 0)
+    {
+      garbage (exec, line, "not a JSON-RPC 2.0 message");
+      return;
+    }
+  message = json_node_get_object (node);
+  method = json_object_get_string_member_with_default (message, "method", NULL);
+  if (method == NULL)
+    {
+      /* Sightline asks nothing, so a response answers nothing: skipped. */
+      if (json_object_has_member (message, "result") || json_object_has_member (message, "error"))
+        {
+          read_next (exec);
+          return;
+        }
+      garbage (exec, line, "neither a request nor a notification");
+      return;
+    }
+  if (!json_object_has_member (message, "id"))
+    {
+      /* Notifications (a log line, progress) are the executor's own. */
+      read_next (exec);
+      return;
+    }
+  if (!is_id (json_object_get_member (message, "id")))
+    {
+      garbage (exec, line, "an id must be a string or a number");
+      return;
+    }
+  exec->request_id = json_node_copy (json_object_get_member (message, "id"));
+  params = json_object_get_member (message, "params");
+  if (params != NULL && !JSON_NODE_HOLDS_OBJECT (params))
+    {
+      reply_error (exec, RPC_INVALID_PARAMS, NULL, "params must be an object");
+      return;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (methods); i++)
+    if (g_str_equal (methods[i].method, method))
+      {
+        g_autoptr(JsonObject) empty = json_object_new ();
+
+        methods[i].handle (exec, params != NULL ? json_node_get_object (params) : empty);
+        return;
+      }
+  reply_error (exec, RPC_METHOD_NOT_FOUND, NULL, "no method %s", method);
+}
+
+/* The exit's or the output's end, before step/finish. */
+static gboolean
+drain_grace_cb (gpointer user_data)
+{
+  Exec *exec = user_data;
+
+  /* also called directly, while the source may still be attached */
+  source_clear (&exec->grace_source);
+  exec_fail (exec, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE, "the executor %s before it called "
+             "step/finish", exec->exit_reason ? exec->exit_reason : "closed its output");
+  return G_SOURCE_REMOVE;
+}
+
+static void
+output_ended (Exec *exec)
+{
+  exec->eof = TRUE;
+  if (exec->ended)
+    return;
+  if (exec->reaped)
+    drain_grace_cb (exec);
+  else if (exec->grace_source == NULL)
+    arm_grace (exec, DRAIN_GRACE_MS, drain_grace_cb);
+}
+
+static void
+line_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  Exec *exec = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+  gsize length = 0;
+
+  exec->reading = FALSE;
+  line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (source), result, &length,
+                                                    &error);
+  if (exec->ended)
+    {
+      exec_unref (exec);
+      return;
+    }
+  if (line == NULL && g_error_matches (error, G_CONVERT_ERROR, G_CONVERT_ERROR_ILLEGAL_SEQUENCE))
+    {
+      exec->line_no++;
+      garbage (exec, "", "not UTF-8");
+    }
+  else if (line == NULL)
+    output_ended (exec);
+  else
+    {
+      exec->line_no++;
+      if (length > 0 && line[length - 1] == '\r')
+        line[--length] = '\0';
+      if (length == 0)
+        read_next (exec);
+      else
+        handle_line (exec, line);
+    }
+  exec_unref (exec);
+}
+
+static void
+filled_cb (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  Exec *exec = user_data;
+  g_autoptr(GError) error = NULL;
+  gssize n;
+
+  exec->reading = FALSE;
+  n = g_buffered_input_stream_fill_finish (G_BUFFERED_INPUT_STREAM (source), result, &error);
+  if (!exec->ended)
+    {
+      if (n > 0)
+        read_next (exec);
+      else if (g_buffered_input_stream_get_available (G_BUFFERED_INPUT_STREAM (source)) > 0)
+        {
+          /* a last line without its newline */
+          exec->reading = TRUE;
+          g_data_input_stream_read_line_async (exec->reader, G_PRIORITY_DEFAULT,
+                                               exec->io_cancellable, line_cb, exec_ref (exec));
+        }
+      else
+        output_ended (exec);
+    }
+  exec_unref (exec);
+}
+
+static void
+read_next (Exec *exec)
+{
+  GBufferedInputStream *buffered = G_BUFFERED_INPUT_STREAM (exec->reader);
+  gsize available = 0;
+  const void *buffer;
+
+  if (exec->ended || exec->reading || exec->eof)
+    return;
+  buffer = g_buffered_input_stream_peek_buffer (buffered, &available);
+  exec->reading = TRUE;
+  if (available > 0 && memchr (buffer, '\n', available) != NULL)
+    {
+      g_data_input_stream_read_line_async (exec->reader, G_PRIORITY_DEFAULT, exec->io_cancellable,
+                                           line_cb, exec_ref (exec));
+      return;
+    }
+  if (available >= MAX_LINE_BYTES)
+    {
+      exec->reading = FALSE;
+      exec->line_no++;
+      exec_fail (exec, SIGHT_ERROR_MODEL_OUTPUT_INVALID, "the executor wrote a line longer "
+                 "than %d bytes (line %u of its output)", MAX_LINE_BYTES, exec->line_no);
+      return;
+    }
+  g_buffered_input_stream_fill_async (buffered, -1, G_PRIORITY_DEFAULT, exec->io_cancellable,
+                                      filled_cb, exec_ref (exec));
+}
+
+/* The process */
+
+static void
+waited_cb (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  Exec *exec = user_data;
+  GSubprocess *process = G_SUBPROCESS (source);
+
+  g_subprocess_wait_finish (process, result, NULL);
+  exec->reaped = TRUE;
+  if (g_subprocess_get_if_signaled (process))
+    exec->exit_reason = g_strdup_printf ("was killed by signal %d",
+                                         g_subprocess_get_term_sig (process));
+  else
+    exec->exit_reason = g_strdup_printf ("exited with status %d",
+                                         g_subprocess_get_exit_status (process));
+  /* What it started in its group goes with it. */
+  if (exec->pgid > 0 && kill (-exec->pgid, SIGKILL) != 0 && errno != ESRCH)
+    g_debug ("killing the executor's group %d: %s", exec->pgid, g_strerror (errno));
+  if (exec->ended)
+    exec_maybe_return (exec);
+  else if (exec->eof)
+    drain_grace_cb (exec);
+  else if (exec->grace_source == NULL)
+    arm_grace (exec, DRAIN_GRACE_MS, drain_grace_cb);
+  exec_unref (exec);
+}
+
+static gboolean
+deadline_cb (gpointer user_data)
+{
+  Exec *exec = user_data;
+  GError *error = NULL;
+  gint64 left;
+
+  g_clear_pointer (&exec->deadline_source, g_source_unref);
+  if (!sight_budget_check_deadline (exec->ctx->budget, &error))
+    {
+      g_prefix_error (&error, "the executor did not finish: ");
+      exec_end (exec, error, FALSE);
+      return G_SOURCE_REMOVE;
+    }
+  /* A timeout source may fire a little early: wait out the rest. */
+  left = sight_budget_remaining_ms (exec->ctx->budget) + 1;
+  exec->deadline_source = g_timeout_source_new ((guint) MIN (left, G_MAXUINT));
+  g_source_set_callback (exec->deadline_source, deadline_cb, exec, NULL);
+  g_source_attach (exec->deadline_source, g_main_context_get_thread_default ());
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+cancelled_cb (GCancellable *cancellable,
+              gpointer      user_data)
+{
+  Exec *exec = user_data;
+
+  g_clear_pointer (&exec->cancel_source, g_source_unref);
+  /* the agent reports the cancellation */
+  exec_end (exec, NULL, FALSE);
+  return G_SOURCE_REMOVE;
+}
+
+/* In the child, before exec: a process group of its own, which the step
+ * kills whole, and an end of its own should Sightline end without ending the
+ * step (SIGKILL included); a Sightline gone before the prctl is caught by
+ * comparing the parent. */
+static void
+child_setup (gpointer user_data)
+{
+  setpgid (0, 0);
+#ifdef __linux__
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != (pid_t) GPOINTER_TO_INT (user_data))
+    _exit (127);
+#endif
+}
+
+static void
+ignore_sigpipe_once (void)
+{
+  static gsize done = 0;
+
+  /* A write to an executor that exited must fail with EPIPE, not end
+   * Sightline; a handler the program installed itself stays. */
+  if (g_once_init_enter (&done))
+    {
+      struct sigaction current;
+
+      if (sigaction (SIGPIPE, NULL, &current) == 0 && current.sa_handler == SIG_DFL)
+        signal (SIGPIPE, SIG_IGN);
+      g_once_init_leave (&done, 1);
+    }
+}
+
+static GStrv
+executor_environ (const SightExecutorConfig *executor)
+{
+  GStrv env = NULL;
+
+  for (guint i = 0; passed_env[i] != NULL; i++)
+    {
+      const char *value = g_getenv (passed_env[i]);
+
+      if (value != NULL)
+        env = g_environ_setenv (env, passed_env[i], value, TRUE);
+    }
+  if (g_environ_getenv (env, "PATH") == NULL)
+    env = g_environ_setenv (env, "PATH", "/usr/local/bin:/usr/bin:/bin", TRUE);
+  for (guint i = 0; executor->env[i] != NULL; i++)
+    {
+      g_auto(GStrv) pair = g_strsplit (executor->env[i], "=", 2);
+
+      env = g_environ_setenv (env, pair[0], pair[1] ? pair[1] : "", TRUE);
+    }
+  return env;
+}
+
+static JsonObject *
+step_run_params (SightStepContext *ctx)
+{
+  const SightBudgetLimits *limits = sight_budget_get_limits (ctx->budget);
+  gint64 remaining = sight_budget_remaining_ms (ctx->budget);
+  JsonObject *params = json_object_new ();
+  JsonObject *budget = json_object_new ();
+
+  json_object_set_int_member (params, "protocol", PROTOCOL_VERSION);
+  json_object_set_string_member (params, "kind", sight_step_kind_to_string (limits->kind));
+  json_object_set_string_member (params, "instruction", ctx->request->model_instruction);
+  json_object_set_member (params, "params", ctx->request->model_params != NULL
+                                            ? json_node_copy (ctx->request->model_params)
+                                            : json_node_new (JSON_NODE_NULL));
+  json_object_set_string_member (params, "url", sight_web_page_get_uri (ctx->page) ?: "");
+  json_object_set_int_member (budget, "maxActions", limits->max_actions);
+  json_object_set_int_member (budget, "maxModelCalls", limits->max_model_calls);
+  json_object_set_int_member (budget, "timeoutMs", limits->timeout_ms);
+  json_object_set_object_member (params, "budget", budget);
+  /* the same moment on the executor's clock: Unix milliseconds */
+  json_object_set_int_member (params, "deadline", g_get_real_time () / 1000 + remaining);
+  json_object_set_int_member (params, "remainingMs", remaining);
+  return params;
+}
+
+void
+sight_external_executor_run_async (SightStepContext    *ctx,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  const SightExecutorConfig *executor = ctx->request->limits.agent->executor;
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) env = NULL;
+  GMainContext *context = g_main_context_get_thread_default ();
+  JsonObject *message;
+  GInputStream *out;
+  const char *identifier;
+  Exec *exec;
+
+  g_return_if_fail (executor != NULL);
+
+  exec = g_new0 (Exec, 1);
+  g_atomic_ref_count_init (&exec->ref_count);
+  exec->ctx = ctx;
+  exec->task = g_task_new (NULL, NULL, callback, user_data);
+  g_task_set_source_tag (exec->task, sight_external_executor_run_async);
+  g_task_set_task_data (exec->task, exec, (GDestroyNotify) exec_unref);
+  exec->io_cancellable = g_cancellable_new ();
+  exec->tools = sight_step_act_get_tools (TRUE);
+  g_queue_init (&exec->out_queue);
+
+  ignore_sigpipe_once ();
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  env = executor_environ (executor);
+  g_subprocess_launcher_set_environ (launcher, env);
+  if (executor->cwd != NULL)
+    g_subprocess_launcher_set_cwd (launcher, executor->cwd);
+  g_subprocess_launcher_set_child_setup (launcher, child_setup, GINT_TO_POINTER (getpid ()),
+                                         NULL);
+  exec->process = g_subprocess_launcher_spawnv (launcher, (const char * const *) executor->argv,
+                                                &error);
+  if (exec->process == NULL)
+    {
+      g_autofree char *program = sight_text_sanitize (executor->argv[0], 200);
+
+      exec->reaped = TRUE;
+      exec_fail (exec, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                 "the executor %s could not be started: %s", program, error->message);
+      return;
+    }
+  identifier = g_subprocess_get_identifier (exec->process);
+  exec->pgid = identifier != NULL ? atoi (identifier) : 0;
+  g_subprocess_wait_async (exec->process, NULL, waited_cb, exec_ref (exec));
+
+  out = g_subprocess_get_stdout_pipe (exec->process);
+  exec->reader = g_data_input_stream_new (out);
+  g_buffered_input_stream_set_buffer_size (G_BUFFERED_INPUT_STREAM (exec->reader),
+                                           MAX_LINE_BYTES);
+  g_data_input_stream_set_newline_type (exec->reader, G_DATA_STREAM_NEWLINE_TYPE_LF);
+  exec->writer = g_object_ref (g_subprocess_get_stdin_pipe (exec->process));
+
+  exec->deadline_source = g_timeout_source_new ((guint) MIN (sight_budget_remaining_ms (ctx->budget) + 1,
+                                                             G_MAXUINT));
+  g_source_set_callback (exec->deadline_source, deadline_cb, exec, NULL);
+  g_source_attach (exec->deadline_source, context);
+  exec->cancel_source = g_cancellable_source_new (ctx->cancellable);
+  g_source_set_callback (exec->cancel_source, G_SOURCE_FUNC (cancelled_cb), exec, NULL);
+  g_source_attach (exec->cancel_source, context);
+
+  message = message_new ();
+  json_object_set_string_member (message, "method", "step/run");
+  json_object_set_object_member (message, "params", step_run_params (ctx));
+  send_message (exec, message, NULL);
+  read_next (exec);
+}
+
+void
+sight_external_executor_run_finish (SightStepContext *ctx,
+                                    GAsyncResult     *result)
+{
+  g_return_if_fail (g_task_get_source_tag (G_TASK (result)) == sight_external_executor_run_async);
+  g_task_propagate_boolean (G_TASK (result), NULL);
+}
