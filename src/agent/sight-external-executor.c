@@ -696,8 +696,29 @@ action_started_cb (GObject      *source,
     sight_step_context_fill_secret_async (ctx, start->ref, exec->secret_name, start->value,
                                           committed_cb, exec);
   else
-    sight_step_context_perform_async (ctx, start->ref, start->verb, start->value,
-                                      start->at_point, start->x, start->y, committed_cb, exec);
+    {
+      g_auto(SightAction) action = { SIGHT_ACTION_TAP_AT };
+
+      if (start->at_point)
+        {
+          action.x = start->x;
+          action.y = start->y;
+        }
+      else if (!sight_action_kind_from_nick (start->verb, &action.kind))
+        {
+          g_task_report_new_error (NULL, committed_cb, exec, action_started_cb, SIGHT_ERROR,
+                                   SIGHT_ERROR_INVALID_ARGUMENT, "“%s” is not an action",
+                                   start->verb != NULL ? start->verb : "");
+          goto out;
+        }
+      else
+        action.ref = g_strdup (start->ref);
+      action.value = g_strdup (start->value);
+      sight_step_context_perform_async (ctx, &action, committed_cb, exec);
+      if (action.value != NULL)
+        memset (action.value, 0, strlen (action.value));
+    }
+out:
   g_free (start->ref);
   g_free (start->verb);
   if (start->value != NULL)

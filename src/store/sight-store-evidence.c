@@ -227,6 +227,14 @@ _sight_store_artifact_file (StoreCore  *core,
   return g_build_filename (dir, "artifacts", run_id, name, NULL);
 }
 
+/* An artifact without bytes links a file kept elsewhere (a run's video),
+ * named by its absolute path; the others are kept as a file here as well. */
+gboolean
+_sight_store_artifact_is_link (const SightArtifactRecord *a)
+{
+  return a->data == NULL && a->name != NULL && g_path_is_absolute (a->name);
+}
+
 char *
 sight_store_artifact_path (SightStore *self,
                            const char *run_id,
@@ -269,10 +277,11 @@ job_add_artifact (StoreCore  *core,
   SightArtifactRecord *a = data;
   g_autoptr(sqlite3_stmt) stmt = NULL;
   g_autoptr(GBytes) bytes = NULL;
-  g_autofree char *path = _sight_store_artifact_file (core, a->run_id, a->name);
+  gboolean linked = _sight_store_artifact_is_link (a);
+  g_autofree char *path = linked ? NULL : _sight_store_artifact_file (core, a->run_id, a->name);
   gboolean ok;
 
-  if (path == NULL)
+  if (path == NULL && !linked)
     {
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
                    "An artifact needs a plain file name");
@@ -303,7 +312,7 @@ job_add_artifact (StoreCore  *core,
       ok = _sight_store_step_done (core->db, stmt, error);
     }
   if (!_sight_store_commit_or_rollback (core->db, ok, error) ||
-      !write_artifact_file (path, bytes, error))
+      (path != NULL && !write_artifact_file (path, bytes, error)))
     return NULL;
   return GINT_TO_POINTER (TRUE);
 }

@@ -285,7 +285,10 @@ void        sight_store_add_log_async (SightStore           *self,
 /* An artifact (a failure's evidence screenshot) is kept in the database and,
  * once its row is written, as the file sight_store_artifact_path () names:
  * "artifacts/RUN/NAME" next to the database, written to a temporary name and
- * renamed. A @name that is not a plain file name fails with INVALID_ARGUMENT. */
+ * renamed. A @name that is not a plain file name fails with INVALID_ARGUMENT,
+ * except for an artifact without data whose name is an absolute path: it links
+ * a file kept elsewhere (a run's video, SIGHT_ARTIFACT_VIDEO_MIME), and that path
+ * is its path on read. */
 void        sight_store_add_artifact_async (SightStore                *self,
                                             const SightArtifactRecord *artifact,
                                             GCancellable              *cancellable,
