@@ -29,6 +29,8 @@ typedef struct {
   char *cache;     /* the trace cache's status, or NULL */
   char *detail;    /* the summary or explanation of the last run */
   char *key;       /* the healed trace's key, until it is accepted or rejected */
+  SightErrorCode code; /* why the last run stopped here, when it did */
+  gboolean  has_code;
 } StepState;
 
 struct _SightStepList
@@ -41,6 +43,7 @@ struct _SightStepList
   AdwEntryRow   *url_row;
   GtkLabel      *count_label;
   GtkLabel      *status_label;
+  GtkWidget     *model_preferences_button;
   GtkStack      *steps_stack;
   GtkListBox    *steps_box;
   AdwEntryRow   *add_row;
@@ -698,6 +701,7 @@ set_state (SightStepList *self,
 {
   StepState *state = g_ptr_array_index (self->states, index);
 
+  state->has_code = FALSE;
   g_free (state->verdict);
   state->verdict = g_strdup (verdict);
   g_free (state->cache);
@@ -722,6 +726,15 @@ show_status (SightStepList *self,
     gtk_widget_add_css_class (GTK_WIDGET (self->status_label), style);
   gtk_label_set_text (self->status_label, text != NULL ? text : "");
   gtk_widget_set_visible (GTK_WIDGET (self->status_label), text != NULL);
+  gtk_widget_set_visible (self->model_preferences_button, FALSE);
+}
+
+/* The run stopped for want of a model: the line offers its preferences. */
+static void
+offer_model_preferences (SightStepList *self,
+                         SightErrorCode code)
+{
+  gtk_widget_set_visible (self->model_preferences_button, code == SIGHT_ERROR_MODEL_UNAVAILABLE);
 }
 
 /* One line on how the run went: which step stopped it, and why. */
@@ -750,6 +763,8 @@ update_status (SightStepList *self,
                               ? _("Step %u was blocked: %s") : _("Step %u failed: %s"),
                               i + 1, state->detail != NULL ? state->detail : "");
       show_status (self, text, g_str_equal (state->verdict, "blocked") ? "warning" : "error");
+      if (state->has_code)
+        offer_model_preferences (self, state->code);
       return;
     }
   if (stopped)
@@ -974,6 +989,13 @@ test_step_cb (int              index,
     }
   else
     set_state (self, row, sight_step_verdict_to_string (result->verdict), cache, detail);
+  if (result->error != NULL && result->error->domain == SIGHT_ERROR)
+    {
+      StepState *state = g_ptr_array_index (self->states, row);
+
+      state->code = result->error->code;
+      state->has_code = TRUE;
+    }
   if (cache != NULL && key != NULL)
     {
       StepState *state = g_ptr_array_index (self->states, row);
@@ -996,9 +1018,30 @@ test_done_cb (GObject      *source,
 {
   g_autoptr(SightStepList) self = user_data;
   g_autoptr(JsonObject) attempt = sight_test_run_finish (result, NULL);
+  const char *code = attempt != NULL
+                     ? json_object_get_string_member_with_default (attempt, "code", NULL) : NULL;
+  const char *explanation = attempt != NULL
+                            ? json_object_get_string_member_with_default (attempt, "explanation",
+                                                                          NULL) : NULL;
+  gboolean any_ran = FALSE;
+  SightErrorCode error_code;
 
   self->testing = FALSE;
+  for (guint i = 0; i < self->states->len; i++)
+    {
+      const StepState *state = g_ptr_array_index (self->states, i);
+
+      any_ran |= state->verdict != NULL && !g_str_equal (state->verdict, "running");
+    }
   end_run (self);
+  /* The test stopped before its first step (a model it needs is missing):
+   * the line says why, not "Stopped". */
+  if (!any_ran && explanation != NULL)
+    {
+      show_status (self, explanation, "warning");
+      if (code != NULL && sight_error_code_from_string (code, &error_code))
+        offer_model_preferences (self, error_code);
+    }
 }
 
 /* Runs the whole test as `sightline run` does (sight_test_run_async): from
@@ -1218,6 +1261,7 @@ sight_step_list_class_init (SightStepListClass *klass)
                                                "/dev/sightline/Sightline/sight-step-list.ui");
   gtk_widget_class_bind_template_child (widget_class, SightStepList, details_row);
   gtk_widget_class_bind_template_child (widget_class, SightStepList, status_label);
+  gtk_widget_class_bind_template_child (widget_class, SightStepList, model_preferences_button);
   gtk_widget_class_bind_template_child (widget_class, SightStepList, name_row);
   gtk_widget_class_bind_template_child (widget_class, SightStepList, url_row);
   gtk_widget_class_bind_template_child (widget_class, SightStepList, count_label);
@@ -1781,6 +1825,13 @@ sight_step_list_get_url (SightStepList *self)
   g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), NULL);
   return json_object_get_string_member_with_default (json_node_get_object (self->root), "url",
                                                      NULL);
+}
+
+gboolean
+sight_step_list_offers_model_preferences (SightStepList *self)
+{
+  g_return_val_if_fail (SIGHT_IS_STEP_LIST (self), FALSE);
+  return gtk_widget_get_visible (self->model_preferences_button);
 }
 
 const char *

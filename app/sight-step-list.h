@@ -110,6 +110,9 @@ void        sight_step_list_begin_group     (SightStepList  *self);
 void        sight_step_list_end_group       (SightStepList  *self);
 /* The line on how the last run went ("Step 3 failed: …"), or NULL. */
 const char *sight_step_list_get_status      (SightStepList  *self);
+/* Whether that line offers the model's preferences: the last run stopped
+ * for want of a model (MODEL_UNAVAILABLE). */
+gboolean    sight_step_list_offers_model_preferences (SightStepList *self);
 /* The test's start URL, or NULL. */
 const char *sight_step_list_get_url         (SightStepList  *self);
 /* Sets the start URL when the test has none (a recording's first page). */

@@ -727,6 +727,42 @@ test_run_all_applies_timeout (void)
   sight_window_show_page (window, "test");
 }
 
+/* A test that needs a model the preferences do not name runs nothing, and
+ * the list says so and offers the model's preferences, as the composer does. */
+static void
+test_run_all_without_model (void)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  SightStepList *list;
+  const char *status;
+
+  ensure_window ();
+  list = sight_window_get_step_list (window);
+  file = write_test ("needs-model.sightline.json",
+                     "[ { \"do\": \"wait 0.1 seconds\" },"
+                     "  { \"assert\": \"the page greets the member by name\" } ]");
+  g_assert_true (sight_window_open_test_file (window, file, &error));
+  g_assert_no_error (error);
+  g_assert_false (sight_step_list_offers_model_preferences (list));
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (wait_until_idle (list));
+  status = sight_step_list_get_status (list);
+  g_assert_nonnull (status);
+  g_assert_true (g_str_has_prefix (status, "No step ran"));
+  g_assert_nonnull (strstr (status, "needs a model"));
+  g_assert_null (sight_step_list_get_verdict (list, 0));
+  g_assert_true (sight_step_list_offers_model_preferences (list));
+
+  /* Any other run takes the offer away. */
+  sight_step_list_remove_step (list, 1);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (wait_until_idle (list));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
+  g_assert_false (sight_step_list_offers_model_preferences (list));
+}
+
 /* A relative start address resolves against the base address for tests of
  * the preferences; with none, running says so and nothing runs. */
 static void
@@ -919,6 +955,7 @@ main (int    argc,
   g_test_add_func ("/step-list/demo-outlines-act-targets", test_demo_outlines_act_targets);
   g_test_add_func ("/step-list/relative-url", test_relative_url);
   g_test_add_func ("/step-list/run-all-applies-timeout", test_run_all_applies_timeout);
+  g_test_add_func ("/step-list/run-all-without-model", test_run_all_without_model);
   g_test_add_func ("/step-list/undo-delete-keeps-options", test_undo_delete_keeps_options);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
