@@ -91,6 +91,7 @@ resolved_cb (GObject      *source,
   g_autoptr(GTask) task = user_data;
   SightWebPage *page = g_task_get_source_object (task);
   Fill *fill = g_task_get_task_data (task);
+  GCancellable *cancellable = g_task_get_cancellable (task);
   GError *error = NULL;
   const char *value = sight_secrets_resolve_finish (fill->secrets, result, &error);
   gint64 left_ms = (fill->deadline - g_get_monotonic_time ()) / 1000;
@@ -108,8 +109,7 @@ resolved_cb (GObject      *source,
   sight_web_page_fill_secret_async (page, fill->ref, value,
                                     sight_secrets_lookup (fill->secrets, fill->name)->purpose,
                                     (guint) CLAMP (left_ms, 1, G_MAXUINT),
-                                    g_task_get_cancellable (task), filled_cb,
-                                    g_steal_pointer (&task));
+                                    cancellable, filled_cb, g_steal_pointer (&task));
 }
 
 void
