@@ -216,6 +216,10 @@ test_resolve_headless (void)
   g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED);
   g_assert_null (strstr (error->message, secret));
   g_clear_error (&error);
+  /* … and so is a page without an origin (about:blank). */
+  g_assert_null (resolve (secrets, "member.password", NULL, 5000, &ticks, &error));
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_POLICY_DENIED);
+  g_clear_error (&error);
 
   value = resolve (secrets, "member.password", "http://127.0.0.1:8765/login", 5000, &ticks,
                    &error);

@@ -472,7 +472,8 @@ resolve_value (SightProject *project,
   gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
   const char *value;
 
-  sight_secrets_resolve_async (secrets, name, NULL, 5000, NULL, resolved_cb, &result);
+  sight_secrets_resolve_async (secrets, name, "http://127.0.0.1:8765/", 5000, NULL,
+                               resolved_cb, &result);
   while (result == NULL && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
   g_assert_nonnull (result);

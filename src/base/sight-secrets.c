@@ -449,7 +449,7 @@ sight_secrets_resolve_async (SightSecrets        *self,
 
   task = g_task_new (NULL, cancellable, callback, user_data);
   g_task_set_source_tag (task, sight_secrets_resolve_async);
-  cred = checked_credential (self, name, url, url != NULL, &error);
+  cred = checked_credential (self, name, url, TRUE, &error);
   if (cred == NULL)
     {
       g_task_return_error (task, error);

@@ -86,8 +86,9 @@ GStrv            sight_secrets_list_names  (SightSecrets          *self);
  * an ENV, FILE or VALUE source at once, a KEYRING source from the user's
  * keyring (sight-keyring.h: the item its attributes name), without blocking,
  * within @timeout_ms (0: SIGHT_KEYRING_TIMEOUT_MS; callers pass what is left
- * of the step). With @url, the origin is checked first, as
- * sight_secrets_resolve_for_origin does. Fails like sight_secrets_resolve, and
+ * of the step). @url is the page the value is for: its origin is checked
+ * first, as sight_secrets_resolve_for_origin does (a NULL @url or a page
+ * without an origin is SIGHT_ERROR_POLICY_DENIED). Fails like sight_secrets_resolve, and
  * with SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE when the keyring is absent,
  * locked, holds no value or does not answer in time. The value (borrowed,
  * valid while @self lives) is registered with the redactor first. */
