@@ -10,7 +10,6 @@
 
 #include "sight-application.h"
 #include "sight-cli.h"
-#include "sight-credential-keyring.h"
 #include "sight-error.h"
 #include "sight-graphics.h"
 #include "sight-headless.h"
@@ -78,8 +77,6 @@ main (int    argc,
    * a registered secret's value is never written to a log. */
   g_log_writer_default_set_use_stderr (TRUE);
   g_log_set_writer_func (sight_secrets_log_writer, NULL, NULL);
-  /* A project's keyring credentials are read from the user's keyring. */
-  sight_credential_keyring_install ();
   /* Before anything starts a thread or a window. */
   sight_graphics_choose_renderer ();
 

@@ -6,9 +6,9 @@
 #include "sight-api-key.h"
 
 #include <glib/gi18n.h>
-#include <libsecret/secret.h>
 
 #include "sight-error.h"
+#include "sight-keyring.h"
 #include "sight-model-config.h"
 
 static const SecretSchema *
@@ -25,18 +25,14 @@ api_key_schema (void)
   return &schema;
 }
 
-static void
-store_cb (GObject      *source,
-          GAsyncResult *result,
-          gpointer      user_data)
+/* The keyring item of @provider's key. */
+static GHashTable *
+api_key_attributes (const char *provider)
 {
-  g_autoptr(GTask) task = user_data;
-  GError *error = NULL;
+  GHashTable *attributes = g_hash_table_new (g_str_hash, g_str_equal);
 
-  if (secret_password_store_finish (result, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
+  g_hash_table_insert (attributes, (gpointer) "provider", (gpointer) provider);
+  return attributes;
 }
 
 void
@@ -46,35 +42,19 @@ sight_api_key_store_async (const char          *provider,
                            GAsyncReadyCallback  callback,
                            gpointer             user_data)
 {
-  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_autoptr(GHashTable) attributes = api_key_attributes (provider);
   /* Translators: the keyring item's label; %s is a provider, e.g. "openai" */
   g_autofree char *label = g_strdup_printf (_("Sightline API key for %s"), provider);
 
-  g_task_set_source_tag (task, sight_api_key_store_async);
-  secret_password_store (api_key_schema (), SECRET_COLLECTION_DEFAULT, label, key, cancellable,
-                         store_cb, task, "provider", provider, NULL);
+  sight_keyring_store_async (api_key_schema (), attributes, label, key, 0, cancellable, callback,
+                             user_data);
 }
 
 gboolean
 sight_api_key_store_finish (GAsyncResult  *result,
                             GError       **error)
 {
-  return g_task_propagate_boolean (G_TASK (result), error);
-}
-
-static void
-lookup_cb (GObject      *source,
-           GAsyncResult *result,
-           gpointer      user_data)
-{
-  g_autoptr(GTask) task = user_data;
-  GError *error = NULL;
-  char *key = secret_password_lookup_finish (result, &error);
-
-  if (error != NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, key, (GDestroyNotify) secret_password_free);
+  return sight_keyring_store_finish (result, error);
 }
 
 void
@@ -83,33 +63,16 @@ sight_api_key_lookup_async (const char          *provider,
                             GAsyncReadyCallback  callback,
                             gpointer             user_data)
 {
-  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_autoptr(GHashTable) attributes = api_key_attributes (provider);
 
-  g_task_set_source_tag (task, sight_api_key_lookup_async);
-  secret_password_lookup (api_key_schema (), cancellable, lookup_cb, task,
-                          "provider", provider, NULL);
+  sight_keyring_lookup_async (api_key_schema (), attributes, 0, cancellable, callback, user_data);
 }
 
 char *
 sight_api_key_lookup_finish (GAsyncResult  *result,
                              GError       **error)
 {
-  return g_task_propagate_pointer (G_TASK (result), error);
-}
-
-static void
-clear_cb (GObject      *source,
-          GAsyncResult *result,
-          gpointer      user_data)
-{
-  g_autoptr(GTask) task = user_data;
-  GError *error = NULL;
-
-  secret_password_clear_finish (result, &error);
-  if (error != NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_boolean (task, TRUE);
+  return sight_keyring_lookup_finish (result, error);
 }
 
 void
@@ -118,25 +81,22 @@ sight_api_key_clear_async (const char          *provider,
                            GAsyncReadyCallback  callback,
                            gpointer             user_data)
 {
-  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_autoptr(GHashTable) attributes = api_key_attributes (provider);
 
-  g_task_set_source_tag (task, sight_api_key_clear_async);
-  secret_password_clear (api_key_schema (), cancellable, clear_cb, task,
-                         "provider", provider, NULL);
+  sight_keyring_clear_async (api_key_schema (), attributes, 0, cancellable, callback, user_data);
 }
 
 gboolean
 sight_api_key_clear_finish (GAsyncResult  *result,
                             GError       **error)
 {
-  return g_task_propagate_boolean (G_TASK (result), error);
+  return sight_keyring_clear_finish (result, error);
 }
 
 void
 sight_api_key_free (char *key)
 {
-  if (key != NULL)
-    secret_password_free (key);
+  sight_keyring_value_free (key);
 }
 
 SightModelProvider *

@@ -9,18 +9,19 @@
 G_BEGIN_DECLS
 
 /* The values of the project's keyring credentials ({"keyring": {attribute:
- * value, …}} in sightline.json) in the user's keyring, through libsecret's
- * Secret Service. A value entered in the app is stored under
+ * value, …}} in sightline.json) in the user's keyring (sight-keyring.h; a
+ * step reads them through sight_secrets_resolve_async, in any program). A
+ * value entered in the app is stored under
  * sight_credential_keyring_attributes(); a credential written by hand may
  * name any attributes of an item already there. Never in a file or a log. */
 
 /* The attributes the app stores a credential's value under:
  * {"application": "dev.sightline.Sightline", "credential": @name}. */
 GHashTable *sight_credential_keyring_attributes (const char *name);
-
-/* Makes every project's keyring credentials readable from the keyring in
- * this process (sight_secrets_set_default_keyring_resolver). Idempotent. */
-void        sight_credential_keyring_install    (void);
+/* Whether @cred's value is the app's own keyring item (stored under those
+ * attributes), which goes with the credential when it is removed or renamed;
+ * a value kept elsewhere stays where it is. */
+gboolean    sight_credential_keyring_is_own     (const SightCredential *cred);
 
 /* Stores @value (which the caller then wipes) for @cred's keyring
  * attributes; the item's label names the credential. */
@@ -60,6 +61,20 @@ void        sight_credential_save_async   (const char            *project_path,
                                            GCancellable          *cancellable,
                                            GAsyncReadyCallback    callback,
                                            gpointer               user_data);
+/* Saves @cred in place of @old (NULL: the credential of @cred's name), as
+ * sight_credential_save_async does: a rename. When the keyring item's
+ * attributes change with the name (the app's own), the value moves: @value,
+ * or the old item's, is stored under the new attributes, the file is written
+ * (sight_project_file_replace_credential), then the old item is removed. A
+ * failure before the file is written leaves the keyring and the file as they
+ * were. Finishes with sight_credential_save_finish. */
+void        sight_credential_replace_async (const char            *project_path,
+                                            const SightCredential *old,
+                                            const SightCredential *cred,
+                                            const char            *value,
+                                            GCancellable          *cancellable,
+                                            GAsyncReadyCallback    callback,
+                                            gpointer               user_data);
 gboolean    sight_credential_save_finish  (GAsyncResult          *result,
                                            GError               **error);
 

@@ -29,6 +29,7 @@ struct _SightCredentialsPage
   /* owned */
   char                *project_path;
   SightProject        *project;      /* as last read; NULL: no file or unreadable */
+  char                *editing;      /* the credential the form edits; NULL: a new one */
   GCancellable        *cancellable;
   guint                busy;
 };
@@ -100,6 +101,8 @@ edit_cb (GtkButton            *button,
     return;
   origins = cred->allowed_origins != NULL ? g_strjoinv (" ", cred->allowed_origins)
                                           : g_strdup ("");
+  g_free (self->editing);
+  self->editing = g_strdup (cred->name);
   gtk_editable_set_text (GTK_EDITABLE (self->name_row), cred->name);
   adw_combo_row_set_selected (self->purpose_row, purpose_index (cred->purpose));
   gtk_editable_set_text (GTK_EDITABLE (self->origins_row), origins);
@@ -171,8 +174,7 @@ remove_cb (GtkButton            *button,
     return;
   /* A value kept elsewhere (environment, file, a keyring item of its own)
    * stays there: only the app's own keyring item goes with the credential. */
-  if (cred->source != SIGHT_CREDENTIAL_SOURCE_KEYRING ||
-      g_strcmp0 (g_hash_table_lookup (cred->keyring_attributes, "application"), APP_ID) != 0)
+  if (!sight_credential_keyring_is_own (cred))
     {
       g_autofree char *copy = g_strdup (name);
 
@@ -276,6 +278,7 @@ clear_form_cb (SightCredentialsPage *self)
   gtk_editable_set_text (GTK_EDITABLE (self->value_row), "");
   adw_combo_row_set_selected (self->purpose_row, purpose_index ("password"));
   adw_preferences_group_set_title (self->form_group, _("Add a Credential"));
+  g_clear_pointer (&self->editing, g_free);
 }
 
 static void
@@ -311,7 +314,8 @@ save_cb (SightCredentialsPage *self)
   const char *origins_text = gtk_editable_get_text (GTK_EDITABLE (self->origins_row));
   g_auto(GStrv) words = g_regex_split_simple ("[\\s,]+", origins_text, 0, 0);
   g_autoptr(GPtrArray) origins = g_ptr_array_new_with_free_func (g_free);
-  const SightCredential *existing = lookup (self, name);
+  /* The credential edited, under the name it had: a new name is a rename. */
+  const SightCredential *existing = lookup (self, self->editing != NULL ? self->editing : name);
   g_autoptr(SightCredential) cred = NULL;
   guint purpose = adw_combo_row_get_selected (self->purpose_row);
 
@@ -347,6 +351,15 @@ save_cb (SightCredentialsPage *self)
       toast (self, _("A credential needs at least one allowed origin"));
       goto out;
     }
+  if (self->editing != NULL && !g_str_equal (self->editing, name) && lookup (self, name) != NULL)
+    {
+      /* Translators: %s is a credential's name */
+      g_autofree char *message = g_strdup_printf (_("A credential named “%s” already exists"),
+                                                  name);
+
+      toast (self, message);
+      goto out;
+    }
   if (*value == '\0' && existing == NULL)
     {
       toast (self, _("Enter the credential’s value; it goes to the keyring"));
@@ -363,18 +376,23 @@ save_cb (SightCredentialsPage *self)
   if (existing == NULL || *value != '\0')
     {
       /* a value entered here lives in the keyring, under the app's attributes */
-      if (cred->source != SIGHT_CREDENTIAL_SOURCE_KEYRING ||
-          g_strcmp0 (g_hash_table_lookup (cred->keyring_attributes, "application"), APP_ID) != 0)
+      if (!sight_credential_keyring_is_own (cred))
         {
           g_clear_pointer (&cred->keyring_attributes, g_hash_table_unref);
           g_clear_pointer (&cred->source_arg, g_free);
         }
       cred->source = SIGHT_CREDENTIAL_SOURCE_KEYRING;
     }
+  /* The app's own item is named by the credential, so it follows a rename
+   * (sight_credential_replace_async moves the value). */
+  if (existing != NULL && !g_str_equal (existing->name, name) &&
+      sight_credential_keyring_is_own (cred))
+    g_clear_pointer (&cred->keyring_attributes, g_hash_table_unref);
   self->busy++;
   gtk_widget_set_sensitive (self->save_button, FALSE);
-  sight_credential_save_async (self->project_path, cred, *value != '\0' ? value : NULL,
-                               self->cancellable, saved_cb, g_object_ref (self));
+  sight_credential_replace_async (self->project_path, existing, cred,
+                                  *value != '\0' ? value : NULL, self->cancellable, saved_cb,
+                                  g_object_ref (self));
 out:
   memset (value, 0, strlen (value));
 }
@@ -396,6 +414,7 @@ sight_credentials_page_finalize (GObject *object)
 
   g_clear_object (&self->cancellable);
   g_free (self->project_path);
+  g_free (self->editing);
   G_OBJECT_CLASS (sight_credentials_page_parent_class)->finalize (object);
 }
 

@@ -1749,7 +1749,6 @@ sight_window_init (SightWindow *self)
                            G_CALLBACK (credential_accepted_cb), self, 0);
   g_signal_connect_object (self->credential_offer, "declined",
                            G_CALLBACK (credential_declined_cb), self, 0);
-  sight_credential_keyring_install ();
   gtk_box_append (self->page_box, GTK_WIDGET (view));
   g_signal_connect (view, "load-changed", G_CALLBACK (load_changed_cb), self);
   g_signal_connect (view, "notify::estimated-load-progress",

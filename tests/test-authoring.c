@@ -414,7 +414,6 @@ main (int    argc,
       char **argv)
 {
   app_test_init (&argc, &argv);
-  sight_credential_keyring_install ();
 
   g_test_add_func ("/authoring/record-sign-in-and-replay", test_record_sign_in_and_replay);
   g_timeout_add (100, wake_cb, NULL);

@@ -454,6 +454,35 @@ keyring_value (const char *name)
 }
 
 static void
+resolved_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      data)
+{
+  *(GAsyncResult **) data = g_object_ref (result);
+}
+
+/* @name's value as a step reads it: from the keyring, asynchronously. */
+static const char *
+resolve_value (SightProject *project,
+               const char   *name)
+{
+  SightSecrets *secrets = sight_project_get_secrets (project);
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+  const char *value;
+
+  sight_secrets_resolve_async (secrets, name, "http://127.0.0.1:8765/", 5000, NULL,
+                               resolved_cb, &result);
+  while (result == NULL && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (result);
+  value = sight_secrets_resolve_finish (secrets, result, &error);
+  g_assert_no_error (error);
+  return value;
+}
+
+static void
 test_credentials_page (void)
 {
   const char *secret = "harbor-pw-5c81e2";
@@ -527,10 +556,8 @@ test_credentials_page (void)
   g_assert_cmpint (cred->source, ==, SIGHT_CREDENTIAL_SOURCE_KEYRING);
   g_assert_cmpstr (g_hash_table_lookup (cred->keyring_attributes, "credential"), ==,
                    "member.password");
-  /* … and readable by a step, through the process's keyring resolver. */
-  g_assert_cmpstr (sight_secrets_resolve (sight_project_get_secrets (project), "member.password",
-                                          &error), ==, secret);
-  g_assert_no_error (error);
+  /* … and readable by a step, as any program reads it (sight-secrets.h). */
+  g_assert_cmpstr (resolve_value (project, "member.password"), ==, secret);
   g_clear_pointer (&project, sight_project_unref);
   names = sight_credentials_page_list_names (page);
   g_assert_cmpuint (g_strv_length (names), ==, 2);
@@ -547,6 +574,115 @@ test_credentials_page (void)
   g_assert_no_error (error);
   g_assert_null (sight_secrets_lookup (sight_project_get_secrets (project), "member.password"));
   g_assert_nonnull (sight_secrets_lookup (sight_project_get_secrets (project), "admin.email"));
+
+  gtk_window_destroy (GTK_WINDOW (preferences));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+/* Renaming a credential in the form moves it: the project entry and the
+ * keyring item take the new name and the old ones are gone. A rename that
+ * cannot be written leaves the file and the keyring as they were. (The old
+ * form looked the credential up by its new name, so it asked for a value, or
+ * with one added a second credential and kept the first.) */
+static void
+test_credential_rename (void)
+{
+  const char *secret = "rename-pw-40b7aa";
+  g_autofree char *dir = g_dir_make_tmp ("sight-rename-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "sightline.json", NULL);
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  g_autofree char *stored = NULL;
+  g_autoptr(SightProject) project = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) names = NULL;
+  SightPreferences *preferences;
+  SightCredentialsPage *page;
+  const SightCredential *cred;
+  guint changes = 0;
+
+  if (g_getenv ("SIGHTLINE_TEST_KEYRING") == NULL)
+    {
+      g_test_skip ("no private GNOME keyring (tests/keyring-session.sh)");
+      return;
+    }
+  g_assert_true (g_file_set_contents (path, "{ \"credentials\": { \"admin.email\": { "
+                                      "\"purpose\": \"email\", \"allowedOrigins\": "
+                                      "[\"http://a.test\"], \"source\": { \"env\": "
+                                      "\"ADMIN_EMAIL\" } } } }", -1, NULL));
+  preferences = sight_preferences_new (GTK_WINDOW (window), settings);
+  sight_preferences_set_project_path (preferences, path);
+  g_signal_connect (preferences, "credentials-changed", G_CALLBACK (key_state_cb), &changes);
+  adw_preferences_window_set_visible_page_name (ADW_PREFERENCES_WINDOW (preferences),
+                                                "credentials");
+  gtk_window_present (GTK_WINDOW (preferences));
+  page = SIGHT_CREDENTIALS_PAGE (child (preferences, "credentials_page"));
+
+  gtk_editable_set_text (GTK_EDITABLE (page_child (page, "name_row")), "member.password");
+  gtk_editable_set_text (GTK_EDITABLE (page_child (page, "origins_row")),
+                         "http://127.0.0.1:8765");
+  gtk_editable_set_text (GTK_EDITABLE (page_child (page, "value_row")), secret);
+  g_signal_emit_by_name (page_child (page, "save_button"), "clicked");
+  wait_not_busy (page);
+  g_assert_cmpuint (changes, ==, 1);
+  stored = keyring_value ("member.password");
+  g_assert_cmpstr (stored, ==, secret);
+  g_clear_pointer (&stored, g_free);
+
+  /* Edit, give it a new name, leave the value empty: the value moves. */
+  g_signal_emit_by_name (find_button (GTK_WIDGET (page), "member.password", "Edit"), "clicked");
+  gtk_editable_set_text (GTK_EDITABLE (page_child (page, "name_row")), "member.pw");
+  g_signal_emit_by_name (page_child (page, "save_button"), "clicked");
+  wait_not_busy (page);
+  g_assert_cmpuint (changes, ==, 2);
+  names = sight_credentials_page_list_names (page);
+  g_assert_cmpuint (g_strv_length (names), ==, 2);
+  g_assert_cmpstr (names[0], ==, "admin.email");
+  g_assert_cmpstr (names[1], ==, "member.pw");
+  g_clear_pointer (&names, g_strfreev);
+  stored = keyring_value ("member.password");
+  g_assert_null (stored);
+  stored = keyring_value ("member.pw");
+  g_assert_cmpstr (stored, ==, secret);
+  g_clear_pointer (&stored, g_free);
+  project = sight_project_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_null (sight_secrets_lookup (sight_project_get_secrets (project), "member.password"));
+  cred = sight_secrets_lookup (sight_project_get_secrets (project), "member.pw");
+  g_assert_nonnull (cred);
+  g_assert_cmpstr (cred->allowed_origins[0], ==, "http://127.0.0.1:8765");
+  g_assert_cmpstr (g_hash_table_lookup (cred->keyring_attributes, "credential"), ==,
+                   "member.pw");
+  g_assert_cmpstr (resolve_value (project, "member.pw"), ==, secret);
+  g_clear_pointer (&project, sight_project_unref);
+
+  /* A rename onto another credential's name is refused: nothing moves. */
+  g_signal_emit_by_name (find_button (GTK_WIDGET (page), "member.pw", "Edit"), "clicked");
+  gtk_editable_set_text (GTK_EDITABLE (page_child (page, "name_row")), "admin.email");
+  g_signal_emit_by_name (page_child (page, "save_button"), "clicked");
+  wait_not_busy (page);
+  g_assert_cmpuint (changes, ==, 2);
+  stored = keyring_value ("member.pw");
+  g_assert_cmpstr (stored, ==, secret);
+  g_clear_pointer (&stored, g_free);
+
+  /* The file cannot be rewritten (someone broke it since it was read): the
+   * new keyring item is removed again, the old one and the file stay. */
+  g_signal_emit_by_name (find_button (GTK_WIDGET (page), "member.pw", "Edit"), "clicked");
+  gtk_editable_set_text (GTK_EDITABLE (page_child (page, "name_row")), "member.secret");
+  g_assert_true (g_file_get_contents (path, &before, NULL, NULL));
+  g_assert_true (g_file_set_contents (path, "{ \"credentials\": ", -1, NULL));
+  g_signal_emit_by_name (page_child (page, "save_button"), "clicked");
+  wait_not_busy (page);
+  g_assert_cmpuint (changes, ==, 2);
+  stored = keyring_value ("member.secret");
+  g_assert_null (stored);
+  stored = keyring_value ("member.pw");
+  g_assert_cmpstr (stored, ==, secret);
+  g_clear_pointer (&stored, g_free);
+  g_assert_true (g_file_get_contents (path, &after, NULL, NULL));
+  g_assert_cmpstr (after, ==, "{ \"credentials\": ");
 
   gtk_window_destroy (GTK_WINDOW (preferences));
   g_unlink (path);
@@ -600,7 +736,6 @@ main (int    argc,
   int status;
 
   app_test_init (&argc, &argv);
-  sight_credential_keyring_install ();
 
   model = sight_scripted_model_new (0, &error);
   g_assert_no_error (error);
@@ -613,6 +748,7 @@ main (int    argc,
   g_test_add_func ("/preferences/api-key-in-keyring", test_api_key_in_keyring);
   g_test_add_func ("/preferences/test-connection", test_connection_probe);
   g_test_add_func ("/preferences/credentials", test_credentials_page);
+  g_test_add_func ("/preferences/credential-rename", test_credential_rename);
   g_test_add_func ("/preferences/blocked-links-to-model", test_blocked_links_to_model);
   g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();

@@ -32,6 +32,7 @@ typedef struct {
   char            *value;         /* the value to type, select or expect */
   gboolean         value_secret;
   char            *secret_name;   /* a Secret to fill: typed by sight-secret-fill.h */
+  char            *expect_secret; /* a Secret to expect: read before the first attempt */
   char            *origin;        /* the page's when the step started */
   char            *last_miss;     /* why the last attempt did not pass */
   JsonObject      *record;        /* the action as a trace records it, or NULL */
@@ -52,6 +53,7 @@ run_free (Run *run)
     memset (run->value, 0, strlen (run->value));
   g_free (run->value);
   g_free (run->secret_name);
+  g_free (run->expect_secret);
   g_free (run->origin);
   g_free (run->last_miss);
   g_clear_pointer (&run->record, json_object_unref);
@@ -658,8 +660,6 @@ resolve_param (Run     *run,
     }
   if (sight_params_is_secret (value, &secret))
     {
-      const char *resolved;
-
       run->value_secret = TRUE;
       if (run->step->verb == SIGHT_DIRECT_FILL)
         {
@@ -679,11 +679,7 @@ resolve_param (Run     *run,
                        "no credentials are configured for the secret \"%s\"", secret);
           return FALSE;
         }
-      resolved = sight_secrets_resolve_for_origin (run->secrets, secret,
-                                                   sight_web_page_get_uri (run->page), error);
-      if (resolved == NULL)
-        return FALSE;
-      run->value = g_strdup (resolved);
+      run->expect_secret = g_strdup (secret);
       return TRUE;
     }
   if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING)
@@ -736,6 +732,28 @@ step_done_cb (GObject      *source,
     }
   sight_web_page_check_process_async (run->page, run->mark, g_task_get_cancellable (outer),
                                       page_checked_cb, outer);
+}
+
+/* The value an `expect` compares with a Secret: read without blocking (a
+ * keyring answers over D-Bus), within the step's deadline. */
+static void
+expected_secret_cb (GObject      *source,
+                    GAsyncResult *result,
+                    gpointer      data)
+{
+  GTask *task = data;
+  Run *run = g_task_get_task_data (task);
+  GError *error = NULL;
+  const char *value = sight_secrets_resolve_finish (run->secrets, result, &error);
+
+  if (value == NULL)
+    {
+      g_task_return_error (task, error);
+      g_object_unref (task);
+      return;
+    }
+  run->value = g_strdup (value);
+  attempt (task);
 }
 
 void
@@ -845,7 +863,11 @@ sight_direct_step_run_async (SightWebPage        *page,
       g_object_unref (task);
       return;
     }
-  attempt (task);
+  if (run->expect_secret != NULL)
+    sight_secrets_resolve_async (run->secrets, run->expect_secret, sight_web_page_get_uri (page),
+                                 remaining_ms (run), cancellable, expected_secret_cb, task);
+  else
+    attempt (task);
 }
 
 JsonObject *

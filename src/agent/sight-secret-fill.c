@@ -63,6 +63,55 @@ sight_secret_fill_authorize (SightWebPage  *page,
   return TRUE;
 }
 
+typedef struct {
+  SightSecrets *secrets;
+  char         *name;
+  char         *param;
+  char         *step_origin;
+  char         *ref;
+  gint64        deadline;
+} Fill;
+
+static void
+fill_free (Fill *fill)
+{
+  sight_secrets_unref (fill->secrets);
+  g_free (fill->name);
+  g_free (fill->param);
+  g_free (fill->step_origin);
+  g_free (fill->ref);
+  g_free (fill);
+}
+
+static void
+resolved_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  SightWebPage *page = g_task_get_source_object (task);
+  Fill *fill = g_task_get_task_data (task);
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  GError *error = NULL;
+  const char *value = sight_secrets_resolve_finish (fill->secrets, result, &error);
+  gint64 left_ms = (fill->deadline - g_get_monotonic_time ()) / 1000;
+
+  /* The page may have moved on while the keyring answered: checks 1 and 2
+   * again, on the page as it is now. */
+  if (value == NULL ||
+      !sight_secret_fill_authorize (page, fill->secrets, fill->name, fill->param,
+                                    fill->step_origin, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  /* The fill has what the keyring left of the deadline. */
+  sight_web_page_fill_secret_async (page, fill->ref, value,
+                                    sight_secrets_lookup (fill->secrets, fill->name)->purpose,
+                                    (guint) CLAMP (left_ms, 1, G_MAXUINT),
+                                    cancellable, filled_cb, g_steal_pointer (&task));
+}
+
 void
 sight_secret_fill_async (SightWebPage        *page,
                          SightSecrets        *secrets,
@@ -76,8 +125,8 @@ sight_secret_fill_async (SightWebPage        *page,
                          gpointer             user_data)
 {
   g_autoptr(GTask) task = NULL;
-  const char *value;
   GError *error = NULL;
+  Fill *fill;
 
   g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
   g_return_if_fail (name != NULL);
@@ -85,15 +134,23 @@ sight_secret_fill_async (SightWebPage        *page,
 
   task = g_task_new (page, cancellable, callback, user_data);
   g_task_set_source_tag (task, sight_secret_fill_async);
-  if (!sight_secret_fill_authorize (page, secrets, name, param, step_origin, &error) ||
-      (value = sight_secrets_resolve_for_origin (secrets, name, sight_web_page_get_uri (page),
-                                                 &error)) == NULL)
+  if (!sight_secret_fill_authorize (page, secrets, name, param, step_origin, &error))
     {
       g_task_return_error (task, error);
       return;
     }
-  sight_web_page_fill_secret_async (page, ref, value, sight_secrets_lookup (secrets, name)->purpose,
-                                    timeout_ms, cancellable, filled_cb, g_steal_pointer (&task));
+  fill = g_new0 (Fill, 1);
+  fill->secrets = sight_secrets_ref (secrets);
+  fill->name = g_strdup (name);
+  fill->param = g_strdup (param);
+  fill->step_origin = g_strdup (step_origin);
+  fill->ref = g_strdup (ref);
+  fill->deadline = g_get_monotonic_time () + (gint64) MAX (timeout_ms, 1u) * 1000;
+  g_task_set_task_data (task, fill, (GDestroyNotify) fill_free);
+  /* Reading a keyring value is a D-Bus exchange: it waits on no thread, and
+   * within the fill's deadline. */
+  sight_secrets_resolve_async (secrets, name, sight_web_page_get_uri (page), MAX (timeout_ms, 1u),
+                               cancellable, resolved_cb, g_steal_pointer (&task));
 }
 
 JsonObject *

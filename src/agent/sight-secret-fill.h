@@ -25,8 +25,12 @@ G_BEGIN_DECLS
  *      editable, and of the credential's purpose
  *      (sight_web_page_fill_secret_async(): SIGHT_ERROR_POLICY_DENIED naming
  *      the field and both purposes).
- * The value is read only once 1 and 2 passed, and from then on the page masks
- * it in every screenshot and counts the fill (its pixels are tainted:
+ * The value is read only once 1 and 2 passed (sight_secrets_resolve_async:
+ * a keyring value without blocking, and within @timeout_ms, which also bounds
+ * the fill: a keyring that is absent, locked or does not answer in time is
+ * SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE), 1 and 2 are checked again on the
+ * page as it is once the value is read, and from then on the page masks it in
+ * every screenshot and counts the fill (its pixels are tainted:
  * sight_web_page_get_secret_fills()).  @param names the param for messages.
  * Finishes with the engine's result, which holds no value. */
 void        sight_secret_fill_async  (SightWebPage        *page,

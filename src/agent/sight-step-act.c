@@ -414,7 +414,9 @@ write_trace (SightStepContext *ctx,
   JsonArray *performed = ctx->result->performed;
   gboolean ok;
 
-  /* A trace never holds a secret value: every secret of the params is checked. */
+  /* A trace never holds a secret value: every secret of the params is checked
+   * (those read so far: a keyring value this process never read was never
+   * typed, and sight_secrets_resolve does not wait for one). */
   for (guint i = 0; ctx->request->secret_names[i] != NULL; i++)
     {
       const char *value = sight_secrets_resolve_for_origin (secrets, ctx->request->secret_names[i],

@@ -986,12 +986,20 @@ sight_project_get_secrets (SightProject *self)
 
 /* Writing credentials into the project file ------------------------------ */
 
+/* @cred as a member of "credentials": with its "name" first when @named (the
+ * array form). */
 static JsonNode *
-credential_to_json (const SightCredential *cred)
+credential_to_json (const SightCredential *cred,
+                    gboolean               named)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
 
   json_builder_begin_object (builder);
+  if (named)
+    {
+      json_builder_set_member_name (builder, "name");
+      json_builder_add_string_value (builder, cred->name);
+    }
   json_builder_set_member_name (builder, "purpose");
   json_builder_add_string_value (builder, cred->purpose);
   json_builder_set_member_name (builder, "allowedOrigins");
@@ -1074,7 +1082,9 @@ read_project_root (const char  *path,
   return g_steal_pointer (&root);
 }
 
-/* Replaces (@cred) or removes (@cred NULL) the credential @name in @root. */
+/* Replaces the credential @name in @root by @cred (which may have another
+ * name: a rename), in its place, or removes it (@cred NULL).  A @cred with
+ * no credential @name to replace goes last. */
 static void
 edit_credentials (JsonObject            *root,
                   const char            *name,
@@ -1085,37 +1095,28 @@ edit_credentials (JsonObject            *root,
   if (credentials != NULL && JSON_NODE_HOLDS_ARRAY (credentials))
     {
       JsonArray *array = json_node_get_array (credentials);
-      guint at = json_array_get_length (array);
+      g_autoptr(JsonArray) edited = json_array_new ();
+      gboolean replaced = FALSE;
 
       for (guint i = 0; i < json_array_get_length (array); i++)
         {
-          JsonObject *entry = json_array_get_object_element (array, i);
+          JsonNode *element = json_array_get_element (array, i);
+          JsonObject *entry = JSON_NODE_HOLDS_OBJECT (element) ? json_node_get_object (element)
+                                                               : NULL;
 
-          if (g_strcmp0 (json_object_get_string_member_with_default (entry, "name", NULL),
-                         name) == 0)
+          if (entry == NULL ||
+              g_strcmp0 (json_object_get_string_member_with_default (entry, "name", NULL),
+                         name) != 0)
+            json_array_add_element (edited, json_node_copy (element));
+          else if (cred != NULL && !replaced)
             {
-              at = i;
-              break;
+              json_array_add_element (edited, credential_to_json (cred, TRUE));
+              replaced = TRUE;
             }
         }
-      if (at < json_array_get_length (array))
-        json_array_remove_element (array, at);
-      if (cred != NULL)
-        {
-          JsonNode *node = credential_to_json (cred);
-          JsonObject *entry = json_node_get_object (node);
-          g_autoptr(JsonObject) named = json_object_new ();
-          JsonObjectIter iter;
-          const char *key;
-          JsonNode *value;
-
-          json_object_set_string_member (named, "name", name);
-          json_object_iter_init_ordered (&iter, entry);
-          while (json_object_iter_next_ordered (&iter, &key, &value))
-            json_object_set_member (named, key, json_node_copy (value));
-          json_node_unref (node);
-          json_array_add_object_element (array, g_steal_pointer (&named));
-        }
+      if (cred != NULL && !replaced)
+        json_array_add_element (edited, credential_to_json (cred, TRUE));
+      json_object_set_array_member (root, "credentials", g_steal_pointer (&edited));
       return;
     }
 
@@ -1125,11 +1126,29 @@ edit_credentials (JsonObject            *root,
         return;
       json_object_set_object_member (root, "credentials", json_object_new ());
     }
-  if (cred != NULL)
-    json_object_set_member (json_object_get_object_member (root, "credentials"), name,
-                            credential_to_json (cred));
-  else
-    json_object_remove_member (json_object_get_object_member (root, "credentials"), name);
+  {
+    JsonObject *object = json_object_get_object_member (root, "credentials");
+    g_autoptr(JsonObject) edited = json_object_new ();
+    gboolean replaced = FALSE;
+    JsonObjectIter iter;
+    const char *key;
+    JsonNode *value;
+
+    json_object_iter_init_ordered (&iter, object);
+    while (json_object_iter_next_ordered (&iter, &key, &value))
+      {
+        if (!g_str_equal (key, name))
+          json_object_set_member (edited, key, json_node_copy (value));
+        else if (cred != NULL)
+          {
+            json_object_set_member (edited, cred->name, credential_to_json (cred, FALSE));
+            replaced = TRUE;
+          }
+      }
+    if (cred != NULL && !replaced)
+      json_object_set_member (edited, cred->name, credential_to_json (cred, FALSE));
+    json_object_set_object_member (root, "credentials", g_steal_pointer (&edited));
+  }
 }
 
 static gboolean
@@ -1167,6 +1186,16 @@ sight_project_file_set_credential (const char            *path,
                                    const SightCredential *cred,
                                    GError               **error)
 {
+  g_return_val_if_fail (cred != NULL, FALSE);
+  return sight_project_file_replace_credential (path, cred->name, cred, error);
+}
+
+gboolean
+sight_project_file_replace_credential (const char            *path,
+                                       const char            *old_name,
+                                       const SightCredential *cred,
+                                       GError               **error)
+{
   g_autoptr(JsonNode) root = NULL;
 
   g_return_val_if_fail (path != NULL, FALSE);
@@ -1185,6 +1214,8 @@ sight_project_file_set_credential (const char            *path,
                    "keyring, env or file source", cred->name);
       return FALSE;
     }
+  if (old_name == NULL)
+    old_name = cred->name;
   root = read_project_root (path, error);
   if (root == NULL)
     return FALSE;
@@ -1194,7 +1225,20 @@ sight_project_file_set_credential (const char            *path,
                            "the project file is not a JSON object");
       return FALSE;
     }
-  edit_credentials (json_node_get_object (root), cred->name, cred);
+  if (!g_str_equal (old_name, cred->name) && g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_autoptr(SightProject) current = sight_project_load (path, error);
+
+      if (current == NULL)
+        return FALSE;
+      if (sight_secrets_lookup (current->secrets, cred->name) != NULL)
+        {
+          g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
+                       "a credential named %s already exists", cred->name);
+          return FALSE;
+        }
+    }
+  edit_credentials (json_node_get_object (root), old_name, cred);
   return write_project_root (path, root, error);
 }
 

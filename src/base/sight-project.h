@@ -141,7 +141,7 @@ const SightAgentConfig *sight_project_resolve_agent (SightProject *self,
 gboolean          sight_agent_config_dispatches (const SightAgentConfig *agent,
                                                  SightStepKind           kind);
 
-/* The project's credentials (borrowed); install a keyring resolver on it. */
+/* The project's credentials (borrowed). */
 SightSecrets     *sight_project_get_secrets      (SightProject *self);
 
 /* Writes @cred into the project file at @path as credentials.<name> (purpose,
@@ -154,6 +154,13 @@ SightSecrets     *sight_project_get_secrets      (SightProject *self);
 gboolean          sight_project_file_set_credential    (const char            *path,
                                                         const SightCredential *cred,
                                                         GError               **error);
+/* Writes @cred in place of credentials.<@old_name> (NULL: @cred's own name), in
+ * one write the same way: a rename.  A credential of @cred's name other than
+ * @old_name is INVALID_ARGUMENT and leaves the file as it was. */
+gboolean          sight_project_file_replace_credential (const char            *path,
+                                                         const char            *old_name,
+                                                         const SightCredential *cred,
+                                                         GError               **error);
 /* Removes credentials.<@name> the same way; TRUE when there was none. */
 gboolean          sight_project_file_remove_credential (const char            *path,
                                                         const char            *name,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sight-error.h"
+#include "sight-keyring.h"
 
 #define MIN_SECRET_BYTES 3
 #define MIN_BASE64_CORE 8
@@ -148,9 +149,6 @@ struct _SightSecrets {
   GHashTable          *credentials;
   /* name → value read (wiped on free) */
   GHashTable          *values;
-  SightSecretResolver  resolver;
-  gpointer             resolver_data;
-  GDestroyNotify       resolver_destroy;
 };
 
 G_DEFINE_BOXED_TYPE (SightSecrets, sight_secrets, sight_secrets_ref, sight_secrets_unref)
@@ -192,8 +190,6 @@ sight_secrets_unref (SightSecrets *self)
   g_return_if_fail (self != NULL);
   if (!g_atomic_ref_count_dec (&self->ref_count))
     return;
-  if (self->resolver_destroy != NULL)
-    self->resolver_destroy (self->resolver_data);
   g_hash_table_unref (self->credentials);
   g_hash_table_unref (self->values);
   g_free (self);
@@ -245,38 +241,8 @@ sight_secrets_list_names (SightSecrets *self)
   return names;
 }
 
-void
-sight_secrets_set_keyring_resolver (SightSecrets        *self,
-                                    SightSecretResolver  resolver,
-                                    gpointer             user_data,
-                                    GDestroyNotify       destroy)
-{
-  g_return_if_fail (self != NULL);
-
-  if (self->resolver_destroy != NULL)
-    self->resolver_destroy (self->resolver_data);
-  self->resolver = resolver;
-  self->resolver_data = user_data;
-  self->resolver_destroy = destroy;
-}
-
-static SightSecretResolver default_resolver;
-static gpointer default_resolver_data;
-G_LOCK_DEFINE_STATIC (default_resolver);
-
-void
-sight_secrets_set_default_keyring_resolver (SightSecretResolver resolver,
-                                            gpointer            user_data)
-{
-  G_LOCK (default_resolver);
-  default_resolver = resolver;
-  default_resolver_data = user_data;
-  G_UNLOCK (default_resolver);
-}
-
 static char *
-read_value (SightSecrets           *self,
-            const SightCredential  *cred,
+read_value (const SightCredential  *cred,
             GError                **error)
 {
   switch (cred->source)
@@ -321,36 +287,11 @@ read_value (SightSecrets           *self,
         return contents;
       }
     case SIGHT_CREDENTIAL_SOURCE_KEYRING:
-      {
-        g_autoptr(GError) local = NULL;
-        SightSecretResolver resolver = self->resolver;
-        gpointer resolver_data = self->resolver_data;
-        char *value;
-
-        if (resolver == NULL)
-          {
-            G_LOCK (default_resolver);
-            resolver = default_resolver;
-            resolver_data = default_resolver_data;
-            G_UNLOCK (default_resolver);
-          }
-        if (resolver == NULL)
-          {
-            g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
-                         "credential %s: no keyring is available", cred->name);
-            return NULL;
-          }
-        value = resolver (cred, resolver_data, &local);
-        if (value == NULL || *value == '\0')
-          {
-            wipe_free (value);
-            g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
-                         "credential %s: the keyring holds no value%s%s", cred->name,
-                         local ? ": " : "", local ? local->message : "");
-            return NULL;
-          }
-        return value;
-      }
+      /* Read only by sight_secrets_resolve_async: a keyring is a D-Bus
+       * service, never waited for on the caller's thread. */
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
+                   "credential %s: its keyring value has not been read yet", cred->name);
+      return NULL;
     case SIGHT_CREDENTIAL_SOURCE_VALUE:
       if (cred->source_arg == NULL || *cred->source_arg == '\0')
         {
@@ -364,18 +305,16 @@ read_value (SightSecrets           *self,
     }
 }
 
-const char *
-sight_secrets_resolve (SightSecrets  *self,
-                       const char    *name,
-                       GError       **error)
+/* The credential @name, declared, and allowed on @url when one is given. */
+static const SightCredential *
+checked_credential (SightSecrets  *self,
+                    const char    *name,
+                    const char    *url,
+                    gboolean       check_origin,
+                    GError       **error)
 {
-  const SightCredential *cred;
-  const char *known;
-  char *value;
+  const SightCredential *cred = sight_secrets_lookup (self, name);
 
-  g_return_val_if_fail (self != NULL, NULL);
-
-  cred = sight_secrets_lookup (self, name);
   if (cred == NULL)
     {
       g_autofree char *safe = sight_text_sanitize (name, 128);
@@ -384,29 +323,7 @@ sight_secrets_resolve (SightSecrets  *self,
                    "no credential named %s is registered", safe);
       return NULL;
     }
-  if ((known = g_hash_table_lookup (self->values, name)) != NULL)
-    return known;
-
-  value = read_value (self, cred, error);
-  if (value == NULL)
-    return NULL;
-  sight_secrets_register_value (name, value);
-  g_hash_table_insert (self->values, g_strdup (name), value);
-  return value;
-}
-
-const char *
-sight_secrets_resolve_for_origin (SightSecrets  *self,
-                                  const char    *name,
-                                  const char    *url,
-                                  GError       **error)
-{
-  const SightCredential *cred;
-
-  g_return_val_if_fail (self != NULL, NULL);
-
-  cred = sight_secrets_lookup (self, name);
-  if (cred != NULL && !sight_credential_origin_allowed (cred, url))
+  if (check_origin && !sight_credential_origin_allowed (cred, url))
     {
       g_autofree char *origin = sight_origin_normalize (url);
 
@@ -415,7 +332,167 @@ sight_secrets_resolve_for_origin (SightSecrets  *self,
                    origin ? origin : "a page without an origin");
       return NULL;
     }
-  return sight_secrets_resolve (self, name, error);
+  return cred;
+}
+
+/* Keeps @value (taken) as @name's, known to the redactor from now on.  A
+ * value kept first wins, so one handed out before stays valid. */
+static const char *
+keep_value (SightSecrets *self,
+            const char   *name,
+            char         *value)
+{
+  const char *known = g_hash_table_lookup (self->values, name);
+
+  if (known != NULL)
+    {
+      wipe_free (value);
+      return known;
+    }
+  sight_secrets_register_value (name, value);
+  g_hash_table_insert (self->values, g_strdup (name), value);
+  return value;
+}
+
+static const char *
+resolve_now (SightSecrets  *self,
+             const char    *name,
+             const char    *url,
+             gboolean       check_origin,
+             GError       **error)
+{
+  const SightCredential *cred;
+  const char *known;
+  char *value;
+
+  g_return_val_if_fail (self != NULL, NULL);
+
+  cred = checked_credential (self, name, url, check_origin, error);
+  if (cred == NULL)
+    return NULL;
+  if ((known = g_hash_table_lookup (self->values, name)) != NULL)
+    return known;
+  value = read_value (cred, error);
+  return value != NULL ? keep_value (self, name, value) : NULL;
+}
+
+const char *
+sight_secrets_resolve (SightSecrets  *self,
+                       const char    *name,
+                       GError       **error)
+{
+  return resolve_now (self, name, NULL, FALSE, error);
+}
+
+const char *
+sight_secrets_resolve_for_origin (SightSecrets  *self,
+                                  const char    *name,
+                                  const char    *url,
+                                  GError       **error)
+{
+  return resolve_now (self, name, url, TRUE, error);
+}
+
+typedef struct {
+  SightSecrets *secrets;
+  char         *name;
+} Resolve;
+
+static void
+resolve_free (Resolve *resolve)
+{
+  sight_secrets_unref (resolve->secrets);
+  g_free (resolve->name);
+  g_free (resolve);
+}
+
+static void
+keyring_read_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  Resolve *resolve = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  char *value = sight_keyring_lookup_finish (result, &error);
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_task_return_error (task, g_steal_pointer (&error));
+  else if (error != NULL)
+    g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
+                             "credential %s: %s", resolve->name, error->message);
+  else if (value == NULL)
+    g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
+                             "credential %s: the keyring holds no value for it (locked, or "
+                             "never saved there)", resolve->name);
+  else
+    g_task_return_pointer (task, (gpointer) keep_value (resolve->secrets, resolve->name, value),
+                           NULL);
+}
+
+void
+sight_secrets_resolve_async (SightSecrets        *self,
+                             const char          *name,
+                             const char          *url,
+                             guint                timeout_ms,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  const SightCredential *cred;
+  const char *known;
+  GError *error = NULL;
+  Resolve *resolve;
+
+  g_return_if_fail (self != NULL);
+
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_secrets_resolve_async);
+  cred = checked_credential (self, name, url, TRUE, &error);
+  if (cred == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  known = g_hash_table_lookup (self->values, name);
+  if (known == NULL && cred->source != SIGHT_CREDENTIAL_SOURCE_KEYRING)
+    known = resolve_now (self, name, NULL, FALSE, &error);
+  if (known != NULL || error != NULL)
+    {
+      if (error != NULL)
+        g_task_return_error (task, error);
+      else
+        g_task_return_pointer (task, (gpointer) known, NULL);
+      return;
+    }
+  if (cred->keyring_attributes == NULL || g_hash_table_size (cred->keyring_attributes) == 0)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
+                               "credential %s names no keyring attributes", cred->name);
+      return;
+    }
+  resolve = g_new0 (Resolve, 1);
+  resolve->secrets = sight_secrets_ref (self);
+  resolve->name = g_strdup (name);
+  g_task_set_task_data (task, resolve, (GDestroyNotify) resolve_free);
+  /* The keyring's own deadline, capped by what the caller has left. */
+  sight_keyring_lookup_async (NULL, cred->keyring_attributes,
+                              timeout_ms > 0 ? MIN (timeout_ms, SIGHT_KEYRING_TIMEOUT_MS)
+                                             : SIGHT_KEYRING_TIMEOUT_MS,
+                              cancellable, keyring_read_cb, g_steal_pointer (&task));
+}
+
+const char *
+sight_secrets_resolve_finish (SightSecrets  *self,
+                              GAsyncResult  *result,
+                              GError       **error)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == sight_secrets_resolve_async,
+                        NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 /* ---- The redactor ------------------------------------------------------- */

@@ -64,13 +64,6 @@ gboolean         sight_credential_origin_allowed (const SightCredential *cred,
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightCredential, sight_credential_free)
 
-/* Resolves a KEYRING credential's value host-side; the app installs one backed by
- * libsecret (base stays free of it).  Returns a newly allocated value, or NULL with
- * @error set. */
-typedef char *(*SightSecretResolver) (const SightCredential  *cred,
-                                      gpointer                user_data,
-                                      GError                **error);
-
 typedef struct _SightSecrets SightSecrets;
 
 #define SIGHT_TYPE_SECRETS (sight_secrets_get_type ())
@@ -89,21 +82,33 @@ const SightCredential *sight_secrets_lookup (SightSecrets         *self,
 /* Names of the declared credentials, sorted (free with g_strfreev). */
 GStrv            sight_secrets_list_names  (SightSecrets          *self);
 
-void             sight_secrets_set_keyring_resolver (SightSecrets        *self,
-                                                     SightSecretResolver  resolver,
-                                                     gpointer             user_data,
-                                                     GDestroyNotify       destroy);
+/* Reads the credential's value, the one way a step does (sight-secret-fill.h):
+ * an ENV, FILE or VALUE source at once, a KEYRING source from the user's
+ * keyring (sight-keyring.h: the item its attributes name), without blocking,
+ * within @timeout_ms (0: SIGHT_KEYRING_TIMEOUT_MS; callers pass what is left
+ * of the step). @url is the page the value is for: its origin is checked
+ * first, as sight_secrets_resolve_for_origin does (a NULL @url or a page
+ * without an origin is SIGHT_ERROR_POLICY_DENIED). Fails like sight_secrets_resolve, and
+ * with SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE when the keyring is absent,
+ * locked, holds no value or does not answer in time. The value (borrowed,
+ * valid while @self lives) is registered with the redactor first. */
+void             sight_secrets_resolve_async  (SightSecrets         *self,
+                                               const char           *name,
+                                               const char           *url,
+                                               guint                 timeout_ms,
+                                               GCancellable         *cancellable,
+                                               GAsyncReadyCallback   callback,
+                                               gpointer              user_data);
+const char      *sight_secrets_resolve_finish (SightSecrets         *self,
+                                               GAsyncResult         *result,
+                                               GError              **error);
 
-/* The resolver every SightSecrets without one of its own uses, for the whole
- * process (the app and the `sightline` command install their libsecret one
- * once at start; tests may install another).  NULL removes it. */
-void             sight_secrets_set_default_keyring_resolver (SightSecretResolver resolver,
-                                                             gpointer            user_data);
-
-/* Reads the credential's value: SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE when the name
- * is not declared, its variable is unset or empty, its file is unreadable, or no
- * keyring resolver gives a value.  The value (borrowed, valid while @self lives) is
- * registered with the redactor before it is returned.  Messages never hold values. */
+/* Reads the credential's value without waiting: SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE
+ * when the name is not declared, its variable is unset or empty, its file is
+ * unreadable, or it is a KEYRING credential whose value sight_secrets_resolve_async
+ * has not read yet (a keyring is never waited for on the caller's thread).  The value
+ * (borrowed, valid while @self lives) is registered with the redactor before it is
+ * returned.  Messages never hold values. */
 const char      *sight_secrets_resolve     (SightSecrets  *self,
                                             const char    *name,
                                             GError       **error);
