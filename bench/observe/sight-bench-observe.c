@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Times Sightline's observation inside WebKitGTK on pages given by URL.
  *
- *   sight-bench-observe [--runs N] [--output-dir DIR] URL...
+ *   sight-bench-observe [--runs N] [--output-dir DIR] [--probe FILE] URL...
  *
  * For each URL: loads it (1280x720), then N times each: a bare walk over the
  * same DOM (the floor), the default observation (JSON tree + bounded text, one
  * evaluate round trip, parsed into a SightObservation) and the full-text
  * observation. Prints one JSON line per page with median milliseconds; with
  * --output-dir also writes the texts there, for bench/observe/run.mjs to
- * count tokens. Run it under a display (xvfb-run). */
+ * count tokens. With --probe FILE it only evaluates FILE's text as a script
+ * body on each page, N times, and prints what it returns (bench/observe's
+ * profile.mjs writes such a body: the observation with time counters).
+ * Run it under a display (xvfb-run). */
 #define G_LOG_DOMAIN "sight-bench-observe"
 
 #include "config.h"
@@ -123,6 +126,8 @@ main (int    argc,
   g_autoptr(GError) error = NULL;
   g_autoptr(SightWebPage) page = NULL;
   g_autofree char *output_dir = NULL;
+  g_autofree char *probe_file = NULL;
+  g_autofree char *probe_body = NULL;
   g_autofree char *bare_body = NULL;
   g_autofree char *stringify_body = NULL;
   int runs = 5;
@@ -130,6 +135,7 @@ main (int    argc,
   GOptionEntry entries[] = {
     { "runs", 0, 0, G_OPTION_ARG_INT, &runs, "Runs per measurement (median)", "N" },
     { "output-dir", 0, 0, G_OPTION_ARG_FILENAME, &output_dir, "Write the texts here", "DIR" },
+    { "probe", 0, 0, G_OPTION_ARG_FILENAME, &probe_file, "Only evaluate this script body", "FILE" },
     { NULL }
   };
 
@@ -138,6 +144,12 @@ main (int    argc,
   if (!g_option_context_parse (context, &argc, &argv, &error) || argc < 2 || runs < 1)
     {
       g_printerr ("%s\n", error ? error->message : "usage: sight-bench-observe [--runs N] URL…");
+      return 2;
+    }
+
+  if (probe_file != NULL && !g_file_get_contents (probe_file, &probe_body, NULL, &error))
+    {
+      g_printerr ("%s\n", error->message);
       return 2;
     }
 
@@ -180,6 +192,26 @@ main (int    argc,
         {
           g_printerr ("%s: %s\n", url, error->message);
           return 1;
+        }
+
+      for (int r = 0; probe_body != NULL && r < runs; r++)
+        {
+          g_autoptr(JsonNode) value = evaluate (page, &w, probe_body, &error);
+          g_autofree char *text = NULL;
+
+          if (value == NULL)
+            {
+              g_printerr ("%s: %s\n", url, error->message);
+              return 1;
+            }
+          text = json_to_string (value, FALSE);
+          g_print ("{\"url\":\"%s\",\"probe\":%s}\n", url, text);
+        }
+      if (probe_body != NULL)
+        {
+          for (guint k = 0; k < N_PHASES; k++)
+            g_array_unref (phase_ms[k]);
+          continue;
         }
 
       for (int r = 0; r < runs; r++)

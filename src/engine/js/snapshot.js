@@ -154,10 +154,11 @@
         state.byRef.delete (r);
   }
 
-  /* The computed display, visibility and cursor of the elements seen during
-   * one observation, each read once: names computed from content visit
-   * elements the walk visits again, and in WebKit every read of a computed
-   * style's property computes it again. Reset by observe(). */
+  /* The computed display and visibility of the elements seen during one
+   * observation, each read once (the cursor when first asked for:
+   * cursorOf()): names computed from content visit elements the walk
+   * visits again, and in WebKit every read of a computed style's property
+   * computes it again. Reset by observe(). */
   let styles = new Map ();
 
   function resetCaches () {
@@ -165,6 +166,9 @@
     labelIndex = new WeakMap ();
     styles = new Map ();
     roles = new Map ();
+    plains = new Map ();
+    contents = new Map ();
+    cellGrids = new Map ();
     pseudoDocs = new WeakMap ();
   }
 
@@ -172,10 +176,47 @@
     let cs = styles.get (el);
     if (cs === undefined) {
       const d = el.ownerDocument.defaultView.getComputedStyle (el);
-      cs = { display: d.display, visibility: d.visibility, cursor: d.cursor };
+      cs = { d, display: d.display, visibility: d.visibility, cursor: undefined };
       styles.set (el, cs);
     }
     return cs;
+  }
+
+  /* The computed cursor of a style record of cssOf() (null: the top). */
+  function cursorOf (cs) {
+    if (cs === null)
+      return 'auto';
+    if (cs.cursor === undefined)
+      cs.cursor = cs.d.cursor;
+    return cs.cursor;
+  }
+
+  /* Attributes that can change an element's role, name, description,
+   * states or whether it is listed, apart from those its tag gives
+   * meaning (alt, href, type, ...): an element with none of them is
+   * "plain", and its role, name and states are read without asking for
+   * each of them (most elements of a page are plain). */
+  const AUTHOR_ATTRS = new Set (['role', 'title', 'tabindex', 'onclick', 'inert', 'placeholder',
+    'contenteditable']);
+  let plains = new Map ();
+
+  function isPlain (el) {
+    let p = plains.get (el);
+    if (p === undefined) {
+      p = true;
+      if (el.hasAttributes ()) {
+        const names = el.getAttributeNames ();
+        for (let i = 0; i < names.length; i++) {
+          const n = names[i];
+          if (AUTHOR_ATTRS.has (n) || n.startsWith ('aria-')) {
+            p = false;
+            break;
+          }
+        }
+      }
+      plains.set (el, p);
+    }
+    return p;
   }
 
   function children (el) {
@@ -196,19 +237,21 @@
   }
 
   function focusable (el) {
-    if (el.hasAttribute ('tabindex') && el.tabIndex >= 0)
+    if (!isPlain (el) && el.hasAttribute ('tabindex') && el.tabIndex >= 0)
       return true;
     return false;
   }
 
   function hasGlobalAria (el) {
-    return el.hasAttribute ('aria-label') || el.hasAttribute ('aria-labelledby') ||
+    return !isPlain (el) && el.hasAttribute ('aria-label') || el.hasAttribute ('aria-labelledby') ||
            el.hasAttribute ('aria-labeledby') || el.hasAttribute ('aria-describedby');
   }
 
   /* aria-labelledby, or its misspelling aria-labeledby, which engines
    * accept too; with both, the first one on the element. */
   function labelledByAttr (el) {
+    if (isPlain (el))
+      return null;
     const a = el.getAttribute ('aria-labelledby');
     if (!el.hasAttribute ('aria-labeledby'))
       return a;
@@ -228,6 +271,8 @@
     'aria-roledescription'];
 
   function hasAnyGlobalAria (el) {
+    if (isPlain (el))
+      return false;
     for (const a of GLOBAL_ARIA)
       if (el.hasAttribute (a))
         return true;
@@ -236,7 +281,7 @@
 
   /* Focusable at all (tabindex=-1 too), for the presentational conflict. */
   function anyFocusable (el, tag) {
-    if (el.hasAttribute ('tabindex') || el.isContentEditable)
+    if ((!isPlain (el) && el.hasAttribute ('tabindex')) || el.isContentEditable)
       return true;
     switch (tag) {
     case 'a': case 'area': return el.hasAttribute ('href');
@@ -294,6 +339,8 @@
 
   /* Roles that are landmarks only with a name (WAI-ARIA 1.2 form, region). */
   function hasAuthorName (el) {
+    if (isPlain (el))
+      return false;
     const al = el.getAttribute ('aria-label');
     if (al && al.trim ()) return true;
     const t = el.getAttribute ('title');
@@ -387,9 +434,16 @@
     case 'tbody': case 'tfoot': case 'thead':
       return anyFocusable (el, tag) || hasAnyGlobalAria (el) ? 'rowgroup' : 'generic';
     case 'td': {
-      const t = el.closest ('table');
-      const tr = t && t.getAttribute ('role');
-      return tr === 'grid' || tr === 'treegrid' ? 'gridcell' : 'cell';
+      /* Asked once per row: the cells of a row share their table. */
+      const row = el.parentElement;
+      let grid = row ? cellGrids.get (row) : undefined;
+      if (grid === undefined) {
+        const t = el.closest ('table');
+        const tr = t && t.getAttribute ('role');
+        grid = tr === 'grid' || tr === 'treegrid';
+        if (row) cellGrids.set (row, grid);
+      }
+      return grid ? 'gridcell' : 'cell';
     }
     case 'th': {
       const scope = el.getAttribute ('scope');
@@ -408,8 +462,10 @@
     }
   }
 
-  /* Roles computed during one observation, as styles are. */
+  /* Roles computed during one observation, as styles are; whether a row's
+   * cells are in a grid. */
   let roles = new Map ();
+  let cellGrids = new Map ();
 
   function roleOf (el, tag) {
     let r = roles.get (el);
@@ -421,7 +477,7 @@
   }
 
   function computeRole (el, tag) {
-    const attr = el.getAttribute ('role');
+    const attr = isPlain (el) ? null : el.getAttribute ('role');
     if (attr) {
       for (let token of attr.trim ().toLowerCase ().split (/\s+/)) {
         token = SYNONYM_ROLES[token] || token;
@@ -521,7 +577,7 @@
 
   function isHiddenForName (el, cs) {
     return cs.display === 'none' || cs.visibility !== 'visible' ||
-           el.getAttribute ('aria-hidden') === 'true';
+           (!isPlain (el) && el.getAttribute ('aria-hidden') === 'true');
   }
 
   function selectedOptionsText (el) {
@@ -701,7 +757,7 @@
     for (let i = 0, child = list ? list[0] : el.firstChild; child;
          child = list ? list[++i] : child.nextSibling)
       add (child);
-    const owns = el.getAttribute ('aria-owns');
+    const owns = isPlain (el) ? null : el.getAttribute ('aria-owns');
     if (owns)
       for (const id of owns.trim ().split (/\s+/)) {
         const ref = byId (el, id);
@@ -719,6 +775,23 @@
     return out;
   }
 
+  /* The text of @el's subtree (contentName()), computed once per
+   * observation where nothing in the computation changes it: a row named
+   * from its cells and then each cell named from its content, a heading
+   * and then its link, read the cells' and the link's text once. */
+  let contents = new Map ();
+
+  function contentOf (el, o) {
+    if (!o.cache || o.lb || o.hiddenOk || o.skipRoles)
+      return contentName (el, o);
+    let s = contents.get (el);
+    if (s === undefined) {
+      s = contentName (el, o);
+      contents.set (el, s);
+    }
+    return s;
+  }
+
   /* accname 1.2 text alternative of a node reached by recursion. */
   function textAlt (el, o) {
     if (o.visited.has (el))
@@ -730,7 +803,7 @@
     const cs = cssOf (el);
     if (!o.hiddenOk && isHiddenForName (el, cs)) {
       /* A hidden element may still hold visible descendants. */
-      if (cs.display === 'none' || el.getAttribute ('aria-hidden') === 'true')
+      if (cs.display === 'none' || (!isPlain (el) && el.getAttribute ('aria-hidden') === 'true'))
         return '';
       let s = '';
       for (const child of children (el))
@@ -756,7 +829,8 @@
       if (v !== null)
         s = v;
     }
-    if (s === '' || !s.trim ()) {
+    const plain = isPlain (el);
+    if (!plain && (s === '' || !s.trim ())) {
       const al = el.getAttribute ('aria-label');
       if (al && al.trim ())
         s = al;
@@ -766,9 +840,9 @@
       if (n !== null)
         s = n;
       else
-        s = contentName (el, o);
+        s = contentOf (el, o);
     }
-    if (!s.trim ())
+    if (!plain && !s.trim ())
       s = el.getAttribute ('title') || '';
     if (cacheable)
       o.cache.set (el, s);
@@ -826,14 +900,17 @@
    * says whether it came from the content or the title. */
   function nameOf (el, tag, role, cache) {
     nameSource = FROM_OTHER;
-    const lb = labelledByAttr (el);
-    if (lb) {
-      const s = labelledByName (el, lb, NO_OPTIONS);
-      if (s) return s;
+    const plain = isPlain (el);
+    if (!plain) {
+      const lb = labelledByAttr (el);
+      if (lb) {
+        const s = labelledByName (el, lb, NO_OPTIONS);
+        if (s) return s;
+      }
+      const al = el.getAttribute ('aria-label');
+      if (al && al.trim () && tag !== 'slot')
+        return norm (al);
     }
-    const al = el.getAttribute ('aria-label');
-    if (al && al.trim () && tag !== 'slot')
-      return norm (al);
     if (!NAME_PROHIBITED.has (role) || tag === 'summary') {
       const o = { visited: new Set ([el]), lb: false, hiddenOk: false, cache,
                   skipRoles: OWN_NAME_SKIP[role] || null };
@@ -845,13 +922,15 @@
       }
       /* HTML-AAM names a <summary> from its subtree whatever its role. */
       if (NAME_FROM_CONTENT.has (role) || tag === 'summary') {
-        const s = norm (contentName (el, o));
+        const s = norm (contentOf (el, o));
         if (s) {
           nameSource = FROM_CONTENT;
           return s;
         }
       }
     }
+    if (plain)
+      return '';
     const title = el.getAttribute ('title');
     if (title && title.trim ()) {
       nameSource = FROM_TITLE;
@@ -864,6 +943,8 @@
   }
 
   function descriptionOf (el, name) {
+    if (isPlain (el))
+      return '';
     const db = el.getAttribute ('aria-describedby');
     if (db) {
       const s = labelledByName (el, db, { hiddenOk: false });
@@ -878,8 +959,10 @@
 
   /* ---------- states ---------- */
 
+  const noAttribute = () => null;
+
   function setStates (n, el, tag, role, cs, ctx) {
-    const aria = a => el.getAttribute (a);
+    const aria = isPlain (el) ? noAttribute : a => el.getAttribute (a);
     if (role === 'checkbox' || role === 'radio' || role === 'switch' ||
         role === 'menuitemcheckbox' || role === 'menuitemradio') {
       if (tag === 'input') {
@@ -927,7 +1010,7 @@
     } else if (RANGE_ROLES.has (role)) {
       const v = rangeValue (el);
       if (v !== '') n.value = v;
-      if (tag === 'progress' || tag === 'meter' || el.hasAttribute ('aria-valuemax')) {
+      if (tag === 'progress' || tag === 'meter' || aria ('aria-valuemax') !== null) {
         const max = tag === 'progress' || tag === 'meter' ? el.max : aria ('aria-valuemax');
         if (max !== null && max !== undefined) n.max = String (max);
       }
@@ -1012,7 +1095,7 @@
 
   /* Appends what @el contributes to @out: one node, or, for a flattened
    * wrapper, its children. */
-  function visit (el, ctx, out, parentVisible, parentCursor, parentBox) {
+  function visit (el, ctx, out, parentVisible, parentStyle, parentBox) {
     const tag = el.localName;
     if (SKIP_TAGS.has (tag))
       return;
@@ -1022,7 +1105,8 @@
         return;
       ctx.owns.placing = null;
     }
-    if (el.getAttribute ('aria-hidden') === 'true' || el.hasAttribute ('inert'))
+    const plain = isPlain (el);
+    if (!plain && (el.getAttribute ('aria-hidden') === 'true' || el.hasAttribute ('inert')))
       return;
     if (ctx.modal && !ctx.inModal) {
       if (el === ctx.modal)
@@ -1050,7 +1134,6 @@
       return;
     }
     const visible = cs.visibility === 'visible';
-    const cursor = cs.cursor;
 
     let role = visible ? roleOf (el, tag) : 'none';
     if (role === null)
@@ -1060,7 +1143,9 @@
 
     let clickable = false;
     if (visible && (FLATTEN.has (role) || role === 'img' || role === 'listitem')) {
-      if ((cursor === 'pointer' && parentCursor !== 'pointer') || el.hasAttribute ('onclick'))
+      /* The parent's cursor is read only when this one is a pointer. */
+      if ((cursorOf (cs) === 'pointer' && cursorOf (parentStyle) !== 'pointer') ||
+          (!plain && el.hasAttribute ('onclick')))
         clickable = true;
     }
     const tabbable = visible && FLATTEN.has (role) && focusable (el);
@@ -1140,7 +1225,7 @@
         if (closed && !(child.nodeType === 1 && child.localName === 'summary'))
           continue;
         if (child.nodeType === 1) {
-          visitGuarded (child, ctx, target, visible, cursor, node ? node.box : (box || parentBox));
+          visitGuarded (child, ctx, target, visible, cs, node ? node.box : (box || parentBox));
         } else if (child.nodeType === 3 && visible) {
           const t = child.data;
           ctx.count.chars += Math.min (t.length, MAX_TEXT);
@@ -1171,7 +1256,7 @@
     if (owned)
       for (const o of owned) {
         ctx.owns.placing = o;
-        visitGuarded (o, ctx, target, visible, cursor, node ? node.box : (box || parentBox));
+        visitGuarded (o, ctx, target, visible, cs, node ? node.box : (box || parentBox));
         ctx.owns.placing = null;
       }
 
@@ -1247,10 +1332,10 @@
 
   /* visit(), where an exception fails @el's subtree only: what the subtree
    * had added is taken back and one node marked `error` stands for it. */
-  function visitGuarded (el, ctx, out, parentVisible, parentCursor, parentBox) {
+  function visitGuarded (el, ctx, out, parentVisible, parentStyle, parentBox) {
     const mark = out.length;
     try {
-      visit (el, ctx, out, parentVisible, parentCursor, parentBox);
+      visit (el, ctx, out, parentVisible, parentStyle, parentBox);
     } catch (e) {
       out.length = mark;
       ctx.count.errors++;
@@ -1374,7 +1459,7 @@
     });
     const kids = [];
     if (!node.name && doc.title) node.name = norm (doc.title);
-    visitGuarded (doc.documentElement, sub, kids, true, 'auto', node.box);
+    visitGuarded (doc.documentElement, sub, kids, true, null, node.box);
     node.children = kids;
     finishNode (node, false);
   }
@@ -1642,7 +1727,7 @@
       ctx.modal = null;
     }
     if (rootEl)
-      visitGuarded (rootEl, ctx, tree, true, 'auto', null);
+      visitGuarded (rootEl, ctx, tree, true, null, null);
     const root = { role: 'document', name: norm (doc.title || ''), children: [] };
     root.children = tree;
     finishNode (root, false);
