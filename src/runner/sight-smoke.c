@@ -607,7 +607,10 @@ count_console_errors (Smoke *smoke)
 
       if (entry->kind == SIGHT_LOG_PAGE_ERROR ||
           (entry->kind == SIGHT_LOG_CONSOLE && g_strcmp0 (entry->level, "error") == 0))
-        errors++;
+        {
+          g_debug ("console error on %s: %s", entry->url, entry->text);
+          errors++;
+        }
     }
   return errors;
 }
