@@ -107,7 +107,7 @@ main (int    argc,
           if (!sight_headless_start (&error))
             return sight_cli_report_error (error);
         }
-      return command->func (argc - 1, argv + 1);
+      return sight_cli_run (command, argc - 1, argv + 1);
     }
 
   /* The window too owns what it starts: a session bus of its own where

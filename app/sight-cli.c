@@ -10,6 +10,11 @@
 
 #include "sight-commands.h"
 #include "sight-error.h"
+#include "sight-web-page.h"
+
+/* How long a command's web processes get to end after it (within the second
+ * an MCP client gives the server after its input ends). */
+#define ENGINE_EXIT_MS 500
 
 static const SightCommand commands[] = {
   { "version", N_("Print the version"), sight_cmd_version, FALSE },
@@ -54,6 +59,20 @@ sight_cli_lookup (const char *name)
     if (g_str_equal (commands[i].name, name))
       return &commands[i];
   return NULL;
+}
+
+int
+sight_cli_run (const SightCommand *command,
+               int                 argc,
+               char              **argv)
+{
+  int status = command->func (argc, argv);
+
+  /* What a command starts ends with it: a sandbox that outlived it would
+   * keep its data folder busy. */
+  if (!sight_web_page_process_wait_exit (g_get_monotonic_time () + ENGINE_EXIT_MS * 1000))
+    g_debug ("the browser engine's processes did not end within %d ms", ENGINE_EXIT_MS);
+  return status;
 }
 
 int

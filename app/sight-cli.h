@@ -21,6 +21,11 @@ typedef struct {
 
 const SightCommand *sight_cli_lookup        (const char   *name);
 const SightCommand *sight_cli_commands      (guint        *n_commands);
+/* Runs @command and returns its exit status once the processes it had the
+ * browser engine start have exited (see sight_web_page_process_wait_exit). */
+int                 sight_cli_run           (const SightCommand *command,
+                                             int                 argc,
+                                             char              **argv);
 
 /* Prints "CODE: message" for @error on stderr and returns its exit status. */
 int                 sight_cli_report_error  (const GError *error);

@@ -524,7 +524,9 @@ run_video_path (SightHistory *self)
   const SightArtifactRecord *video = self->run != NULL ? sight_run_data_find_video (self->run)
                                                        : NULL;
 
-  return video != NULL && g_file_test (video->name, G_FILE_TEST_IS_REGULAR) ? video->name : NULL;
+  return video != NULL && video->path != NULL && g_file_test (video->path, G_FILE_TEST_IS_REGULAR)
+           ? video->path
+           : NULL;
 }
 
 static void

@@ -79,6 +79,21 @@ test_assert_pass (void)
   fixture_tear_down (&f);
 }
 
+/* The evidence file's name says what it holds: its suffix is its format. */
+static void
+assert_suffix_is_content (const char *path)
+{
+  GdkPixbufFormat *format = gdk_pixbuf_get_file_info (path, NULL, NULL);
+  g_auto(GStrv) extensions = NULL;
+  const char *dot = strrchr (path, '.');
+
+  g_assert_nonnull (format);
+  g_assert_nonnull (dot);
+  extensions = gdk_pixbuf_format_get_extensions (format);
+  if (!g_strv_contains ((const char * const *) extensions, dot + 1))
+    g_error ("%s holds %s", path, gdk_pixbuf_format_get_name (format));
+}
+
 static void
 test_assert_fail_evidence (void)
 {
@@ -86,6 +101,7 @@ test_assert_fail_evidence (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(SightStepResult) result = NULL;
   g_autoptr(SightStepResult) result2 = NULL;
+  g_autoptr(SightStepResult) result3 = NULL;
 
   fixture_set_up (&f, NULL);
   fixture_load (&f, "/form");
@@ -98,6 +114,21 @@ test_assert_fail_evidence (void)
   g_assert_nonnull (result->screenshot_path);
   g_assert_true (g_file_test (result->screenshot_path, G_FILE_TEST_IS_REGULAR));
   g_assert_true (g_str_has_prefix (result->screenshot_path, f.evidence_dir));
+  assert_suffix_is_content (result->screenshot_path);
+  g_clear_error (&error);
+
+  /* Step 1 of another agent failing into the same folder (a second
+   * `sightline assert`) keeps a file of its own: the first stays. */
+  g_clear_object (&f.agent);
+  f.agent = sight_agent_new (f.project, f.page);
+  sight_agent_set_evidence_dir (f.agent, f.evidence_dir);
+  push_judgment (&f, FALSE, "Still no red badge.");
+  result3 = run_step (&f, SIGHT_STEP_ASSERT, "the dashboard shows a red badge", NULL, &error);
+  assert_code (result3, error, SIGHT_ERROR_ASSERTION_FAILED);
+  g_assert_nonnull (result3->screenshot_path);
+  g_assert_cmpstr (result3->screenshot_path, !=, result->screenshot_path);
+  g_assert_true (g_file_test (result->screenshot_path, G_FILE_TEST_IS_REGULAR));
+  assert_suffix_is_content (result3->screenshot_path);
   g_clear_error (&error);
 
   /* screenshot: false skips the evidence. */

@@ -392,6 +392,7 @@ test_smoke_records (void)
   g_autoptr(SightRunData) data = NULL;
   g_autoptr(GAsyncResult) loaded = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *artifact = NULL;
   const char *path;
   const char *run_id;
 
@@ -420,7 +421,10 @@ test_smoke_records (void)
   data = sight_store_load_run_finish (store, loaded, &error);
   g_assert_no_error (error);
   g_assert_nonnull (sight_run_data_find_video (data));
-  g_assert_cmpstr (sight_run_data_find_video (data)->name, ==, path);
+  g_assert_cmpstr (sight_run_data_find_video (data)->path, ==, path);
+  /* It is an artifact like the others: a file in the run's own folder. */
+  artifact = sight_store_artifact_path (store, run_id, "video.webm");
+  g_assert_cmpstr (path, ==, artifact);
   g_assert_true (sight_report_write (data, SIGHT_REPORT_HTML, html_path, &error));
   g_assert_no_error (error);
   g_assert_true (g_file_get_contents (html_path, &html, NULL, NULL));

@@ -5,6 +5,10 @@
 
 #include "sight-step-judge.h"
 
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
+
 #include "sight-error.h"
 #include "sight-json-schema.h"
 
@@ -492,12 +496,20 @@ evidence_observed_cb (GObject      *source,
       (shot = sight_observation_get_screenshot (observation)) != NULL &&
       g_mkdir_with_parents (ctx->evidence_dir, 0700) == 0)
     {
-      name = g_strdup_printf ("step-%u-%s.png", ctx->number,
-                              sight_step_kind_to_string (ctx->request->limits.kind));
+      int fd;
+
+      /* The folder outlives the run (a command's, a session's): each
+       * failure keeps a file of its own, named for what it holds. */
+      name = sight_step_evidence_name (ctx->number, shot->format, TRUE);
       path = g_build_filename (ctx->evidence_dir, name, NULL);
-      if (g_file_set_contents (path, g_bytes_get_data (shot->bytes, NULL),
-                               g_bytes_get_size (shot->bytes), &error))
+      fd = g_mkstemp_full (path, O_RDWR | O_CLOEXEC, 0600);
+      if (fd >= 0 && close (fd) == 0 &&
+          g_file_set_contents_full (path, g_bytes_get_data (shot->bytes, NULL),
+                                    g_bytes_get_size (shot->bytes),
+                                    G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error))
         ctx->result->screenshot_path = g_steal_pointer (&path);
+      else if (fd >= 0)
+        g_unlink (path);
     }
   run_return (task, g_error_new (SIGHT_ERROR, SIGHT_ERROR_ASSERTION_FAILED, "%s",
                                  run->judgment.explanation));

@@ -35,6 +35,15 @@ sight_step_shot_for (gboolean      screenshot,
   return SIGHT_STEP_SHOT_PAGE;
 }
 
+char *
+sight_step_evidence_name (guint            number,
+                          SightImageFormat format,
+                          gboolean         unique)
+{
+  return g_strdup_printf ("step-%u-evidence%s.%s", number, unique ? "-XXXXXX" : "",
+                          sight_image_format_extension (format));
+}
+
 SightStepResult *
 sight_step_result_new (SightStepKind  kind,
                        const char    *instruction)

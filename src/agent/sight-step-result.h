@@ -4,6 +4,7 @@
 #include <json-glib/json-glib.h>
 
 #include "sight-error.h"
+#include "sight-image.h"
 #include "sight-step-options.h"
 #include "sight-usage.h"
 
@@ -150,6 +151,14 @@ typedef enum {
 SightStepShot    sight_step_shot_for          (gboolean          screenshot,
                                                const GError     *error,
                                                gboolean          secret_filled);
+
+/* The file name of step @number's failure evidence encoded as @format:
+ * "step-N-evidence.jpg". Where files of several runs share a folder (an
+ * evidence folder of no run), @unique adds six random characters before the
+ * suffix ("step-N-evidence-XXXXXX.jpg" after g_mkstemp_full ()). */
+char            *sight_step_evidence_name     (guint             number,
+                                               SightImageFormat  format,
+                                               gboolean          unique);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SightStepResult, sight_step_result_unref)
 

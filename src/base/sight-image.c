@@ -44,6 +44,21 @@ sight_image_format_mime_type (SightImageFormat format)
     }
 }
 
+const char *
+sight_image_format_extension (SightImageFormat format)
+{
+  switch (format)
+    {
+    case SIGHT_IMAGE_JPEG:
+      return "jpg";
+    case SIGHT_IMAGE_WEBP:
+      return "webp";
+    case SIGHT_IMAGE_PNG:
+    default:
+      return "png";
+    }
+}
+
 gboolean
 sight_image_format_from_mime_type (const char       *mime_type,
                                    SightImageFormat *out)

@@ -17,6 +17,8 @@ typedef enum {
 gboolean    sight_image_format_from_string (const char       *name,
                                             SightImageFormat *out);
 const char *sight_image_format_mime_type   (SightImageFormat  format);
+/* The file name suffix of @format, without the dot: "png", "jpg", "webp". */
+const char *sight_image_format_extension   (SightImageFormat  format);
 /* "image/png", "image/jpeg" or "image/webp"; FALSE (and @out untouched) for
  * anything else. */
 gboolean    sight_image_format_from_mime_type (const char       *mime_type,

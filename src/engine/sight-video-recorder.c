@@ -6,6 +6,7 @@
 #include "sight-video-recorder.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <glib/gstdio.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
@@ -62,6 +63,41 @@ struct _SightVideoRecorder
 
 G_DEFINE_FINAL_TYPE (SightVideoRecorder, sight_video_recorder, G_TYPE_OBJECT)
 
+/* The files of recordings under way. A process that ends before one is
+ * finished (a command whose server stops while a run goes on) leaves no
+ * part of it: what is left at exit is removed. Main thread only. */
+static GPtrArray *unfinished;
+
+static void
+remove_unfinished (void)
+{
+  for (guint i = 0; unfinished != NULL && i < unfinished->len; i++)
+    g_unlink (g_ptr_array_index (unfinished, i));
+}
+
+static void
+unfinished_add (const char *part_path)
+{
+  if (unfinished == NULL)
+    {
+      unfinished = g_ptr_array_new_with_free_func (g_free);
+      atexit (remove_unfinished);
+    }
+  g_ptr_array_add (unfinished, g_strdup (part_path));
+}
+
+/* @part_path is finished with: renamed, or removed. */
+static void
+unfinished_drop (const char *part_path)
+{
+  for (guint i = 0; unfinished != NULL && i < unfinished->len; i++)
+    if (g_str_equal (g_ptr_array_index (unfinished, i), part_path))
+      {
+        g_ptr_array_remove_index_fast (unfinished, i);
+        return;
+      }
+}
+
 static void complete   (SightVideoRecorder *self,
                         GError             *error);
 static void end_stream (SightVideoRecorder *self);
@@ -94,7 +130,10 @@ sight_video_recorder_dispose (GObject *object)
 
   /* Dropped before it was finished: nothing half-written stays. */
   if (self->pipeline != NULL && stop (self))
-    g_unlink (self->part_path);
+    {
+      g_unlink (self->part_path);
+      unfinished_drop (self->part_path);
+    }
   g_clear_object (&self->capture_cancellable);
 
   G_OBJECT_CLASS (sight_video_recorder_parent_class)->dispose (object);
@@ -421,6 +460,7 @@ build_pipeline (SightVideoRecorder  *self,
   gst_util_set_object_arg (G_OBJECT (elements[2]), "end-usage", "cbr");
   /* The file takes frames as they come, not at the clock's pace. */
   g_object_set (elements[4], "location", self->part_path, "sync", FALSE, "async", FALSE, NULL);
+  unfinished_add (self->part_path);
   if (!gst_element_link_many (elements[0], elements[1], elements[2], elements[3], elements[4],
                               NULL))
     {
@@ -516,6 +556,7 @@ complete (SightVideoRecorder *self,
     }
   else
     self->done_path = g_strdup (self->path);
+  unfinished_drop (self->part_path);
   g_debug ("Recording %s ended: %u frames, %u withheld while a secret was typed, %u across a "
            "load, %u dropped (the encoder was behind)%s%s", self->path, self->n_frames,
            self->n_withheld, self->n_unsettled, self->n_dropped, error ? ": " : "",

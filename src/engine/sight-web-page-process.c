@@ -5,7 +5,10 @@
 
 #include "sight-web-page.h"
 
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sight-error.h"
 #include "sight-json.h"
@@ -493,4 +496,163 @@ sight_web_page_check_process_finish (SightWebPage  *self,
 {
   g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
   return g_task_propagate_pointer (G_TASK (result), error) != NULL;
+}
+
+/* ----------------------------------------------------------------------- */
+/* At exit: the engine's processes end with the command                    */
+
+typedef struct {
+  int     pid;
+  int     ppid;
+  guint64 start;  /* since boot, in clock ticks: a reused pid is another process */
+  char    state;
+  char    comm[17];
+} ProcEntry;
+
+/* One line of /proc/PID/stat; FALSE for a process that is gone. */
+static gboolean
+proc_entry_read (int        pid,
+                 ProcEntry *entry)
+{
+  char path[64];
+  g_autofree char *text = NULL;
+  g_auto(GStrv) fields = NULL;
+  const char *open, *close;
+
+  g_snprintf (path, sizeof path, "/proc/%d/stat", pid);
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return FALSE;
+  /* "pid (comm) state ppid … starttime": comm may hold spaces and ')'. */
+  open = strchr (text, '(');
+  close = strrchr (text, ')');
+  if (open == NULL || close == NULL || close < open)
+    return FALSE;
+  fields = g_strsplit (close + 2, " ", 21);
+  if (g_strv_length (fields) < 21)
+    return FALSE;
+  entry->pid = pid;
+  g_strlcpy (entry->comm, open + 1, MIN ((gsize) (close - open), sizeof entry->comm));
+  entry->state = fields[0][0];
+  entry->ppid = atoi (fields[1]);
+  entry->start = g_ascii_strtoull (fields[19], NULL, 10);
+  return TRUE;
+}
+
+static GArray *
+proc_list (void)
+{
+  GArray *list = g_array_new (FALSE, FALSE, sizeof (ProcEntry));
+  g_autoptr(GDir) dir = g_dir_open ("/proc", 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      ProcEntry entry;
+
+      if (g_ascii_isdigit (name[0]) && proc_entry_read (atoi (name), &entry))
+        g_array_append_val (list, entry);
+    }
+  return list;
+}
+
+/* A child WebKit started: a sandbox (bubblewrap and what runs in it), its
+ * D-Bus proxy, or an unsandboxed web, network or GPU process. */
+static gboolean
+is_engine_child (const ProcEntry *entry)
+{
+  return g_str_equal (entry->comm, "bwrap") || g_str_equal (entry->comm, "xdg-dbus-proxy") ||
+         g_str_has_prefix (entry->comm, "WebKit");
+}
+
+/* The engine's children of this process and everything under them. */
+static GArray *
+engine_processes (void)
+{
+  g_autoptr(GArray) all = proc_list ();
+  GArray *found = g_array_new (FALSE, FALSE, sizeof (ProcEntry));
+  int self = getpid ();
+  gboolean grew = TRUE;
+
+  for (guint i = 0; i < all->len; i++)
+    {
+      ProcEntry *entry = &g_array_index (all, ProcEntry, i);
+
+      if (entry->ppid == self && is_engine_child (entry))
+        g_array_append_val (found, *entry);
+    }
+  /* Descendants, to a fixed point (the list is not ordered by parent). */
+  while (grew)
+    {
+      grew = FALSE;
+      for (guint i = 0; i < all->len; i++)
+        {
+          ProcEntry *entry = &g_array_index (all, ProcEntry, i);
+          gboolean known = FALSE, parent = FALSE;
+
+          for (guint j = 0; j < found->len && !known; j++)
+            {
+              known = g_array_index (found, ProcEntry, j).pid == entry->pid;
+              parent |= g_array_index (found, ProcEntry, j).pid == entry->ppid;
+            }
+          if (!known && parent)
+            {
+              g_array_append_val (found, *entry);
+              grew = TRUE;
+            }
+        }
+    }
+  return found;
+}
+
+/* Exited: gone, a zombie (it holds no files, mounts or memory any more), or
+ * its pid taken by another process. */
+static gboolean
+proc_exited (const ProcEntry *entry)
+{
+  ProcEntry now;
+
+  return !proc_entry_read (entry->pid, &now) || now.start != entry->start ||
+         now.state == 'Z' || now.state == 'X';
+}
+
+gboolean
+sight_web_page_process_wait_exit (gint64 deadline)
+{
+  g_autoptr(GArray) processes = engine_processes ();
+  int self = getpid ();
+  gboolean all_exited = FALSE;
+
+  /* WebKit's processes end only when they see this one gone, a moment after
+   * it exits, each sandbox still holding its mounts (a data folder on a disk
+   * to unmount) meanwhile. So they are ended here: SIGTERM to the sandboxes
+   * and unsandboxed processes WebKit started (bubblewrap's --die-with-parent
+   * then ends all that runs inside), SIGKILL at the deadline. */
+  for (guint i = 0; i < processes->len; i++)
+    {
+      ProcEntry *entry = &g_array_index (processes, ProcEntry, i);
+
+      if (entry->ppid == self && !proc_exited (entry))
+        kill (entry->pid, SIGTERM);
+    }
+  while (!all_exited)
+    {
+      all_exited = TRUE;
+      for (guint i = 0; i < processes->len && all_exited; i++)
+        all_exited = proc_exited (&g_array_index (processes, ProcEntry, i));
+      if (all_exited || g_get_monotonic_time () >= deadline)
+        break;
+      g_usleep (5000);
+    }
+  if (!all_exited)
+    for (guint i = 0; i < processes->len; i++)
+      {
+        ProcEntry *entry = &g_array_index (processes, ProcEntry, i);
+
+        if (!proc_exited (entry))
+          {
+            g_debug ("%s (%d) did not end in time: killed", entry->comm, entry->pid);
+            kill (entry->pid, SIGKILL);
+          }
+      }
+  return all_exited;
 }

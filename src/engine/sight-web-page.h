@@ -220,6 +220,13 @@ gboolean       sight_web_page_set_allowed_origins (SightWebPage       *self,
 void           sight_web_page_terminate_web_process (SightWebPage      *self,
                                                      const char        *reason);
 
+/* At a command's exit: ends the processes WebKit started for this process
+ * (the sandboxed web and network processes, their D-Bus proxy) and waits
+ * until they have exited, up to @deadline (monotonic, µs), then kills what
+ * is left. TRUE when all had exited in time. What a command starts ends with
+ * it: they would otherwise outlive it for a moment, holding its files. */
+gboolean       sight_web_page_process_wait_exit   (gint64              deadline);
+
 /* Popups this page opened (SightWebPage, borrowed), oldest first; each is a
  * page of the same session. See also the ::popup signal. */
 GPtrArray     *sight_web_page_get_popups          (SightWebPage        *self);

@@ -193,7 +193,7 @@ _sight_mcp_return_report (SightMcpToolCall *call,
     }
   if (sight_run_data_find_video (data) != NULL)
     {
-      const char *video = sight_run_data_find_video (data)->name;
+      const char *video = sight_run_data_find_video (data)->path;
       g_autofree char *line = g_strdup_printf ("\nVideo of the run: %s", video);
 
       insert_before_last_line (out, last_line, line);

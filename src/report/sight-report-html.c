@@ -669,10 +669,11 @@ html_video (GString            *out,
   g_autofree char *href = NULL;
   g_autofree char *name = NULL;
 
-  if (video == NULL || (uri = g_filename_to_uri (video->name, NULL, NULL)) == NULL)
+  if (video == NULL || video->path == NULL ||
+      (uri = g_filename_to_uri (video->path, NULL, NULL)) == NULL)
     return;
   href = sight_report_escape_html (uri);
-  name = g_path_get_basename (video->name);
+  name = g_path_get_basename (video->path);
   g_string_append_printf (out, "<h2>Recording</h2><p class=\"video\"><a href=\"%s\" "
                                "type=\"%s\">", href, video->mime);
   html_text (out, name);

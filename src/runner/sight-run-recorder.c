@@ -337,16 +337,6 @@ observe_step_free (ObserveStep *data)
   g_free (data);
 }
 
-static const char *
-image_extension (const char *mime)
-{
-  if (g_strcmp0 (mime, "image/png") == 0)
-    return "png";
-  if (g_strcmp0 (mime, "image/webp") == 0)
-    return "webp";
-  return "jpg";
-}
-
 /* The failure's evidence: the screenshot of the page after the step, as an
  * artifact of the step. Returns its path, or NULL when there is no proven
  * masked screenshot to keep. */
@@ -363,7 +353,7 @@ store_evidence (SightRunRecorder *self,
   if (shot == NULL || !sight_observation_masking_proven (observation))
     return NULL;
   mime = sight_screenshot_get_mime_type (shot);
-  name = g_strdup_printf ("step-%u-evidence.%s", index + 1, image_extension (mime));
+  name = sight_step_evidence_name (index + 1, shot->format, FALSE);
   artifact.run_id = self->run_id;
   artifact.step_index = (int) index;
   artifact.name = name;

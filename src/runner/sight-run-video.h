@@ -7,19 +7,28 @@
 
 G_BEGIN_DECLS
 
-/* Where recordings are kept and how a run links one: a session's (`record`
- * on create_session and run_task) or a smoke test's (always) WebM file
- * (sight-video-recorder.h) is kept after the session ends, as
- * <the store's folder>/videos/<id>.webm, and the run names it among its
- * artifacts (sight_run_data_find_video() in sight-store.h), so every report
- * can link it. */
+/* Where recordings are kept and how a run links one. A run's recording (a
+ * smoke test's, always) is an artifact like every other: the WebM file
+ * (sight-video-recorder.h) artifacts/<run>/video.webm beside the store,
+ * named among the run's artifacts (sight_run_data_find_video() in
+ * sight-store.h), so every report can link it. A session's recording
+ * (`record` on create_session and run_task) starts before any run: it is
+ * kept as <the default store's folder>/videos/<session>.webm and becomes
+ * each of its task runs' artifact when the run links it. */
 
-/* @store's folder (NULL: the default store's, sight_store_default_path()),
- * videos/@id.webm. */
-char     *sight_run_video_path   (SightStore       *store,
-                                  const char       *id);
-/* Adds the artifact naming @path to @recorder's run. */
-void      sight_run_video_link   (SightRunRecorder *recorder,
-                                  const char       *path);
+#define SIGHT_RUN_VIDEO_NAME "video.webm"
+
+/* The file of run @run_id's recording in @store. */
+char     *sight_run_video_path         (SightStore       *store,
+                                        const char       *run_id);
+/* The file of session @session_id's recording. */
+char     *sight_run_video_session_path (const char       *session_id);
+/* Makes the complete recording at @path the artifact of @recorder's run
+ * (the file itself when it is sight_run_video_path (), else a hard link to
+ * it there, or a copy) and stores its row. Returns the artifact's path, or
+ * NULL with why. */
+char     *sight_run_video_link         (SightRunRecorder *recorder,
+                                        const char       *path,
+                                        GError          **error);
 
 G_END_DECLS

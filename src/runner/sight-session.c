@@ -773,7 +773,7 @@ open_session (SightSessionRegistry *self,
 
   if (session->record)
     {
-      g_autofree char *path = sight_run_video_path (NULL, session->id);
+      g_autofree char *path = sight_run_video_session_path (session->id);
 
       session->video = sight_video_recorder_new (session->page, path, &error);
       if (session->video == NULL)

@@ -512,7 +512,7 @@ run_loaded_cb (GObject      *source,
   json_object_set_string_member (object, "text", text);
   json_object_set_member (object, "report", sight_report_to_json (data));
   if (sight_run_data_find_video (data) != NULL)
-    json_object_set_string_member (object, "video", sight_run_data_find_video (data)->name);
+    json_object_set_string_member (object, "video", sight_run_data_find_video (data)->path);
   root = json_node_new (JSON_NODE_OBJECT);
   json_node_take_object (root, object);
   g_task_return_pointer (task, root, (GDestroyNotify) json_node_unref);
@@ -564,10 +564,9 @@ video_kept_cb (GObject      *source,
   g_autoptr(GError) error = NULL;
   g_autofree char *path = sight_video_recorder_finish_finish (SIGHT_VIDEO_RECORDER (source),
                                                               result, &error);
+  g_autofree char *kept = path != NULL ? sight_run_video_link (recorder, path, &error) : NULL;
 
-  if (path != NULL)
-    sight_run_video_link (recorder, path);
-  else
+  if (kept == NULL)
     g_message ("Smoke run %s: %s", sight_run_recorder_get_run_id (recorder), error->message);
 }
 
@@ -608,7 +607,10 @@ count_console_errors (Smoke *smoke)
 
       if (entry->kind == SIGHT_LOG_PAGE_ERROR ||
           (entry->kind == SIGHT_LOG_CONSOLE && g_strcmp0 (entry->level, "error") == 0))
-        errors++;
+        {
+          g_debug ("console error on %s: %s", entry->url, entry->text);
+          errors++;
+        }
     }
   return errors;
 }

@@ -412,11 +412,13 @@ link_video (SightTask          *self,
             GAsyncResult       *result)
 {
   g_autofree char *path = sight_video_recorder_finish_finish (video, result, NULL);
+  g_autoptr(GError) error = NULL;
 
   if (path == NULL || self->video != NULL)
     return;
-  sight_run_video_link (self->recorder, path);
-  self->video = g_steal_pointer (&path);
+  self->video = sight_run_video_link (self->recorder, path, &error);
+  if (self->video == NULL)
+    g_message ("Task %s: %s", self->id, error->message);
 }
 
 static void

@@ -227,14 +227,6 @@ _sight_store_artifact_file (StoreCore  *core,
   return g_build_filename (dir, "artifacts", run_id, name, NULL);
 }
 
-/* An artifact without bytes links a file kept elsewhere (a run's video),
- * named by its absolute path; the others are kept as a file here as well. */
-gboolean
-_sight_store_artifact_is_link (const SightArtifactRecord *a)
-{
-  return a->data == NULL && a->name != NULL && g_path_is_absolute (a->name);
-}
-
 char *
 sight_store_artifact_path (SightStore *self,
                            const char *run_id,
@@ -277,14 +269,20 @@ job_add_artifact (StoreCore  *core,
   SightArtifactRecord *a = data;
   g_autoptr(sqlite3_stmt) stmt = NULL;
   g_autoptr(GBytes) bytes = NULL;
-  gboolean linked = _sight_store_artifact_is_link (a);
-  g_autofree char *path = linked ? NULL : _sight_store_artifact_file (core, a->run_id, a->name);
+  g_autofree char *path = _sight_store_artifact_file (core, a->run_id, a->name);
   gboolean ok;
 
-  if (path == NULL && !linked)
+  if (path == NULL)
     {
       g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT,
                    "An artifact needs a plain file name");
+      return NULL;
+    }
+  /* Without bytes, the run wrote the file there itself (a recording). */
+  if (a->data == NULL && !g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE,
+                   "The artifact %s is not there", path);
       return NULL;
     }
   if (a->data)
@@ -312,7 +310,7 @@ job_add_artifact (StoreCore  *core,
       ok = _sight_store_step_done (core->db, stmt, error);
     }
   if (!_sight_store_commit_or_rollback (core->db, ok, error) ||
-      (path != NULL && !write_artifact_file (path, bytes, error)))
+      (bytes != NULL && !write_artifact_file (path, bytes, error)))
     return NULL;
   return GINT_TO_POINTER (TRUE);
 }

@@ -148,9 +148,6 @@ GBytes *_sight_store_redact_blob (StoreCore   *core,
 char *_sight_store_artifact_file (StoreCore  *core,
                                   const char *run_id,
                                   const char *name);
-/* Whether @a links a file kept elsewhere (no bytes, an absolute path as its
- * name) rather than being kept as a file of the store's own. */
-gboolean _sight_store_artifact_is_link (const SightArtifactRecord *a);
 /* Records (sight-store-records.c): verdict names and deep copies. */
 SightRunVerdict _sight_store_verdict_parse (const char *name);
 SightSessionRecord *_sight_store_session_copy (const SightSessionRecord *s);

@@ -198,8 +198,10 @@ sight_run_data_find_video (const SightRunData *data)
     {
       const SightArtifactRecord *a = g_ptr_array_index (data->artifacts, i);
 
+      /* A row of schema 3's first days named an absolute path: no file of
+       * the run's own, so no recording. */
       if (g_strcmp0 (a->mime, SIGHT_ARTIFACT_VIDEO_MIME) == 0 && a->data == NULL &&
-          a->name != NULL)
+          a->path != NULL)
         return a;
     }
   return NULL;

@@ -638,9 +638,7 @@ job_load_run (StoreCore  *core,
       a->mime = _sight_store_col_text (stmt, 4);
       a->data = _sight_store_col_bytes (stmt, 5);
       a->created_at = sqlite3_column_int64 (stmt, 6);
-      a->path = _sight_store_artifact_is_link (a)
-                  ? g_strdup (a->name)
-                  : _sight_store_artifact_file (core, a->run_id, a->name);
+      a->path = _sight_store_artifact_file (core, a->run_id, a->name);
       g_ptr_array_add (d->artifacts, a);
     }
   if (rc != SQLITE_DONE)

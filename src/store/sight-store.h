@@ -151,9 +151,9 @@ typedef struct {
   char   *path;
 } SightArtifactRecord;
 
-/* A recording of the run (a WebM video kept beside the store: the runner's
- * sight-run-video.h) is an artifact of this MIME type with no data, whose
- * name is the file's path. */
+/* A recording of the run (a WebM video: the runner's sight-run-video.h) is
+ * an artifact of this MIME type with no data: its file, like every
+ * artifact's, is sight_store_artifact_path (), written there by the run. */
 #define SIGHT_ARTIFACT_VIDEO_MIME "video/webm"
 
 /* A whole run as the reports read it. Arrays are in order: steps by index,
@@ -282,13 +282,13 @@ void        sight_store_add_log_async (SightStore           *self,
                                        GCancellable         *cancellable,
                                        GAsyncReadyCallback   callback,
                                        gpointer              user_data);
-/* An artifact (a failure's evidence screenshot) is kept in the database and,
- * once its row is written, as the file sight_store_artifact_path () names:
- * "artifacts/RUN/NAME" next to the database, written to a temporary name and
- * renamed. A @name that is not a plain file name fails with INVALID_ARGUMENT,
- * except for an artifact without data whose name is an absolute path: it links
- * a file kept elsewhere (a run's video, SIGHT_ARTIFACT_VIDEO_MIME), and that path
- * is its path on read. */
+/* Every artifact is the file sight_store_artifact_path () names,
+ * "artifacts/RUN/NAME" next to the database, and that is its path on read.
+ * One with data (a failure's evidence screenshot) is kept in the database
+ * too and, once its row is written, as that file, written to a temporary
+ * name and renamed. One without data (a run's video) is a file the run
+ * wrote there itself: missing, it fails with ENVIRONMENT_UNAVAILABLE. A
+ * @name that is not a plain file name fails with INVALID_ARGUMENT. */
 void        sight_store_add_artifact_async (SightStore                *self,
                                             const SightArtifactRecord *artifact,
                                             GCancellable              *cancellable,
