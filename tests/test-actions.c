@@ -29,6 +29,35 @@ unpause_cb (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* Settling by signals: each button's page changes later than the old fixed
+ * 50 ms window (a timer, a timer then a request, a request of 150 ms), or
+ * never stops changing. With ?hostile=1 the page first replaces the globals
+ * the page hooks rely on; with ?hold=1, since load a request is in flight
+ * that no action started: /hold is never answered. */
+static GPtrArray *held;
+static const char settle_html[] =
+  "<!doctype html><title>Settle</title>"
+  "<script>if (location.search.includes ('hostile')) {"
+  " const t = window.setTimeout, f = window.fetch;"
+  " window.setTimeout = (h, d) => t (h, d); window.fetch = (...a) => f (...a);"
+  " Reflect.apply = () => { throw new Error ('no'); };"
+  " Promise.prototype.then = ((then) => function (a, b) { return then.call (this, a, b); })"
+  " (Promise.prototype.then);"
+  " EventTarget.prototype.dispatchEvent = () => true;"
+  " EventTarget.prototype.addEventListener = () => {};"
+  " WeakSet.prototype.add = function () { return this; };"
+  " WeakSet.prototype.has = () => false; }"
+  " if (location.search.includes ('hold')) fetch ('/hold');</script>"
+  "<button id=late onclick=\"setTimeout (() => out.textContent = 'late', 80)\">Late</button>"
+  "<button id=chain onclick=\"setTimeout (() => fetch ('/slow?ms=150').then (r => r.text ())"
+  ".then (t => out.textContent = 'chained ' + t), 60)\">Chain</button>"
+  "<button id=xhr onclick=\"const x = new XMLHttpRequest (); x.open ('GET', '/slow?ms=150');"
+  " x.onload = () => out.textContent = 'xhr ' + x.responseText; x.send ()\">XHR</button>"
+  "<button id=spin onclick=\"(function tick () { out.dataset.n = (+out.dataset.n || 0) + 1;"
+  " requestAnimationFrame (tick); }) ()\">Spin</button>"
+  "<button id=noop>Nothing</button>"
+  "<p id=out>none</p>";
+
 static void
 server_cb (SoupServer        *soup_server,
            SoupServerMessage *msg,
@@ -58,6 +87,17 @@ server_cb (SoupServer        *soup_server,
       soup_server_message_set_status (msg, 200, NULL);
       soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_COPY, html,
                                         strlen (html));
+    }
+  else if (g_str_equal (path, "/settle"))
+    {
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, settle_html,
+                                        strlen (settle_html));
+    }
+  else if (g_str_equal (path, "/hold"))
+    {
+      soup_server_message_pause (msg);
+      g_ptr_array_add (held, g_object_ref (msg));
     }
   else if (g_str_equal (path, "/popup-target"))
     {
@@ -455,6 +495,78 @@ test_settles_after_slow_request (void)
   g_assert_true (json_object_get_boolean_member (result, "settled"));
 }
 
+/* The page's update after the action is seen however late it comes, as long
+ * as the action's own handlers started the work; the reason is a signal, not
+ * a window. */
+static void
+check_settles_after (const char *path,
+                     const char *button,
+                     const char *expected)
+{
+  g_autoptr(JsonObject) result = NULL;
+  g_autofree char *text = NULL;
+
+  load (page, path);
+  result = perform_ok (button, "{\"type\": \"click\"}");
+  text = evaluate_string ("return document.getElementById ('out').textContent;");
+  g_test_message ("%s %s: %s after %" G_GINT64_FORMAT " ms (%s)", path, button, text,
+                  json_object_get_int_member (result, "settleMs"),
+                  json_object_get_string_member_with_default (result, "settleReason", "?"));
+  g_assert_cmpstr (text, ==, expected);
+  g_assert_true (json_object_get_boolean_member (result, "settled"));
+  g_assert_cmpstr (json_object_get_string_member_with_default (result, "settleReason", ""), ==,
+                   "signals");
+}
+
+static void
+test_settles_by_signals (void)
+{
+  g_autoptr(JsonObject) result = NULL;
+  JsonObject *settle;
+
+  /* a timer of 80 ms; a timer of 60 ms that fetches for 150 ms; an XHR of 150 ms */
+  check_settles_after ("/settle", "#late", "late");
+  check_settles_after ("/settle", "#chain", "chained loaded");
+  check_settles_after ("/settle", "#xhr", "xhr loaded");
+  /* the page replaced the globals the hooks use after the hooks took them */
+  check_settles_after ("/settle?hostile=1", "#late", "late");
+  check_settles_after ("/settle?hostile=1", "#chain", "chained loaded");
+
+  /* A quiet page settles on the first frame after the action, with no window
+   * waited; the request in flight since load is not the action's. */
+  load (page, "/settle?hold=1");
+  result = perform_ok ("#noop", "{\"type\": \"click\"}");
+  g_assert_true (json_object_get_boolean_member (result, "settled"));
+  g_assert_cmpstr (json_object_get_string_member_with_default (result, "settleReason", ""), ==,
+                   "signals");
+  settle = json_object_get_object_member (result, "settle");
+  g_assert_nonnull (settle);
+  g_assert_cmpint (json_object_get_int_member (settle, "frames"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (settle, "waitedForWork"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (result, "settleMs"), <, 3000);
+}
+
+/* A page that never stops changing settles within a bound (not the action's
+ * timeout), and says it was still changing. */
+static void
+test_settles_while_mutating (void)
+{
+  g_autoptr(JsonObject) result = NULL;
+  g_autoptr(GError) error = NULL;
+
+  load (page, "/settle");
+  result = perform ("#spin", "{\"type\": \"click\"}", 10000, &error);
+  g_assert_no_error (error);
+  g_test_message ("mutating page: %" G_GINT64_FORMAT " ms (%s)",
+                  json_object_get_int_member (result, "settleMs"),
+                  json_object_get_string_member_with_default (result, "settleReason", "?"));
+  g_assert_false (json_object_get_boolean_member (result, "settled"));
+  g_assert_cmpstr (json_object_get_string_member_with_default (result, "settleReason", ""), ==,
+                   "mutating");
+  g_assert_cmpint (json_object_get_int_member (result, "settleMs"), <, 4000);
+  g_assert_cmpint (json_object_get_int_member (result, "durationMs"), <, 6000);
+}
+
 static void
 test_popup (void)
 {
@@ -568,6 +680,7 @@ main (int    argc,
 
   gtk_test_init (&argc, &argv, NULL);
 
+  held = g_ptr_array_new_with_free_func (g_object_unref);
   server = soup_server_new (NULL, NULL);
   soup_server_add_handler (server, NULL, server_cb, NULL, NULL);
   if (!soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error))
@@ -585,6 +698,8 @@ main (int    argc,
   g_test_add_func ("/actions/actionability", test_actionability);
   g_test_add_func ("/actions/files-and-drag", test_files_and_drag);
   g_test_add_func ("/actions/settles-after-slow-request", test_settles_after_slow_request);
+  g_test_add_func ("/actions/settles-by-signals", test_settles_by_signals);
+  g_test_add_func ("/actions/settles-while-mutating", test_settles_while_mutating);
   g_test_add_func ("/actions/popup", test_popup);
   g_test_add_func ("/actions/tap-at", test_tap_at);
   g_test_add_func ("/actions/stale-ref", test_stale_ref);
@@ -593,6 +708,7 @@ main (int    argc,
   g_clear_object (&page);
   soup_server_disconnect (server);
   g_clear_object (&server);
+  g_clear_pointer (&held, g_ptr_array_unref);
   g_free (base_url);
   return status;
 }

@@ -7,9 +7,12 @@
  * For each URL: loads it (1280x720), observes once (the ref comes from an
  * observation, as for the agent), then N times: perform a click on the
  * button's ref (actionability, events, settling) and capture a fresh default
- * observation. Prints one JSON line per page with the median and the 90th
- * percentile of the pair, and of the click alone, in milliseconds. Run it
- * under a display (xvfb-run). */
+ * observation. Prints one JSON line per page with every run's times in
+ * milliseconds: the pair, the click alone, and the pair's phases (dispatch:
+ * the round trip to the page; action: in the page, finding the ref,
+ * actionability and the events; settle: until the page was done; observe),
+ * and how often each settle reason was seen. Run it under a display
+ * (xvfb-run); bench/act/run.mjs takes the medians. */
 #define G_LOG_DOMAIN "sight-bench-act"
 
 #include "config.h"
@@ -29,6 +32,22 @@ done_cb (GObject      *source,
   *(GAsyncResult **) user_data = g_object_ref (result);
 }
 
+/* The pixel-aware wait after a click, in ms (what act adds in pixel mode). */
+static double
+settle_pixels (SightWebPage *page)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+
+  sight_web_page_settle_pixels_async (page, 2000, NULL, done_cb, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  if (!sight_web_page_settle_pixels_finish (page, result, NULL, &error))
+    g_error ("%s", error->message);
+  return (g_get_monotonic_time () - t0) / 1000.0;
+}
+
 static GAsyncResult *
 wait_for (GAsyncResult **slot)
 {
@@ -37,30 +56,16 @@ wait_for (GAsyncResult **slot)
   return *slot;
 }
 
-static int
-compare_doubles (const void *a,
-                 const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return x < y ? -1 : x > y;
-}
-
-static double
-percentile (GArray *values,
-            double  p)
-{
-  g_array_sort (values, compare_doubles);
-  return g_array_index (values, double, MIN (values->len - 1, (guint) (values->len * p)));
-}
-
 int
 main (int    argc,
       char **argv)
 {
   int runs = 15;
+  gboolean pixels = FALSE;
   GOptionEntry entries[] = {
     { "runs", 0, 0, G_OPTION_ARG_INT, &runs, "Repetitions per page", "N" },
+    { "pixels", 0, 0, G_OPTION_ARG_NONE, &pixels,
+      "Also time the pixel-aware wait: after a click, and with no action before it", NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("URL…");
@@ -81,16 +86,16 @@ main (int    argc,
       g_autoptr(SightObservation) observation = NULL;
       g_autoptr(JsonNode) ref_node = NULL;
       g_autoptr(JsonNode) action = json_from_string ("{\"type\": \"click\"}", NULL);
-      g_autoptr(GArray) pair = g_array_new (FALSE, FALSE, sizeof (double));
-      g_autoptr(GArray) click = g_array_new (FALSE, FALSE, sizeof (double));
-      /* where the click's time goes: settling after the action, and the script's parts */
-      const char *parts[] = { "settleMs", "actionableMs", "describeMs", "actMs", "quietMs" };
-      GArray *part[G_N_ELEMENTS (parts)];
+      /* per run: the pair, the click alone, and the pair's phases */
+      const char *phases[] = { "pairMs", "clickMs", "dispatchMs", "actionMs", "settleMs",
+                               "observeMs", "pixelsMs", "pixelsAloneMs" };
+      GArray *phase[G_N_ELEMENTS (phases)];
+      g_autoptr(GHashTable) reasons = g_hash_table_new (g_str_hash, g_str_equal);
       g_autofree char *body = NULL;
       const char *ref;
 
-      for (guint k = 0; k < G_N_ELEMENTS (parts); k++)
-        part[k] = g_array_new (FALSE, FALSE, sizeof (double));
+      for (guint k = 0; k < G_N_ELEMENTS (phases); k++)
+        phase[k] = g_array_new (FALSE, FALSE, sizeof (double));
       sight_web_page_set_viewport (page, 1280, 720, 1.0);
       sight_web_page_load_async (page, argv[u], SIGHT_WAIT_UNTIL_LOAD, 60000, NULL, done_cb,
                                  &result);
@@ -138,31 +143,80 @@ main (int    argc,
           if (i == 0)
             continue;  /* warm-up */
           {
-            double p = (t2 - t0) / 1000.0, c = (t1 - t0) / 1000.0;
-
             JsonObject *timing = json_object_get_object_member (done, "timing");
+            const char *reason = json_object_get_string_member_with_default (done, "settleReason",
+                                                                             "?");
+            double pair = (t2 - t0) / 1000.0, click = (t1 - t0) / 1000.0;
+            double settle = json_object_get_int_member_with_default (done, "settleMs", 0);
+            double in_page = 0, values[G_N_ELEMENTS (phases)];
 
-            g_array_append_val (pair, p);
-            g_array_append_val (click, c);
-            for (guint k = 0; k < G_N_ELEMENTS (parts); k++)
-              {
-                JsonObject *from = k == 0 ? done : timing;
-                double v = from != NULL ? json_object_get_int_member_with_default (from, parts[k], -1)
-                                        : -1;
-
-                g_array_append_val (part[k], v);
-              }
+            /* the action in the page: finding the ref, actionability, the events */
+            for (guint k = 0; timing != NULL && k < 4; k++)
+              in_page += json_object_get_int_member_with_default (
+                timing, (const char *[]) { "resolveMs", "actionableMs", "describeMs",
+                                           "actMs" }[k], 0);
+            values[0] = pair;
+            values[1] = click;
+            values[2] = MAX (0, click - in_page - settle);  /* the round trip to the page */
+            values[3] = in_page;
+            values[4] = settle;
+            values[5] = pair - click;
+            for (guint k = 0; k < 6; k++)
+              g_array_append_val (phase[k], values[k]);
+            g_hash_table_insert (reasons, (gpointer) g_intern_string (reason),
+                                 GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (reasons,
+                                                                                          reason)) + 1));
           }
         }
-      g_print ("{\"url\": \"%s\", \"pairMs\": %.1f, \"pairP90Ms\": %.1f, \"clickMs\": %.1f}\n",
-               argv[u], percentile (pair, 0.5), percentile (pair, 0.9), percentile (click, 0.5));
-      g_printerr ("%s: medians of the click's parts:", argv[u]);
-      for (guint k = 0; k < G_N_ELEMENTS (parts); k++)
+      /* Pixel mode: the wait right after a click (settled by signals), and
+       * one with no action in the last second (the full change window). */
+      for (int i = 0; pixels && i < runs; i++)
         {
-          g_printerr (" %s %.0f", parts[k], percentile (part[k], 0.5));
-          g_array_unref (part[k]);
+          g_autoptr(JsonObject) done = NULL;
+          double ms;
+
+          sight_web_page_perform_async (page, ref, json_node_get_object (action), 10000, NULL,
+                                        done_cb, &result);
+          done = sight_web_page_perform_finish (page, wait_for (&result), &error);
+          if (done == NULL)
+            g_error ("%s", error->message);
+          g_clear_object (&result);
+          ms = settle_pixels (page);
+          g_array_append_val (phase[6], ms);
+          if (i < 3)
+            {
+              g_usleep (1100 * 1000);
+              ms = settle_pixels (page);
+              g_array_append_val (phase[7], ms);
+            }
         }
-      g_printerr ("\n");
+      {
+        g_autoptr(GString) line = g_string_new (NULL);
+        GHashTableIter iter;
+        gpointer key, value;
+        gboolean first = TRUE;
+
+        g_string_append_printf (line, "{\"url\": \"%s\"", argv[u]);
+        for (guint k = 0; k < G_N_ELEMENTS (phases); k++)
+          {
+            g_string_append_printf (line, ", \"%s\": [", phases[k]);
+            for (guint i = 0; i < phase[k]->len; i++)
+              g_string_append_printf (line, "%s%.2f", i > 0 ? ", " : "",
+                                      g_array_index (phase[k], double, i));
+            g_string_append (line, "]");
+            g_array_unref (phase[k]);
+          }
+        g_string_append (line, ", \"settleReasons\": {");
+        g_hash_table_iter_init (&iter, reasons);
+        while (g_hash_table_iter_next (&iter, &key, &value))
+          {
+            g_string_append_printf (line, "%s\"%s\": %u", first ? "" : ", ", (char *) key,
+                                    GPOINTER_TO_UINT (value));
+            first = FALSE;
+          }
+        g_string_append (line, "}}");
+        g_print ("%s\n", line->str);
+      }
     }
   return 0;
 }

@@ -14,15 +14,26 @@
 #include "sight-web-page-private.h"
 
 #define GRACE_MS 40        /* for a navigation the action started to show up */
-#define QUIET_MS 100       /* DOM mutations quiet this long while requests were in flight */
-/* … and this long when none was: waited inside the action's own script, so an
- * action whose page needs no network settles in one round trip. */
-#define QUICK_QUIET_MS 50
-#define POLL_MS 20
+/* Settling is by signals (actions.js quiet()): the work the action started is
+ * done and a frame was rendered with no mutation in it or after it, waited
+ * inside the action's own script, so an action whose page needs no network
+ * settles in one round trip. Only a page that keeps mutating falls back to a
+ * window: BUSY_MAX_MS for such a frame, then it is given up on. */
+#define BUSY_MAX_MS 500
+#define POLL_MS 10         /* while a navigation or a request the action started runs */
 /* Pixel-aware settling: a frame this often, and frames agreeing this long
- * mean the screen is still. */
+ * mean the screen is still; after an action the signals saw done (its work
+ * ended and a frame was painted after it), two agreeing frames do. */
 #define FRAME_POLL_MS 50
 #define FRAME_STILL_MS 400
+#define FRAME_STILL_SIGNALED_MS FRAME_POLL_MS
+
+/* The page's last action settled by signals: qdata, the monotonic µs it did. */
+static GQuark
+signaled_quark (void)
+{
+  return g_quark_from_static_string ("sight-actions-signaled");
+}
 
 static const char *
 actions_script (void)
@@ -61,6 +72,11 @@ typedef struct {
   gint64        acted;
   guint         nav_before;
   guint         popups_before;
+  GHashTable   *requests_before; /* WebKitWebResource in flight before the action → itself */
+  WebKitWebView *view;
+  gulong        policy_handler;
+  gboolean      navigation_asked; /* a navigation or a new window asked for its policy */
+  const char   *reason;          /* what the C side last waited for, static */
   guint         poll_source;
   gboolean      quiet_pending;
   JsonObject   *result;
@@ -71,6 +87,9 @@ act_data_free (ActData *data)
 {
   g_clear_handle_id (&data->poll_source, g_source_remove);
   g_clear_object (&data->page);
+  g_clear_pointer (&data->requests_before, g_hash_table_unref);
+  g_clear_signal_handler (&data->policy_handler, data->view);
+  g_clear_object (&data->view);
   g_free (data->ref);
   g_free (data->type);
   g_clear_pointer (&data->result, json_object_unref);
@@ -85,9 +104,53 @@ remaining_ms (ActData *data)
   return left > 0 ? (guint) (left / 1000) : 0;
 }
 
+/* Requests in flight that the action started: a request the page had
+ * running before it (a long poll, a stream) is not the action's to wait for. */
+static guint
+requests_started (ActData *data)
+{
+  GHashTableIter iter;
+  gpointer resource;
+  guint n = 0;
+
+  g_hash_table_iter_init (&iter, data->page->in_flight);
+  while (g_hash_table_iter_next (&iter, &resource, NULL))
+    if (!g_hash_table_contains (data->requests_before, resource))
+      n++;
+  return n;
+}
+
+/* quiet()'s arguments but its timeout */
+static JsonObject *
+settle_args (void)
+{
+  JsonObject *args = json_object_new ();
+
+  json_object_set_int_member (args, "busyMaxMs", BUSY_MAX_MS);
+  return args;
+}
+
+/* The script's answer: settled, and why ("signals", "mutating", "timeout",
+ * "navigation"). */
+static gboolean
+script_settled (JsonNode    *node,
+                const char **reason)
+{
+  JsonObject *settle;
+
+  *reason = "timeout";
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return FALSE;
+  settle = json_node_get_object (node);
+  *reason = g_intern_string (json_object_get_string_member_with_default (settle, "reason",
+                                                                         "timeout"));
+  return json_object_get_boolean_member_with_default (settle, "quiet", FALSE);
+}
+
 static void
-finish_settled (GTask   *task,
-                gboolean settled)
+finish_settled (GTask      *task,
+                gboolean    settled,
+                const char *reason)
 {
   ActData *data = g_task_get_task_data (task);
   JsonObject *result = data->result;
@@ -97,6 +160,8 @@ finish_settled (GTask   *task,
   const char *uri = sight_web_page_get_uri (data->page);
 
   g_clear_handle_id (&data->poll_source, g_source_remove);
+  g_object_set_qdata (G_OBJECT (data->page), signaled_quark (),
+                      settled && g_str_equal (reason, "signals") ? GSIZE_TO_POINTER (now) : NULL);
   for (guint i = data->popups_before; i < popups->len; i++)
     {
       JsonObject *popup = json_object_new ();
@@ -112,6 +177,7 @@ finish_settled (GTask   *task,
                                   data->nav_before);
   json_object_set_string_member (result, "url", uri != NULL ? uri : "");
   json_object_set_boolean_member (result, "settled", settled);
+  json_object_set_string_member (result, "settleReason", reason);
   json_object_set_int_member (result, "settleMs", (now - data->acted) / 1000);
   json_object_set_int_member (result, "durationMs", (now - data->start) / 1000);
   if (data->set_files)
@@ -149,9 +215,15 @@ quiet_cb (GObject      *source,
       data->poll_source = g_timeout_add (POLL_MS, settle_poll_cb, g_object_ref (task));
       return;
     }
-  finish_settled (task, node != NULL && JSON_NODE_HOLDS_OBJECT (node) &&
-                        json_object_get_boolean_member_with_default (json_node_get_object (node),
-                                                                     "quiet", FALSE));
+  {
+    const char *reason;
+    gboolean settled = script_settled (node, &reason);
+
+    /* the script settled after the page loaded or its requests ended */
+    if (settled && data->reason != NULL)
+      reason = data->reason;
+    finish_settled (task, settled, reason);
+  }
 }
 
 static gboolean
@@ -173,7 +245,7 @@ settle_poll_cb (gpointer user_data)
   if (remaining_ms (data) == 0)
     {
       data->poll_source = 0;
-      finish_settled (task, FALSE);
+      finish_settled (task, FALSE, "timeout");
       g_object_unref (task);
       return G_SOURCE_REMOVE;
     }
@@ -189,13 +261,16 @@ settle_poll_cb (gpointer user_data)
         json_object_set_boolean_member (data->result, "filesSelected", FALSE);
       data->set_files = FALSE;
     }
-  if (since < GRACE_MS || webkit_web_view_is_loading (view) ||
-      sight_web_page_get_requests_in_flight (data->page) > 0)
+  if (webkit_web_view_is_loading (view))
+    data->reason = "load";
+  else if (requests_started (data) > 0)
+    data->reason = data->reason != NULL ? data->reason : "requests";
+  if (since < GRACE_MS || webkit_web_view_is_loading (view) || requests_started (data) > 0)
     return G_SOURCE_CONTINUE;
 
   data->poll_source = 0;
-  args = json_from_string ("{}", NULL);
-  json_object_set_int_member (json_node_get_object (args), "quietMs", QUIET_MS);
+  args = json_node_new (JSON_NODE_OBJECT);
+  json_node_take_object (args, settle_args ());
   json_object_set_int_member (json_node_get_object (args), "timeout", remaining_ms (data));
   body = build_call ("quiet (args)", FALSE);
   data->quiet_pending = TRUE;
@@ -214,7 +289,10 @@ acted_cb (GObject      *source,
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) node = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), res, &error);
   JsonObject *object;
+  JsonNode *settle_node;
   SightErrorCode code = SIGHT_ERROR_ACTION_FAILED;
+  const char *reason = "timeout";
+  gboolean settled = FALSE;
 
   data->acted = g_get_monotonic_time ();
   if (node == NULL)
@@ -261,34 +339,45 @@ acted_cb (GObject      *source,
 
   if (data->ref != NULL)
     json_object_set_string_member (data->result, "ref", data->ref);
-  /* The script waited for a quiet DOM after acting: with no navigation and no
-   * request in flight the page has settled. */
-  if (!data->set_files && !webkit_web_view_is_loading (sight_web_page_get_web_view (data->page)) &&
-      sight_web_page_get_requests_in_flight (data->page) == 0 &&
-      _sight_web_page_get_navigation_count (data->page) == data->nav_before &&
-      json_object_has_member (data->result, "settle") &&
-      JSON_NODE_HOLDS_OBJECT (json_object_get_member (data->result, "settle")) &&
-      json_object_get_boolean_member_with_default (json_object_get_object_member (data->result,
-                                                                                  "settle"),
-                                                   "quiet", FALSE) &&
-      (g_get_monotonic_time () - data->start) / 1000 >= GRACE_MS)
-    {
-      JsonObject *settle = json_object_get_object_member (data->result, "settle");
-
-      /* settleMs counts the script's own wait too */
-      data->acted -= json_object_get_int_member_with_default (settle, "waitedMs", 0) * 1000;
-      json_object_set_string_member (data->result, "action", data->type);
-      json_object_set_string_member (data->result, "input",
-                                     g_strv_contains ((const char * const[]) { "fill", "type", NULL },
-                                                      data->type) ? "editor" : "synthetic");
-      finish_settled (task, TRUE);
-      return;
-    }
   json_object_set_string_member (data->result, "action", data->type);
   json_object_set_string_member (data->result, "input",
                                  g_strv_contains ((const char * const[]) { "fill", "type", NULL },
                                                   data->type) ? "editor" : "synthetic");
+  settle_node = json_object_get_member (data->result, "settle");
+  if (settle_node != NULL && JSON_NODE_HOLDS_OBJECT (settle_node))
+    {
+      /* settleMs counts the script's own wait too */
+      data->acted -= json_object_get_int_member_with_default (json_node_get_object (settle_node),
+                                                              "waitedMs", 0) * 1000;
+      settled = script_settled (settle_node, &reason);
+    }
+  /* The script saw the page done with the action: with no navigation and no
+   * request the action started in flight, the page has settled. A page that
+   * kept mutating is not waited for again. No grace is needed for a
+   * navigation to show up: the script waited for a frame, and a navigation
+   * or a window the action started asked for its policy before that, on the
+   * connection the script's answer came by. */
+  if (!data->set_files && !data->navigation_asked &&
+      !webkit_web_view_is_loading (sight_web_page_get_web_view (data->page)) &&
+      requests_started (data) == 0 &&
+      _sight_web_page_get_navigation_count (data->page) == data->nav_before &&
+      (settled || g_str_equal (reason, "mutating")))
+    {
+      finish_settled (task, settled, reason);
+      return;
+    }
   data->poll_source = g_timeout_add (POLL_MS, settle_poll_cb, g_object_ref (task));
+}
+
+static gboolean
+navigation_asked_cb (WebKitWebView            *view,
+                     WebKitPolicyDecision     *decision,
+                     WebKitPolicyDecisionType  type,
+                     ActData                  *data)
+{
+  if (type != WEBKIT_POLICY_DECISION_TYPE_RESPONSE)
+    data->navigation_asked = TRUE;
+  return FALSE;
 }
 
 static GTask *
@@ -312,6 +401,19 @@ act_task_new (SightWebPage        *self,
   data->deadline = data->start + (gint64) MAX (timeout_ms, 100) * 1000;
   data->nav_before = _sight_web_page_get_navigation_count (self);
   data->popups_before = sight_web_page_get_popups (self)->len;
+  data->requests_before = g_hash_table_new_full (NULL, NULL, g_object_unref, NULL);
+  data->view = sight_web_page_get_web_view (self);
+  if (data->view != NULL)
+    data->policy_handler = g_signal_connect (g_object_ref (data->view), "decide-policy",
+                                             G_CALLBACK (navigation_asked_cb), data);
+  {
+    GHashTableIter iter;
+    gpointer resource;
+
+    g_hash_table_iter_init (&iter, self->in_flight);
+    while (g_hash_table_iter_next (&iter, &resource, NULL))
+      g_hash_table_add (data->requests_before, g_object_ref (resource));
+  }
   g_task_set_task_data (task, data, (GDestroyNotify) act_data_free);
   return task;
 }
@@ -381,7 +483,7 @@ sight_web_page_perform_async (SightWebPage        *self,
     json_object_set_string_member (object, "ref", ref);
   json_object_set_object_member (object, "action", json_object_ref (action));
   json_object_set_int_member (object, "timeout", remaining_ms (data));
-  json_object_set_int_member (object, "quietMs", QUICK_QUIET_MS);
+  json_object_set_object_member (object, "settle", settle_args ());
   body = build_call ("perform (args)", TRUE);
   sight_web_page_evaluate_async (self, body, args, remaining_ms (data) + 1000, cancellable,
                                  acted_cb, g_steal_pointer (&task));
@@ -422,7 +524,7 @@ sight_web_page_tap_at_async (SightWebPage        *self,
   json_object_set_double_member (object, "x", x);
   json_object_set_double_member (object, "y", y);
   json_object_set_int_member (object, "timeout", remaining_ms (data));
-  json_object_set_int_member (object, "quietMs", QUICK_QUIET_MS);
+  json_object_set_object_member (object, "settle", settle_args ());
   body = build_call ("tapAt (args)", TRUE);
   sight_web_page_evaluate_async (self, body, args, remaining_ms (data) + 1000, cancellable,
                                  acted_cb, g_steal_pointer (&task));
@@ -505,6 +607,7 @@ typedef struct {
   char   *first;      /* the frame when the wait began: the DOM was quiet */
   gint64  start;      /* monotonic µs */
   gint64  deadline;
+  guint   still_ms;   /* frames agreeing this long end the wait */
   guint   source;
 } PixelSettle;
 
@@ -559,7 +662,7 @@ frame_cb (GObject      *source,
       g_object_unref (task);
       return;
     }
-  if (now - settle->start >= (gint64) FRAME_STILL_MS * 1000 || now >= settle->deadline)
+  if (now - settle->start >= (gint64) settle->still_ms * 1000 || now >= settle->deadline)
     {
       g_task_return_int (task, FALSE);
       g_object_unref (task);
@@ -578,6 +681,7 @@ sight_web_page_settle_pixels_async (SightWebPage        *self,
 {
   GTask *task;
   PixelSettle *settle;
+  gsize signaled;
 
   g_return_if_fail (SIGHT_IS_WEB_PAGE (self));
 
@@ -586,6 +690,12 @@ sight_web_page_settle_pixels_async (SightWebPage        *self,
   settle = g_new0 (PixelSettle, 1);
   settle->start = g_get_monotonic_time ();
   settle->deadline = settle->start + (gint64) MAX (timeout_ms, 1) * 1000;
+  /* Right after an action the signals saw done, only what they cannot see is
+   * left (a redraw by a long timer or an animation frame): it shows in the
+   * next frame or keeps changing them. */
+  signaled = GPOINTER_TO_SIZE (g_object_get_qdata (G_OBJECT (self), signaled_quark ()));
+  settle->still_ms = signaled != 0 && settle->start - (gint64) signaled < G_USEC_PER_SEC
+                     ? FRAME_STILL_SIGNALED_MS : FRAME_STILL_MS;
   g_task_set_task_data (task, settle, (GDestroyNotify) pixel_settle_free);
   _sight_web_page_frame_digest_async (self, cancellable, frame_cb, task);
 }

@@ -12,9 +12,13 @@ G_BEGIN_DECLS
  * node, tapAt by point). Each call checks actionability (attached, visible,
  * stable across two animation frames, enabled, editable for fill, not covered
  * by another element, which the error names) until @timeout_ms, acts, then
- * settles: a navigation the action started has loaded, no request is in
- * flight and the DOM was quiet for a short window, all bounded by the same
- * deadline.
+ * settles by signals: a navigation the action started has loaded, no request
+ * the action started is in flight (fetch, XHR and reading their bodies, as
+ * the page hooks count them; any other load WebKit reports), no short timer
+ * its handlers scheduled is pending, and a frame was rendered with no DOM
+ * mutation in it or after it. Only a page that keeps mutating falls back to
+ * a short window (half a second for such a frame), then is given up on. All
+ * of it is bounded by the same deadline.
  *
  * @action is a JSON object with "type" and the type's fields:
  *   click        button ("left", "middle", "right"), clickCount (1-3),
@@ -33,7 +37,12 @@ G_BEGIN_DECLS
  *
  * The result object: { ok, action, ref, descriptor { ref, role, name, nth,
  * text, tag, testId, css, frame[], box, viewport }, detail, navigated, url,
- * settled, settleMs, durationMs, popups [{ url }], input }. "input" names the
+ * settled, settleReason, settleMs, durationMs, popups [{ url }], input }.
+ * "settleReason" says what ended the wait: "signals" (the page was done),
+ * "load" or "requests" (after a navigation or requests the action started,
+ * then signals), "mutating" (the page kept mutating through the window;
+ * settled is false), "timeout" or
+ * "navigation" (the document went away under the script). "input" names the
  * path the events took: "synthetic" (DOM events, isTrusted false) or "editor"
  * (text through the editing commands: beforeinput/input are trusted). */
 void        sight_web_page_perform_async     (SightWebPage        *self,
@@ -81,7 +90,8 @@ JsonObject *sight_web_page_perform_action_finish (SightWebPage        *self,
  * every few tens of milliseconds, and the wait ends as soon as one differs
  * from the frame taken when the DOM had gone quiet (a canvas redrawn without
  * touching the DOM has landed), or once the frames have agreed for a change
- * window of some hundred milliseconds, or at @timeout_ms.  *@out_changed says
+ * window of some hundred milliseconds (two frames when the page's last
+ * action settled by signals), or at @timeout_ms.  *@out_changed says
  * whether the screen changed.  Fails only when the page is gone or the wait
  * was cancelled. */
 void        sight_web_page_settle_pixels_async  (SightWebPage        *self,

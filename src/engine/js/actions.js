@@ -6,15 +6,16 @@
  * __sight.snapshot.resolve() maps a ref to its element). It installs
  * globalThis.__sight.actions once per document:
  *
- *   perform(args)  args = { ref, action: { type, ... }, timeout, quietMs }
+ *   perform(args)  args = { ref, action: { type, ... }, timeout, settle }
  *                  -> { ok: true, descriptor, detail, settle, timing } or
  *                     { ok: false, code, message }
- *   tapAt(args)    args = { x, y, timeout, quietMs }  (viewport CSS pixels)
- *                  With quietMs, both wait after acting until DOM mutations
- *                  were quiet that long (settle: { quiet, waitedMs }), so the
- *                  common case settles in the same round trip.
- *   quiet(args)    resolves once DOM mutations were quiet for args.quietMs,
- *                  or after args.timeout: { quiet, waitedMs }
+ *   tapAt(args)    args = { x, y, timeout, settle }  (viewport CSS pixels)
+ *                  With settle (quiet()'s args but the timeout), both wait
+ *                  after acting until the page is done with the action
+ *                  (settle: quiet()'s answer), so the common case settles in
+ *                  the same round trip.
+ *   quiet(args)    resolves once the page is done with the action (see
+ *                  quiet() below)
  *
  * Input path: WebKitGTK 6 offers no public way to inject platform input into
  * a web view (GTK 4 events can't be constructed, and WebKit's automation
@@ -812,11 +813,11 @@
         desc.text = '';
       const t3 = performance.now ();
       unloading = false;
-      const detail = await spec.run (el, a, deadline);
+      const detail = await acting (() => spec.run (el, a, deadline));
       const t4 = performance.now ();
-      const settle = args.quietMs ? await quiet ({ quietMs: args.quietMs,
-                                                   timeout: Math.max (1, deadline - t4) })
-                                  : null;
+      const settle = args.settle ? await quiet ({ ...args.settle,
+                                                  timeout: Math.max (1, deadline - t4) })
+                                 : null;
       return { ok: true, descriptor: desc, detail, settle,
                timing: { resolveMs: Math.round (t1 - t0), actionableMs: Math.round (t2 - t1),
                          describeMs: Math.round (t3 - t2), actMs: Math.round (t4 - t3),
@@ -859,15 +860,15 @@
     if (!hit)
       return { ok: false, code: 'ACTION_FAILED', message: 'Nothing is under the point' };
     const listed = listedAncestor (hit);
-    const settle = async () => args.quietMs ? await quiet ({ quietMs: args.quietMs,
-                                                             timeout: args.timeout || 2000 })
-                                            : null;
+    const settle = async () => args.settle ? await quiet ({ ...args.settle,
+                                                            timeout: args.timeout || 2000 })
+                                           : null;
     if (listed && G.__sight.snapshot && G.__sight.snapshot.refOf && !isDisabled (listed)) {
       const desc = descriptor (listed);
       const box = listed.getBoundingClientRect ();
       const under = describeBriefly (hit);
       unloading = false;
-      clickAt (hit, point, {});
+      await acting (() => clickAt (hit, point, {}));
       return { ok: true, tapped: 'ref', ref: desc.ref, descriptor: desc,
                offset: { x: point.x - box.left, y: point.y - box.top }, under,
                settle: await settle () };
@@ -875,7 +876,7 @@
     const under = describeBriefly (hit);
     const desc = descriptor (hit);
     unloading = false;
-    clickAt (hit, point, {});
+    await acting (() => clickAt (hit, point, {}));
     return { ok: true, tapped: 'point', point, under,
              descriptor: { point, viewport: { width: innerWidth, height: innerHeight },
                            under: desc },
@@ -888,41 +889,127 @@
   addEventListener ('beforeunload', () => { unloading = true; });
   addEventListener ('pagehide', () => { unloading = true; });
 
-  /* Resolves once the DOM went @quietMs without a mutation, or at the
-   * deadline. */
+  /* Settling. The page hooks (page-hooks.js, in the page's own world) count
+   * the work an action started: its requests and the short timers its
+   * handlers scheduled. Between "begin" and "end" what the page schedules is
+   * the action's; every answer comes back at once as a STATE event. */
+  const SETTLE = '__sightline_settle__';
+  const STATE = '__sightline_settle_state__';
+  let hookPending = 0;
+  let wake = null;
+  addEventListener (STATE, (event) => {
+    try {
+      hookPending = JSON.parse (event.detail).pending | 0;
+    } catch (e) {
+      return;
+    }
+    if (hookPending === 0 && wake)
+      wake ();
+  }, true);
+  const hooks = (op) => {
+    dispatchEvent (new CustomEvent (SETTLE, { detail: op }));
+    return hookPending;
+  };
+  /* Runs @act (the action) as the action whose work the hooks count. */
+  async function acting (act) {
+    hooks ('begin');
+    try {
+      return await act ();
+    } finally {
+      hooks ('end');
+    }
+  }
+
+  /* Resolves once the page is done with the action: no work it started is
+   * pending and a frame was rendered with no mutation in it or after it (reason
+   * "signals"). A page that keeps mutating with nothing pending (an
+   * animation, a ticking clock) has args.busyMaxMs for one such frame, then
+   * is given up on ("mutating"). Every wait ends
+   * at args.timeout ("timeout"), and a document that is being navigated away
+   * from answers at once ("navigation"): once it is torn down, nothing it
+   * runs would ever answer. -> { quiet, reason, frames, waitedForWork,
+   * waitedMs, unloading } */
   function quiet (args) {
-    const quietMs = args.quietMs || 100;
+    const busyMaxMs = args.busyMaxMs || 500;
     const timeout = args.timeout || 2000;
     const start = performance.now ();
     return new Promise (resolve => {
-      let timer = null;
-      const observer = new MutationObserver (() => arm ());
-      /* A document that is being navigated away from answers at once: once it
-       * is torn down, nothing it runs would ever answer. */
-      const leaving = () => finish (false, true);
-      const finish = (isQuiet, unloading) => {
+      let done = false, mutated = false;
+      let frames = 0, waitedForWork = 0, busySince = -1;
+      let frameTimer = null, lastMutation = -1;
+      const observer = new MutationObserver (() => {
+        mutated = true;
+        lastMutation = performance.now ();
+      });
+      const leaving = () => finish (false, 'navigation');
+      const finish = (isQuiet, reason) => {
+        if (done)
+          return;
+        done = true;
+        wake = null;
         observer.disconnect ();
-        clearTimeout (timer);
+        clearTimeout (frameTimer);
         clearTimeout (limit);
         removeEventListener ('beforeunload', leaving);
         removeEventListener ('pagehide', leaving);
-        resolve ({ quiet: isQuiet, unloading: !!unloading,
+        resolve ({ quiet: isQuiet, reason, frames, waitedForWork,
+                   unloading: reason === 'navigation',
                    waitedMs: Math.round (performance.now () - start) });
+      };
+      /* After a frame was rendered: done unless work is pending or the page
+       * mutated after the frame began. */
+      const check = () => {
+        if (done)
+          return;
+        if (hooks ('state') > 0) {
+          waitedForWork++;
+          busySince = -1;
+          wake = () => { wake = null; frame (); };
+          return;
+        }
+        const late = mutated || observer.takeRecords ().length > 0;
+        mutated = false;
+        if (!late) {
+          finish (true, 'signals');
+          return;
+        }
+        const now = performance.now ();
+        if (busySince < 0)
+          busySince = now;
+        if (now - busySince >= busyMaxMs)
+          finish (false, 'mutating');
+        else
+          frame ();
+      };
+      const frame = () => {
+        let fired = false;
+        const rendered = (frameStart) => {
+          if (fired || done)
+            return;
+          fired = true;
+          clearTimeout (frameTimer);
+          /* What changed before this frame began is painted in it; what the
+           * page's own animation callbacks changed in it (each one's
+           * mutations are delivered as it returns) is not settled. */
+          observer.takeRecords ();
+          mutated = frameStart !== undefined && lastMutation >= frameStart;
+          frames++;
+          /* a task after the rendering update */
+          setTimeout (check, 0);
+        };
+        requestAnimationFrame (rendered);
+        frameTimer = setTimeout (() => rendered (), document.visibilityState === 'hidden' ? 50 : 1000);
       };
       addEventListener ('beforeunload', leaving);
       addEventListener ('pagehide', leaving);
+      const limit = setTimeout (() => finish (false, 'timeout'), timeout);
       if (unloading) {
-        finish (false, true);
+        finish (false, 'navigation');
         return;
       }
-      const arm = () => {
-        clearTimeout (timer);
-        timer = setTimeout (() => finish (true), quietMs);
-      };
-      const limit = setTimeout (() => finish (false), timeout);
       observer.observe (document, { subtree: true, childList: true, attributes: true,
                                     characterData: true });
-      arm ();
+      frame ();
     });
   }
 
