@@ -6,6 +6,7 @@
 #include <libsoup/soup.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli-test-common.h"
 #include "sight-demo-site.h"
@@ -61,6 +62,36 @@ fixture_cb (SoupServer        *server,
              " pw.type = e.target.checked ? 'text' : 'password'; });</script></html>";
       soup_server_message_set_status (msg, 200, NULL);
       soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, body, strlen (body));
+      return;
+    }
+  if (g_str_equal (path, "/storage-set"))
+    {
+      /* A cookie from the server and from the script, and both storages. */
+      body = "<!doctype html><html lang=en><title>Set</title><p id=o>Setting</p><script>"
+             "document.cookie = 'script=1; path=/';"
+             "localStorage.setItem ('k', '1'); sessionStorage.setItem ('k', '1');"
+             "document.getElementById ('o').textContent = 'Stored';</script></html>";
+      soup_message_headers_append (soup_server_message_get_response_headers (msg),
+                                   "Set-Cookie", "served=1; Path=/; Max-Age=3600");
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, body, strlen (body));
+      return;
+    }
+  if (g_str_equal (path, "/storage-check"))
+    {
+      /* What this page's test finds: the cookie the request carried, and the
+       * cookies and storages its script sees. */
+      const char *cookie = soup_message_headers_get_one (
+        soup_server_message_get_request_headers (msg), "Cookie");
+      g_autofree char *escaped = g_markup_escape_text (cookie ? cookie : "none", -1);
+      char *page = g_strdup_printf (
+        "<!doctype html><html lang=en><title>Check</title><p id=o>Checking</p><script>"
+        "document.getElementById ('o').textContent = 'server=%s script=' + "
+        "(document.cookie || 'none') + ' local=' + (localStorage.getItem ('k') || 'none') + "
+        "' session=' + (sessionStorage.getItem ('k') || 'none');</script></html>", escaped);
+
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_TAKE, page, strlen (page));
       return;
     }
   if (!g_str_equal (path, "/flaky"))
@@ -953,6 +984,8 @@ test_failure_evidence (void)
   sight_secrets_forget_all ();
 }
 
+static void assert_no_web_process_left (void);
+
 static void
 cancel_cb (JsonObject *test,
            gpointer    user_data)
@@ -962,7 +995,8 @@ cancel_cb (JsonObject *test,
 
 /* Interrupted (the command's SIGINT cancels the same way) when the first
  * test ends: the test in flight is recorded as interrupted, the one still
- * queued does not start, and the result still comes back. */
+ * queued does not start, and the result still comes back; no web process is
+ * left. */
 static void
 test_interrupted (void)
 {
@@ -1002,6 +1036,8 @@ test_interrupted (void)
   g_assert_cmpstr (json_object_get_string_member (test, "verdict"), ==, "error");
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (test, "attempts")), ==, 0);
   assert_contains (json_object_get_string_member (test, "explanation"), "Not run");
+  /* Nor is the page made ready for it left open. */
+  assert_no_web_process_left ();
 }
 
 /* --grep picks tests by name or file name; bad arguments name themselves.
@@ -1037,6 +1073,110 @@ test_grep_and_bad_arguments (void)
   expect_bad_args (paths, "{ \"shard\": \"two\" }", "shard");
   expect_bad_args (paths, "{ \"baseUrl\": \"ftp://x/\" }", "baseUrl");
   expect_bad_args (paths, "{ \"wrokers\": 2 }", "wrokers");
+}
+
+/* A test that reads, after one that wrote */
+static char *
+storage_test (const char *file,
+              const char *name,
+              const char *path,
+              const char *expected)
+{
+  char *test_path = g_build_filename (dir, file, NULL);
+  g_autofree char *text = g_strdup_printf ("{ \"name\": \"%s\", \"url\": \"%s%s\", "
+                                           "\"steps\": [ { \"do\": \"expect text \\\"%s\\\"\" } ] }",
+                                           name, fixture_url, path, expected);
+
+  g_assert_true (g_file_set_contents (test_path, text, -1, NULL));
+  return test_path;
+}
+
+/* The web processes this test program started that are still there (a
+ * page's runs under bubblewrap, a child of a child). */
+static guint
+count_web_processes (void)
+{
+  g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
+  g_autoptr(GHashTable) parents = g_hash_table_new (NULL, NULL);
+  g_autoptr(GArray) web = g_array_new (FALSE, FALSE, sizeof (int));
+  const char *name;
+  guint count = 0;
+
+  g_assert_nonnull (proc);
+  while ((name = g_dir_read_name (proc)) != NULL)
+    {
+      g_autofree char *stat_path = g_build_filename ("/proc", name, "stat", NULL);
+      g_autofree char *stat = NULL;
+      const char *open_paren, *close_paren;
+      int pid = atoi (name), ppid;
+
+      if (pid <= 0 || !g_file_get_contents (stat_path, &stat, NULL, NULL))
+        continue;
+      open_paren = strchr (stat, '(');
+      close_paren = strrchr (stat, ')');
+      if (open_paren == NULL || close_paren == NULL || sscanf (close_paren + 2, "%*c %d", &ppid) != 1)
+        continue;
+      g_hash_table_insert (parents, GINT_TO_POINTER (pid), GINT_TO_POINTER (ppid));
+      if (g_str_has_prefix (open_paren + 1, "WebKitWebProces"))
+        g_array_append_val (web, pid);
+    }
+  for (guint i = 0; i < web->len; i++)
+    for (int pid = g_array_index (web, int, i); pid > 1;
+         pid = GPOINTER_TO_INT (g_hash_table_lookup (parents, GINT_TO_POINTER (pid))))
+      if (pid == getpid ())
+        {
+          count++;
+          break;
+        }
+  return count;
+}
+
+/* Once a suite has returned, no web process of its pages is left (a closed
+ * page's takes a moment to exit). One may stay: the code before the spare
+ * page left one too, 10 s after every page was closed (WebKit keeps a
+ * process for the next page); a spare page left open would be a second. */
+static void
+assert_no_web_process_left (void)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while (count_web_processes () > 1 && g_get_monotonic_time () < deadline)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (20000);
+  g_assert_cmpuint (count_web_processes (), <=, 1);
+}
+
+/* Every test has a page of its own, whether its web process was started
+ * while the test before it ran or not: what one test stored (cookies from
+ * the server and from a script, local and session storage) is not there for
+ * the next, with one worker and with two. And the page made ready for a
+ * next test is closed with the suite: once it has returned, no web process
+ * it started is left, whichever test ended it. */
+static void
+test_tests_isolated (void)
+{
+  g_autofree char *set1 = storage_test ("set1.sightline.json", "Writes", "storage-set", "Stored");
+  g_autofree char *check1 = storage_test ("check1.sightline.json", "Reads", "storage-check",
+                                          "server=none script=none local=none session=none");
+  g_autofree char *set2 = storage_test ("set2.sightline.json", "Writes again", "storage-set",
+                                        "Stored");
+  g_autofree char *check2 = storage_test ("check2.sightline.json", "Reads again", "storage-check",
+                                          "server=none script=none local=none session=none");
+  const char *paths[] = { set1, check1, set2, check2, NULL };
+  const char *args[] = { "{ \"workers\": 1 }", "{ \"workers\": 2 }" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (args); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(JsonNode) result = run_suite (paths, args[i], &error);
+      g_autofree char *got = NULL;
+
+      g_assert_no_error (error);
+      got = verdicts (result);
+      g_assert_cmpstr (got, ==, "Writes=pass();Reads=pass();Writes again=pass();"
+                                "Reads again=pass();");
+      assert_no_web_process_left ();
+    }
 }
 
 int
@@ -1077,6 +1217,7 @@ main (int    argc,
   g_test_add_func ("/suite/interrupted", test_interrupted);
   g_test_add_func ("/suite/model-acquisition", test_model_acquisition);
   g_test_add_func ("/suite/failure-evidence", test_failure_evidence);
+  g_test_add_func ("/suite/tests-isolated", test_tests_isolated);
   status = g_test_run ();
 
   g_clear_pointer (&serial_result, json_node_unref);

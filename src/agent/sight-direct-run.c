@@ -18,7 +18,33 @@
 #include "sight-secret-fill.h"
 
 #define RETRY_MS 100
+#define CHANGE_WAIT_MS 500
 #define MAX_CALL_MS 10000
+
+/* Resolves when the document changes (a mutation anywhere in it, or the
+ * page going away for another) or after args.ms, whichever is first; never
+ * sooner than MIN_RETRY_MS after it started, so a page that never stops
+ * changing is not checked on every frame. */
+#define MIN_RETRY_MS 20
+static const char change_js[] =
+  "const start = performance.now ();\n"
+  "return await new Promise (resolve => {\n"
+  "  let timer = 0;\n"
+  "  const observer = new MutationObserver (() => {\n"
+  "    observer.disconnect ();\n"
+  "    clearTimeout (timer);\n"
+  "    timer = setTimeout (() => done (true), Math.max (0, args.min - (performance.now () - start)));\n"
+  "  });\n"
+  "  function done (changed) {\n"
+  "    observer.disconnect (); clearTimeout (timer);\n"
+  "    removeEventListener ('pagehide', gone); resolve (changed);\n"
+  "  }\n"
+  "  function gone () { done (true); }\n"
+  "  observer.observe (document, { subtree: true, childList: true, attributes: true,\n"
+  "                                characterData: true });\n"
+  "  addEventListener ('pagehide', gone);\n"
+  "  timer = setTimeout (() => done (false), args.ms);\n"
+  "});";
 
 static const char text_js[] =
   "return document.body ? document.body.innerText : '';";
@@ -81,6 +107,27 @@ retry_cb (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+static void
+changed_cb (GObject      *source,
+            GAsyncResult *result,
+            gpointer      data)
+{
+  GTask *task = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) changed = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result,
+                                                                &error);
+
+  /* No answer (a document between two loads): a short pause instead, so a
+   * page that cannot be asked is not asked again at once. */
+  if (changed == NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_debug ("no change to wait for: %s", error->message);
+      g_timeout_add (RETRY_MS, retry_cb, task);
+      return;
+    }
+  attempt (task);
+}
+
 /* Tries again shortly, or fails with @code and the last reason once the
  * deadline has passed. */
 static void
@@ -106,7 +153,20 @@ retry_or_fail (GTask          *task,
       g_object_unref (task);
       return;
     }
-  g_timeout_add (RETRY_MS, retry_cb, task);
+  /* What could make the step pass is a change of the page: the next try
+   * comes as soon as there is one, not a fixed time later; a change the
+   * document does not see (a URL set by history.pushState alone) within
+   * CHANGE_WAIT_MS. The script ends itself before the deadline of its call. */
+  {
+    g_autoptr(JsonNode) args = json_from_string ("{}", NULL);
+    guint left = remaining_ms (run);
+    guint wait = MIN ((guint) CHANGE_WAIT_MS, left > RETRY_MS ? left - RETRY_MS : 1);
+
+    json_object_set_int_member (json_node_get_object (args), "ms", wait);
+    json_object_set_int_member (json_node_get_object (args), "min", MIN_RETRY_MS);
+    sight_web_page_evaluate_async (run->page, change_js, args, wait + MAX (RETRY_MS, wait),
+                                   g_task_get_cancellable (task), changed_cb, task);
+  }
 }
 
 /* An engine call that failed for the environment (the page has no web

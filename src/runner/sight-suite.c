@@ -49,6 +49,22 @@ typedef struct {
 
 typedef struct _Attempt Attempt;
 
+/* Where an attempt's time goes, for its result's "phases" (the benches'
+ * breakdown): opening its run and page, loading the start page, running the
+ * steps, observing the page after each, and closing the run. */
+typedef enum {
+  PHASE_SETUP,
+  PHASE_LOAD,
+  PHASE_STEPS,
+  PHASE_OBSERVE,
+  PHASE_CLOSE,
+  N_PHASES
+} Phase;
+
+static const char * const phase_names[N_PHASES] = {
+  "setupMs", "loadMs", "stepsMs", "observeMs", "closeMs"
+};
+
 /* One attempt of one test, as one stored run. */
 struct _Attempt {
   Suite            *suite;        /* NULL: a test run on its own (sight_test_run_async) */
@@ -66,6 +82,9 @@ struct _Attempt {
   guint             step;         /* the next step of the file */
   gint64            started;      /* monotonic */
   gint64            deadline;     /* monotonic */
+  Phase             phase;        /* the one the time since phase_since goes to */
+  gint64            phase_since;  /* monotonic */
+  gint64            phase_us[N_PHASES];
   gboolean          loaded;
   gboolean          borrowed_page; /* the caller's: guarded only while the test runs */
   gboolean          stopped;      /* a step failed: the rest are skipped */
@@ -89,6 +108,8 @@ struct _Suite {
   guint         shard_total;
   char         *grep;
   gint64        started;        /* real time */
+  SightWebPage *spare;          /* the next test's page, warming up, or NULL */
+  GCancellable *spare_cancellable;
   SightSuiteProgressFunc progress;
   gpointer      progress_data;
 };
@@ -102,9 +123,12 @@ test_free (Test *test)
   g_free (test);
 }
 
+static void spare_drop (Suite *suite);
+
 static void
 suite_free (Suite *suite)
 {
+  spare_drop (suite);
   g_clear_object (&suite->store);
   g_clear_pointer (&suite->tests, g_ptr_array_unref);
   g_queue_clear (&suite->queue);
@@ -129,6 +153,18 @@ attempt_free (Attempt *attempt)
 static void attempt_next (Attempt *attempt);
 static void suite_pump (Suite *suite);
 static JsonObject *test_result (Test *test);
+
+/* The time since the last change goes to the phase that ends. */
+static void
+phase_enter (Attempt *attempt,
+             Phase    phase)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  attempt->phase_us[attempt->phase] += now - attempt->phase_since;
+  attempt->phase = phase;
+  attempt->phase_since = now;
+}
 
 static gint64
 remaining_ms (Attempt *attempt)
@@ -259,6 +295,7 @@ observe_then_next (Attempt         *attempt,
       attempt_next (attempt);
       return;
     }
+  phase_enter (attempt, PHASE_OBSERVE);
   after = g_new0 (AfterStep, 1);
   after->attempt = attempt;
   after->outcome = outcome != NULL ? sight_step_result_ref (outcome) : NULL;
@@ -348,6 +385,7 @@ run_step (Attempt       *attempt,
   g_autoptr(GError) error = NULL;
   gint64 action = sight_project_get_action_timeout (project);
 
+  phase_enter (attempt, PHASE_STEPS);
   sight_run_recorder_step_open (attempt->recorder, step_what (step), NULL, step->instruction,
                                 step->options);
   request = sight_step_request_new_for_kind (project, step_what (step), step->instruction,
@@ -377,7 +415,11 @@ attempt_json (Attempt      *attempt,
               SightRunData *data)
 {
   JsonObject *object = json_object_new ();
+  JsonObject *phases = json_object_new ();
 
+  phase_enter (attempt, attempt->phase);
+  for (guint i = 0; i < N_PHASES; i++)
+    json_object_set_int_member (phases, phase_names[i], attempt->phase_us[i] / 1000);
   json_object_set_string_member (object, "runId", attempt->run_id);
   json_object_set_string_member (object, "verdict", sight_run_verdict_to_string (attempt->verdict));
   if (attempt->verdict != SIGHT_RUN_VERDICT_PASS)
@@ -390,6 +432,7 @@ attempt_json (Attempt      *attempt,
     }
   json_object_set_int_member (object, "ms",
                               (g_get_monotonic_time () - attempt->started) / 1000);
+  json_object_set_object_member (object, "phases", phases);
   if (data != NULL)
     json_object_set_member (object, "report", sight_report_to_json (data));
   return object;
@@ -479,6 +522,7 @@ run_finished_cb (GObject      *source,
 static void
 attempt_finish (Attempt *attempt)
 {
+  phase_enter (attempt, PHASE_CLOSE);
   sight_run_recorder_store_log (attempt->recorder, attempt->page);
   if (attempt->borrowed_page)
     sight_web_page_set_allowed_origins (attempt->page, NULL, NULL);
@@ -595,6 +639,72 @@ sight_test_check_model (SightTestFile  *file,
   return TRUE;
 }
 
+/* ------------------------------------------------------------ spare page */
+
+/* A new page's first load waits for its web process to start (bubblewrap,
+ * then the process itself): about a third of a short test. So while a test
+ * runs, the page of the test after it starts its web process on about:blank,
+ * from which the start page's load stays in the same process. Each test
+ * still has a page of its own, with its own ephemeral network session: no
+ * cookie, storage or cache of one test reaches another. */
+#define SPARE_READY "sight-suite-spare-ready"
+
+static void
+spare_warmed_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  /* Cancelled at the suite's end, or failed: a new page is made instead. */
+  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+    g_debug ("The spare page did not warm up: %s", error->message);
+  else
+    g_object_set_data (source, SPARE_READY, GINT_TO_POINTER (TRUE));
+}
+
+static void
+spare_make (Suite *suite)
+{
+  if (suite->spare != NULL)
+    return;
+  suite->spare = sight_web_page_new ();
+  suite->spare_cancellable = g_cancellable_new ();
+  sight_web_page_load_async (suite->spare, "about:blank", SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
+                             suite->spare_cancellable, spare_warmed_cb, NULL);
+}
+
+/* The spare page for the test starting now, once it is warm (else a new
+ * one: the test's load must not meet about:blank's commit), and a spare for
+ * the one after it while tests wait. */
+static SightWebPage *
+spare_take (Suite *suite)
+{
+  SightWebPage *page = NULL;
+
+  if (suite->spare != NULL && g_object_get_data (G_OBJECT (suite->spare), SPARE_READY) != NULL)
+    {
+      page = g_steal_pointer (&suite->spare);
+      g_clear_object (&suite->spare_cancellable);
+    }
+  spare_drop (suite);
+  if (page == NULL)
+    page = sight_web_page_new ();
+  if (!g_queue_is_empty (&suite->queue))
+    spare_make (suite);
+  return page;
+}
+
+/* What the suite started ends with it: a spare no test took is closed. */
+static void
+spare_drop (Suite *suite)
+{
+  if (suite->spare_cancellable != NULL)
+    g_cancellable_cancel (suite->spare_cancellable);
+  g_clear_object (&suite->spare_cancellable);
+  g_clear_object (&suite->spare);
+}
+
 /* Starts an attempt of @test on @page (NULL: a page of its own), recorded
  * in @store; @notes go with the stored run. */
 static void
@@ -609,6 +719,8 @@ attempt_begin (Attempt      *attempt,
                                                : sight_project_get_timeout (test->project);
 
   attempt->started = g_get_monotonic_time ();
+  attempt->phase = PHASE_SETUP;
+  attempt->phase_since = attempt->started;
   attempt->deadline = attempt->started + timeout * 1000;
 
   run.kind = (char *) "test";
@@ -646,9 +758,12 @@ attempt_begin (Attempt      *attempt,
       return;
     }
 
-  attempt->page = page != NULL ? g_object_ref (page) : sight_web_page_new ();
+  attempt->page = page != NULL ? g_object_ref (page)
+                 : attempt->suite != NULL ? spare_take (attempt->suite)
+                                          : sight_web_page_new ();
   attempt->borrowed_page = page != NULL;
   sight_page_guard (attempt->page, test->project, test->url, NULL, NULL);
+  phase_enter (attempt, PHASE_LOAD);
   sight_run_recorder_step_open (attempt->recorder, "load", "load the start page",
                                 test->url ? test->url : "about:blank", NULL);
   sight_web_page_load_async (attempt->page, test->url ? test->url : "about:blank",
@@ -873,6 +988,7 @@ suite_return (Suite *suite)
   g_autofree char *finished = iso_now (now);
 
   suite->task = NULL;
+  spare_drop (suite);
   for (guint i = 0; i < suite->tests->len; i++)
     json_array_add_object_element (tests, test_result (g_ptr_array_index (suite->tests, i)));
   json_object_set_string_member (result, "kind", "sightline-suite");
