@@ -651,6 +651,43 @@ test_tap_at (void)
   g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_INVALID_ARGUMENT);
 }
 
+/* What tapAt taps by its ref is what act's tap_at does: an element whose
+ * role is one of the control roles (sight_action_control_roles()), a slider
+ * among them; a region is a bare point. */
+static void
+test_tap_at_control_roles (void)
+{
+  g_autoptr(JsonNode) box = NULL;
+  const char *tapped[2] = { "ref", "point" };
+  const char *roles[2] = { "slider", "region" };
+
+  g_assert_true (g_strv_contains (sight_action_control_roles (), roles[0]));
+  g_assert_false (g_strv_contains (sight_action_control_roles (), roles[1]));
+  reload_form ();
+  for (guint i = 0; i < G_N_ELEMENTS (roles); i++)
+    {
+      g_autoptr(GAsyncResult) res = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(JsonObject) result = NULL;
+      g_autofree char *args = g_strdup_printf ("{\"role\": \"%s\"}", roles[i]);
+
+      g_clear_pointer (&box, json_node_unref);
+      box = evaluate ("const d = document.createElement ('div'); d.setAttribute ('role', args.role);"
+                      "d.setAttribute ('aria-label', 'Tapped ' + args.role);"
+                      "d.textContent = args.role; d.style.cssText = 'width: 200px; height: 40px';"
+                      "document.body.prepend (d); d.scrollIntoView ();"
+                      "const r = d.getBoundingClientRect ();"
+                      "return { x: r.left + 20, y: r.top + 20 };", args);
+      sight_web_page_tap_at_async (page, json_object_get_double_member (json_node_get_object (box),
+                                                                        "x"),
+                                   json_object_get_double_member (json_node_get_object (box), "y"),
+                                   5000, NULL, store_result_cb, &res);
+      result = sight_web_page_tap_at_finish (page, wait_for_result (&res), &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (json_object_get_string_member (result, "tapped"), ==, tapped[i]);
+    }
+}
+
 static void
 test_stale_ref (void)
 {
@@ -702,6 +739,7 @@ main (int    argc,
   g_test_add_func ("/actions/settles-while-mutating", test_settles_while_mutating);
   g_test_add_func ("/actions/popup", test_popup);
   g_test_add_func ("/actions/tap-at", test_tap_at);
+  g_test_add_func ("/actions/tap-at-control-roles", test_tap_at_control_roles);
   g_test_add_func ("/actions/stale-ref", test_stale_ref);
   status = g_test_run ();
 

@@ -18,6 +18,7 @@
 #include "sight-picker.h"
 #include "sight-step-list.h"
 #include "sight-window.h"
+#include "test-files.h"
 
 #define DEADLINE_US (60 * G_USEC_PER_SEC)
 
@@ -28,94 +29,6 @@
  * file runs with `sightline run` and passes, and the password is in none of
  * the files that run and the window left: the test file, the project file,
  * the databases and their logs, the HTML report. */
-
-static gboolean
-wake_cb (gpointer user_data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-spin (guint ms)
-{
-  gint64 until = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    g_main_context_iteration (NULL, FALSE), g_usleep (2000);
-}
-
-static void
-page_js_cb (GObject      *source,
-            GAsyncResult *result,
-            gpointer      user_data)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(JSCValue) value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source),
-                                                                          result, &error);
-
-  g_assert_no_error (error);
-  *(gboolean *) user_data = TRUE;
-}
-
-/* Runs @script in the page's own world, as a person's input arrives there. */
-static void
-run_page_js (SightWindow *window,
-             const char  *script)
-{
-  WebKitWebView *view = sight_web_page_get_web_view (sight_window_get_page (window));
-  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
-  gboolean done = FALSE;
-
-  webkit_web_view_evaluate_javascript (view, script, -1, NULL, NULL, NULL, page_js_cb, &done);
-  while (!done && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_true (done);
-}
-
-/* A new observation of the page, as the inspector shows it. */
-static void
-observed_cb (SightWindow *w,
-             gboolean    *seen)
-{
-  *seen = TRUE;
-}
-
-static SightObservation *
-observe (SightWindow *window)
-{
-  gboolean seen = FALSE;
-  gulong id = g_signal_connect (window, "observation-changed", G_CALLBACK (observed_cb), &seen);
-  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
-
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.refresh-observation",
-                                             NULL));
-  while (!seen && g_get_monotonic_time () < deadline)
-    spin (20);
-  g_signal_handler_disconnect (window, id);
-  g_assert_true (seen);
-  return sight_window_get_observation (window);
-}
-
-/* The first node of @role named @name, in document order. */
-static JsonObject *
-find_node (SightObservation *observation,
-           const char       *role,
-           const char       *name)
-{
-  const SightObservationNode *nodes;
-  guint n_nodes = 0;
-
-  nodes = sight_observation_get_nodes (observation, &n_nodes);
-  for (guint i = 0; i < n_nodes; i++)
-    {
-      JsonObject *node = nodes[i].node;
-
-      if (g_strcmp0 (json_object_get_string_member_with_default (node, "role", NULL), role) == 0 &&
-          g_strcmp0 (json_object_get_string_member_with_default (node, "name", NULL), name) == 0)
-        return node;
-    }
-  return NULL;
-}
 
 /* How many steps of the list are the direct step @text. */
 static guint
@@ -163,24 +76,6 @@ assert_secret_absent (const char *path,
   g_test_message ("%s: %s", path, g_file_test (path, G_FILE_TEST_EXISTS) ? "checked" : "absent");
   if (file_holds (path, secret) || file_holds (path, encoded))
     g_error ("the password is in %s", path);
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
 }
 
 static void
@@ -239,7 +134,7 @@ test_record_sign_in_and_replay (void)
 
           sight_window_open_uri (window, login);
         }
-      spin (50);
+      app_test_spin (50);
     }
   g_assert_true (g_str_has_suffix (page_uri (window), "/login"));
   origin = sight_origin_normalize (page_uri (window));
@@ -249,23 +144,23 @@ test_record_sign_in_and_replay (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
   g_object_get (window, "recording", &recording, NULL);
   g_assert_true (recording);
-  spin (500);
-  run_page_js (window,
-               "const type = (el, text) => { el.focus ();"
-               "  for (const ch of text) { el.value += ch;"
-               "    el.dispatchEvent (new InputEvent ('input', { bubbles: true, data: ch,"
-               "                                                 inputType: 'insertText' })); } };"
-               "type (document.querySelector ('#email'), 'member@example.test');"
-               "type (document.querySelector ('#password'), 'harbor-trial-2024');"
-               "const b = [...document.querySelectorAll ('button')]"
-               "  .find (x => x.textContent.trim () === 'Sign in');"
-               "b.dispatchEvent (new MouseEvent ('mousedown', { bubbles: true }));"
-               "b.click (); true;");
+  app_test_spin (500);
+  app_test_run_page_js (sight_window_get_page (window),
+                        "const type = (el, text) => { el.focus ();"
+                        "  for (const ch of text) { el.value += ch;"
+                        "    el.dispatchEvent (new InputEvent ('input', { bubbles: true, data: ch,"
+                        "                                      inputType: 'insertText' })); } };"
+                        "type (document.querySelector ('#email'), 'member@example.test');"
+                        "type (document.querySelector ('#password'), 'harbor-trial-2024');"
+                        "const b = [...document.querySelectorAll ('button')]"
+                        "  .find (x => x.textContent.trim () === 'Sign in');"
+                        "b.dispatchEvent (new MouseEvent ('mousedown', { bubbles: true }));"
+                        "b.click (); true;", DEADLINE_US);
 
   /* The offer comes up over the page, name and origin filled in. */
   deadline = g_get_monotonic_time () + DEADLINE_US;
   while (!sight_credential_offer_get_shown (offer) && g_get_monotonic_time () < deadline)
-    spin (50);
+    app_test_spin (50);
   g_assert_true (sight_credential_offer_get_shown (offer));
   question = g_strdup_printf ("Save as credential “member.password” for %s?", origin);
   g_assert_cmpstr (sight_credential_offer_get_question (offer), ==, question);
@@ -273,14 +168,14 @@ test_record_sign_in_and_replay (void)
   /* Signed in: the dashboard. */
   deadline = g_get_monotonic_time () + DEADLINE_US;
   while (!g_str_has_suffix (page_uri (window), "/dashboard") && g_get_monotonic_time () < deadline)
-    spin (50);
+    app_test_spin (50);
   g_assert_true (g_str_has_suffix (page_uri (window), "/dashboard"));
   deadline = g_get_monotonic_time () + DEADLINE_US;
   while (sight_step_list_get_n_steps (step_list) < steps_before + 3 &&
          g_get_monotonic_time () < deadline)
-    spin (50);
+    app_test_spin (50);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
-  spin (300);
+  app_test_spin (300);
   g_assert_cmpuint (sight_step_list_get_n_steps (step_list), >=, steps_before + 3);
 
   /* Accepted, non-modally, after recording: keyring and project file. */
@@ -291,10 +186,10 @@ test_record_sign_in_and_replay (void)
   g_assert_false (sight_credential_offer_get_shown (offer));
   deadline = g_get_monotonic_time () + DEADLINE_US;
   while (!file_holds (project_file, "member.password") && g_get_monotonic_time () < deadline)
-    spin (50);
+    app_test_spin (50);
   g_assert_true (file_holds (project_file, "\"keyring\""));
   g_assert_true (file_holds (project_file, origin));
-  spin (200);
+  app_test_spin (200);
 
   /* The recorded password step names the credential, never the value. */
   for (guint i = 0; i < sight_step_list_get_n_steps (step_list); i++)
@@ -329,13 +224,13 @@ test_record_sign_in_and_replay (void)
     AdwMessageDialog *dialog;
     guint n_recorded = sight_step_list_get_n_steps (step_list);
 
-    heading = find_node (observe (window), "heading", "Northwind Logistics");
-    g_assert_nonnull (heading);
+    heading = app_test_find_node (app_test_observe (window, DEADLINE_US), "heading",
+                                  "Northwind Logistics");
     g_assert_true (sight_inspector_select_ref (inspector,
                                                json_object_get_string_member (heading, "ref")));
     menu = sight_inspector_popup_node_menu (inspector);
     g_assert_nonnull (menu);
-    spin (100);
+    app_test_spin (100);
     g_assert_true (gtk_widget_activate_action (GTK_WIDGET (menu), "steps.expect-text", NULL));
     gtk_popover_popdown (menu);
     dialog = sight_picker_get_dialog (picker);
@@ -404,9 +299,9 @@ test_record_sign_in_and_replay (void)
 
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&window);
-  spin (200);
+  app_test_spin (200);
   g_assert_cmpint (g_chdir (old_cwd), ==, 0);
-  remove_tree (root);
+  test_remove_tree (root);
 }
 
 int
@@ -416,6 +311,5 @@ main (int    argc,
   app_test_init (&argc, &argv);
 
   g_test_add_func ("/authoring/record-sign-in-and-replay", test_record_sign_in_and_replay);
-  g_timeout_add (100, wake_cb, NULL);
   return g_test_run ();
 }

@@ -57,6 +57,8 @@ executor_project (void)
   g_autofree char *pixels = misbehaving_agent ("pixels", NULL);
   g_autofree char *tap = misbehaving_agent ("tap", NULL);
   g_autofree char *wrong = misbehaving_agent ("wrong", NULL);
+  g_autofree char *usage = misbehaving_agent ("usage", NULL);
+  g_autofree char *unreported = misbehaving_agent ("unreported", NULL);
   g_autofree char *json = NULL;
   g_autoptr(GError) error = NULL;
   SightProject *project;
@@ -66,13 +68,13 @@ executor_project (void)
     " \"rules\": {\"executor\": {\"command\": [\"python3\", \"%s\"],"
     "                         \"env\": {\"SIGHTLINE_EXECUTOR_TRANSCRIPT\": \"%s\"}},"
     "             \"maxSteps\": 5, \"maxModelCalls\": 3},"
-    " %s, %s, %s, %s, %s, %s, %s, %s,"
+    " %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
     " \"missing\": {\"executor\": {\"command\": [\"/nonexistent/sightline-executor\"]}}},"
     " \"defaults\": {\"agent\": \"rules\", \"timeout\": 20000},"
     " \"credentials\": {\"member.password\": {\"purpose\": \"password\","
     "   \"allowedOrigins\": [\"%s\"], \"source\": {\"env\": \"SIGHT_TEST_CANARY\"}}}}",
     example_executor, transcript, hang, budget, models, garbage, exits, pixels, tap, wrong,
-    site_url);
+    usage, unreported, site_url);
   project = sight_project_new_from_data (json, -1, NULL, &error);
   g_assert_no_error (error);
   return project;
@@ -493,6 +495,47 @@ test_budget (void)
   fixture_tear_down (&f);
 }
 
+/* The usage an executor reports of its own model calls (budget/modelUsage)
+ * is the step's, summed as every usage is: saturating at
+ * Number.MAX_SAFE_INTEGER; a call it never reports leaves the sum an upper
+ * bound. */
+static void
+test_model_usage (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(SightStepResult) reported = NULL;
+  g_autoptr(SightStepResult) unreported = NULL;
+  g_autoptr(GError) error = NULL;
+
+  executor_set_up (&f);
+  fixture_load (&f, "/login");
+  reported = execute (&f, SIGHT_STEP_ACT, "Sign in", NULL, "usage", &error);
+  g_assert_no_error (error);
+  g_assert_no_error (reported->error);
+  /* a report before any call, and a negative count, are refused */
+  g_assert_cmpstr (reported->summary, ==,
+                   "refusals=refused,refused; inputTokens=9007199254740991");
+  g_assert_cmpuint (reported->model_calls, ==, 2);
+  g_assert_cmpuint (reported->usage.model_calls, ==, 2);
+  g_assert_cmpuint (reported->usage.input_tokens, ==, SIGHT_USAGE_MAX_SAFE);
+  g_assert_cmpuint (reported->usage.output_tokens, ==, 35);
+  g_assert_cmpuint (reported->usage.cached_input_tokens, ==, 20);
+  g_assert_true (reported->usage.has_cost);
+  g_assert_cmpuint (reported->usage.cost_micro_usd, ==, 500);
+  g_assert_cmpint (reported->usage.token_accounting, ==, SIGHT_TOKEN_ACCOUNTING_PROVIDER);
+
+  unreported = execute (&f, SIGHT_STEP_ACT, "Sign in", NULL, "unreported", &error);
+  g_assert_no_error (error);
+  g_assert_no_error (unreported->error);
+  g_assert_cmpuint (unreported->usage.model_calls, ==, 2);
+  g_assert_cmpuint (unreported->usage.input_tokens, ==, 10);
+  g_assert_cmpuint (unreported->usage.output_tokens, ==, 2);
+  g_assert_false (unreported->usage.has_cost);
+  g_assert_cmpint (unreported->usage.token_accounting, ==,
+                   SIGHT_TOKEN_ACCOUNTING_ADAPTER_UPPER_BOUND);
+  fixture_tear_down (&f);
+}
+
 static void
 test_garbage_and_exit (void)
 {
@@ -658,6 +701,7 @@ main (int    argc,
   g_test_add_func ("/executor/assert", test_assert);
   g_test_add_func ("/executor/hang", test_hang);
   g_test_add_func ("/executor/budget", test_budget);
+  g_test_add_func ("/executor/model-usage", test_model_usage);
   g_test_add_func ("/executor/garbage-and-exit", test_garbage_and_exit);
   g_test_add_func ("/executor/pixels", test_pixels);
   g_test_add_func ("/executor/tap-and-refusals", test_tap_and_refusals);

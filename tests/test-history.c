@@ -24,18 +24,6 @@ static char *failed_run_id;
 static guint runs_loaded, run_loaded;
 
 static gboolean
-wake_cb (gpointer user_data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-count_cb (guint *counter)
-{
-  (*counter)++;
-}
-
-static gboolean
 wait_count (guint *counter,
             guint  target)
 {
@@ -322,15 +310,14 @@ main (int    argc,
   write_runs ();
   window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
   g_signal_connect_swapped (sight_window_get_history (window), "runs-loaded",
-                            G_CALLBACK (count_cb), &runs_loaded);
+                            G_CALLBACK (app_test_count_cb), &runs_loaded);
   g_signal_connect_swapped (sight_window_get_history (window), "run-loaded",
-                            G_CALLBACK (count_cb), &run_loaded);
+                            G_CALLBACK (app_test_count_cb), &run_loaded);
   gtk_window_present (GTK_WINDOW (window));
 
   g_test_add_func ("/history/lists-and-filters-runs", test_lists_and_filters_runs);
   g_test_add_func ("/history/time-travels-through-a-run", test_time_travels_through_a_run);
   g_test_add_func ("/history/report-export-and-json", test_report_export_and_json);
-  g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&window);

@@ -96,15 +96,6 @@ cards_observation (guint n_cards)
 }
 
 static void
-spin (guint ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < end)
-    g_main_context_iteration (NULL, FALSE);
-}
-
-static void
 test_large_tree_is_lazy (void)
 {
   g_autoptr(SightObservation) observation = cards_observation (N_CARDS);
@@ -112,7 +103,7 @@ test_large_tree_is_lazy (void)
   guint rows;
 
   sight_inspector_set_observation (inspector, observation);
-  spin (200);
+  app_test_spin (200);
   rows = sight_inspector_get_n_rows (inspector);
   /* The document and main, folded: its 20,000 articles would pass the
    * rows a new tree opens with. */

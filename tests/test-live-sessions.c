@@ -32,30 +32,6 @@ static char *test_config;
 static char *test_project;
 static SightScriptedModel *model;
 
-static gboolean
-wake_cb (gpointer user_data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-store_result_cb (GObject      *source,
-                 GAsyncResult *result,
-                 gpointer      user_data)
-{
-  *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
-static void
-wait_for (GAsyncResult **result)
-{
-  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
-
-  while (*result == NULL && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_nonnull (*result);
-}
-
 static SoupMessage *
 new_post (const char *url,
           const char *token,
@@ -119,8 +95,8 @@ post (SoupSession  *client,
   g_autoptr(GAsyncResult) result = NULL;
 
   soup_session_send_and_read_async (client, msg, G_PRIORITY_DEFAULT, NULL,
-                                    store_result_cb, &result);
-  wait_for (&result);
+                                    app_test_store_result_cb, &result);
+  app_test_wait_result (&result, DEADLINE_US);
   return read_reply (client, msg, result, out_status, out_session_id);
 }
 
@@ -472,7 +448,7 @@ test_follow_steps (Fixture       *f,
   body = tools_call_body (f, "act", arguments);
   msg = new_post (f->url, f->token, f->mcp_session, body);
   soup_session_send_and_read_async (f->client, msg, G_PRIORITY_DEFAULT, NULL,
-                                    store_result_cb, &result);
+                                    app_test_store_result_cb, &result);
 
   sample = g_timeout_add (50, sample_cb, &watch);
   spin_until (result_arrived, &result);
@@ -531,7 +507,6 @@ test_follow_steps (Fixture       *f,
   g_assert_false (json_object_get_boolean_member_with_default (failed, "isError", FALSE));
   g_assert_cmpuint (sight_scripted_model_get_remaining (model), ==, 0);
   g_assert_cmpuint (sight_composer_get_n_timeline (composer), ==, timeline + 2);
-
 
   /* Shown again, a task on it is one more row, when it ends. */
   gtk_drop_down_set_selected (dropdown, 1);
@@ -623,7 +598,7 @@ test_stop_client_step (Fixture       *f,
   msg = new_post (f->url, f->token, f->mcp_session, body);
   start = g_get_monotonic_time ();
   soup_session_send_and_read_async (f->client, msg, G_PRIORITY_DEFAULT, NULL,
-                                    store_result_cb, &result);
+                                    app_test_store_result_cb, &result);
   sample = g_timeout_add (50, stop_when_running_cb, &watch);
   spin_until (result_arrived, &result);
   g_source_remove (sample);
@@ -688,8 +663,9 @@ read_line (GDataInputStream *out)
   g_autoptr(GError) error = NULL;
   char *line;
 
-  g_data_input_stream_read_line_async (out, G_PRIORITY_DEFAULT, NULL, store_result_cb, &result);
-  wait_for (&result);
+  g_data_input_stream_read_line_async (out, G_PRIORITY_DEFAULT, NULL, app_test_store_result_cb,
+                                       &result);
+  app_test_wait_result (&result, DEADLINE_US);
   line = g_data_input_stream_read_line_finish_utf8 (out, result, NULL, &error);
   g_assert_no_error (error);
   return line;
@@ -709,8 +685,8 @@ wait_exit (GSubprocess *process)
   g_autoptr(GAsyncResult) result = NULL;
   g_autoptr(GError) error = NULL;
 
-  g_subprocess_wait_async (process, NULL, store_result_cb, &result);
-  wait_for (&result);
+  g_subprocess_wait_async (process, NULL, app_test_store_result_cb, &result);
+  app_test_wait_result (&result, DEADLINE_US);
   g_assert_true (g_subprocess_wait_finish (process, result, &error));
   g_assert_no_error (error);
 }
@@ -845,7 +821,6 @@ main (int    argc,
   g_test_add ("/live-sessions/stop-client-step", Fixture, NULL,
               fixture_set_up, test_stop_client_step, fixture_tear_down);
   g_test_add_func ("/live-sessions/serve-attaches", test_serve_attaches);
-  g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();
 
   g_clear_object (&model);

@@ -20,21 +20,6 @@
 static SightWindow *window;
 static char *tmpdir;
 
-static gboolean
-wake_cb (gpointer user_data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-spin (guint ms)
-{
-  gint64 until = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    g_main_context_iteration (NULL, FALSE), g_usleep (2000);
-}
-
 static WebKitWebView *
 view (void)
 {
@@ -52,30 +37,6 @@ wait_loaded (void)
 }
 
 static void
-observed_cb (SightWindow *w,
-             gboolean    *seen)
-{
-  *seen = TRUE;
-}
-
-/* A new observation of the page, as the inspector shows it. */
-static SightObservation *
-observe (void)
-{
-  gboolean seen = FALSE;
-  gulong id = g_signal_connect (window, "observation-changed", G_CALLBACK (observed_cb), &seen);
-  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
-
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.refresh-observation",
-                                             NULL));
-  while (!seen && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_signal_handler_disconnect (window, id);
-  g_assert_true (seen);
-  return sight_window_get_observation (window);
-}
-
-static void
 open_page (const char *path)
 {
   g_autofree char *url = g_uri_resolve_relative (sight_window_get_demo_url (window), path,
@@ -90,61 +51,7 @@ open_page (const char *path)
   g_assert_cmpstr (webkit_web_view_get_uri (view ()), ==, url);
   wait_loaded ();
   /* The window's own refresh after the load, out of the way. */
-  spin (400);
-}
-
-static void
-ensure_window (void)
-{
-  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
-
-  if (window != NULL)
-    return;
-  window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
-  gtk_window_present (GTK_WINDOW (window));
-  while ((sight_window_get_demo_url (window) == NULL || webkit_web_view_is_loading (view ())) &&
-         g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_nonnull (sight_window_get_demo_url (window));
-}
-
-static JsonObject *
-find_in (JsonObject *node,
-         const char *role,
-         const char *name)
-{
-  JsonNode *children = json_object_get_member (node, "children");
-
-  if (g_strcmp0 (json_object_get_string_member_with_default (node, "role", NULL), role) == 0 &&
-      (name == NULL ||
-       g_strcmp0 (json_object_get_string_member_with_default (node, "name", NULL), name) == 0))
-    return node;
-  for (guint i = 0; children != NULL && JSON_NODE_HOLDS_ARRAY (children) &&
-                    i < json_array_get_length (json_node_get_array (children)); i++)
-    {
-      JsonNode *child = json_array_get_element (json_node_get_array (children), i);
-      JsonObject *found = JSON_NODE_HOLDS_OBJECT (child)
-                          ? find_in (json_node_get_object (child), role, name) : NULL;
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-static JsonObject *
-find_node (SightObservation *observation,
-           const char       *role,
-           const char       *name)
-{
-  JsonObject *node = find_in (json_node_get_object (sight_observation_get_tree (observation)),
-                              role, name);
-
-  if (node == NULL)
-    g_test_message ("no %s “%s” in %s", role, name,
-                    json_to_string (sight_observation_get_tree (observation), FALSE));
-  g_assert_nonnull (node);
-  return node;
+  app_test_spin (400);
 }
 
 /* A person's way to an expectation: select the node in the tree, open its
@@ -162,7 +69,7 @@ expect_via_tree (const char *ref,
   g_assert_true (sight_inspector_select_ref (inspector, ref));
   menu = sight_inspector_popup_node_menu (inspector);
   g_assert_nonnull (menu);
-  spin (100);
+  app_test_spin (100);
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (menu)));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (menu), action, NULL));
   gtk_popover_popdown (menu);
@@ -191,36 +98,21 @@ action_enabled (const char *action)
   return enabled;
 }
 
-static gboolean
-wait_until_idle (SightStepList *list)
-{
-  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
-
-  while (sight_step_list_get_running (list) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  return !sight_step_list_get_running (list);
-}
-
 static const char *
 title (void)
 {
   return gtk_window_get_title (GTK_WINDOW (window));
 }
 
+/* A test file that starts at the demo site's sign-in page. */
 static GFile *
 write_test (const char *name,
             const char *steps_json)
 {
-  g_autofree char *path = g_build_filename (tmpdir, name, NULL);
   g_autofree char *url = g_uri_resolve_relative (sight_window_get_demo_url (window), "/login",
                                                  G_URI_FLAGS_NONE, NULL);
-  g_autofree char *text = g_strdup_printf ("{\n  \"name\": \"Picks\",\n  \"url\": \"%s\",\n"
-                                           "  \"steps\": %s\n}\n", url, steps_json);
-  g_autoptr(GError) error = NULL;
 
-  g_file_set_contents (path, text, -1, &error);
-  g_assert_no_error (error);
-  return g_file_new_for_path (path);
+  return app_test_write_test (tmpdir, name, "Picks", url, steps_json);
 }
 
 /* The tree's context menu on a heading adds "expect … has text …" after the
@@ -236,15 +128,15 @@ test_tree_expect_text (void)
   const char *expected = "expect the \"Sign in to your workspace\" heading has text "
                          "\"Sign in to your workspace\"";
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   file = write_test ("tree.sightline.json",
                      "[ { \"do\": \"press Tab\" }, { \"do\": \"press Escape\" } ]");
   g_assert_true (sight_window_open_test_file (window, file, &error));
   g_assert_no_error (error);
   open_page ("/login");
-  observation = observe ();
-  heading = find_node (observation, "heading", "Sign in to your workspace");
+  observation = app_test_observe (window, DEADLINE_US);
+  heading = app_test_find_node (observation, "heading", "Sign in to your workspace");
 
   sight_step_list_select (list, 0);
   expect_via_tree (json_object_get_string_member (heading, "ref"), "steps.expect-text", "");
@@ -255,7 +147,7 @@ test_tree_expect_text (void)
 
   /* It runs green against the page it was picked on. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run", "u", 1));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 1), ==, "pass");
 
   /* The text asked for is the one written: an edited one fails. */
@@ -265,7 +157,7 @@ test_tree_expect_text (void)
   g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 4);
   g_assert_cmpint (sight_step_list_get_selected (list), ==, 3);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run", "u", 3));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 3), ==, "fail");
 }
 
@@ -285,7 +177,7 @@ test_pick_hover_is_recorded_text (void)
   gint64 deadline;
   GtkPopover *menu;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   picker = sight_window_get_picker (window);
   list = sight_window_get_step_list (window);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-test", NULL));
@@ -294,8 +186,8 @@ test_pick_hover_is_recorded_text (void)
   open_page ("/login");
 
   /* Off, hovering shows nothing. */
-  observation = observe ();
-  button = find_node (observation, "button", "Sign in");
+  observation = app_test_observe (window, DEADLINE_US);
+  button = app_test_find_node (observation, "button", "Sign in");
   box = json_object_get_array_member (button, "box");
   k = webkit_web_view_get_zoom_level (view ());
   x = (json_array_get_double_element (box, 0) + json_array_get_double_element (box, 2) / 2) * k;
@@ -303,8 +195,8 @@ test_pick_hover_is_recorded_text (void)
   g_assert_null (sight_picker_hover (picker, x, y));
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "steps.pick", NULL));
-  observation = observe ();
-  button = find_node (observation, "button", "Sign in");
+  observation = app_test_observe (window, DEADLINE_US);
+  button = app_test_find_node (observation, "button", "Sign in");
   text = sight_picker_hover (picker, x, y);
   g_assert_nonnull (text);
   hover = g_strdup (text);
@@ -312,7 +204,7 @@ test_pick_hover_is_recorded_text (void)
 
   /* A click in Pick mode opens the expectations about it. */
   menu = sight_picker_click (picker, x, y);
-  spin (100);
+  app_test_spin (100);
   g_assert_true (gtk_widget_get_visible (GTK_WIDGET (menu)));
   g_assert_cmpstr (sight_picker_get_target (picker), ==,
                    json_object_get_string_member (button, "ref"));
@@ -322,7 +214,7 @@ test_pick_hover_is_recorded_text (void)
 
   /* The recorder, clicking the same button, writes the same words. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
-  spin (300);
+  app_test_spin (300);
   webkit_web_view_evaluate_javascript (view (),
     "const b = [...document.querySelectorAll ('button')]"
     "  .find (x => x.textContent.trim () === 'Sign in');"
@@ -330,7 +222,7 @@ test_pick_hover_is_recorded_text (void)
     "b.click (); true;", -1, NULL, NULL, NULL, NULL, NULL);
   deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
   while (sight_step_list_get_n_steps (list) < 1 && g_get_monotonic_time () < deadline)
-    spin (50);
+    app_test_spin (50);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
   g_assert_cmpuint (sight_step_list_get_n_steps (list), >=, 1);
   g_assert_cmpstr (sight_step_list_get_instruction (list, 0), ==, hover);
@@ -349,7 +241,7 @@ test_page_context_menu (void)
   JsonArray *box;
   double k;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   picker = sight_window_get_picker (window);
   list = sight_window_get_step_list (window);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-test", NULL));
@@ -359,9 +251,9 @@ test_page_context_menu (void)
   webkit_web_view_evaluate_javascript (view (),
     "document.querySelector ('#email').value = 'member@example.test'; true;",
     -1, NULL, NULL, NULL, NULL, NULL);
-  spin (200);
-  observation = observe ();
-  field = find_node (observation, "textbox", "Email");
+  app_test_spin (200);
+  observation = app_test_observe (window, DEADLINE_US);
+  field = app_test_find_node (observation, "textbox", "Email");
   box = json_object_get_array_member (field, "box");
   k = webkit_web_view_get_zoom_level (view ());
 
@@ -434,7 +326,7 @@ test_kinds_parse (void)
   gboolean done = FALSE;
   gint64 deadline;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-test", NULL));
   if (sight_window_get_save_dialog (window) != NULL)
@@ -449,12 +341,12 @@ test_kinds_parse (void)
     "b.type = 'button'; b.disabled = true; b.textContent = 'Later';"
     "f.prepend (l, b); true;", -1, NULL, NULL, NULL, NULL, NULL);
   (void) done;
-  spin (300);
-  observation = observe ();
+  app_test_spin (300);
+  observation = app_test_observe (window, DEADLINE_US);
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      JsonObject *node = find_node (observation, cases[i].role, cases[i].name);
+      JsonObject *node = app_test_find_node (observation, cases[i].role, cases[i].name);
       guint n = sight_step_list_get_n_steps (list);
       g_autoptr(SightDirectStep) step = NULL;
       g_autoptr(GError) error = NULL;
@@ -473,7 +365,7 @@ test_kinds_parse (void)
   /* What does not fit the node is disabled: a heading has no value and
    * cannot be checked; a button can be enabled, a heading cannot. */
   g_assert_true (sight_inspector_select_ref (sight_window_get_inspector (window),
-    json_object_get_string_member (find_node (observation, "heading",
+    json_object_get_string_member (app_test_find_node (observation, "heading",
                                               "Sign in to your workspace"), "ref")));
   g_assert_false (action_enabled ("expect-value"));
   g_assert_false (action_enabled ("expect-checked"));
@@ -487,7 +379,7 @@ test_kinds_parse (void)
   for (guint i = 0; i < sight_step_list_get_n_steps (list); i++)
     {
       g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run", "u", i));
-      g_assert_true (wait_until_idle (list));
+      g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
       g_test_message ("%u: %s", i, sight_step_list_get_status (list));
       g_assert_cmpstr (sight_step_list_get_verdict (list, i), ==,
                        cases[i].expect == SIGHT_EXPECT_UNCHECKED ? "fail" : "pass");
@@ -541,7 +433,7 @@ test_undo_redo (void)
   gint64 deadline;
   guint recorded;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   file = write_test ("undo.sightline.json", "[ { \"do\": \"press Enter\" } ]");
   g_assert_true (sight_window_open_test_file (window, file, &error));
@@ -616,7 +508,7 @@ test_undo_redo (void)
   /* A recording session is one edit. */
   open_page ("/login");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
-  spin (300);
+  app_test_spin (300);
   webkit_web_view_evaluate_javascript (view (),
     "const el = document.querySelector ('input[type=email]'); el.focus ();"
     "el.value = 'member@example.test';"
@@ -629,7 +521,7 @@ test_undo_redo (void)
     "el.focus (); true;", -1, NULL, NULL, NULL, NULL, NULL);
   deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
   while (sight_step_list_get_n_steps (list) < 4 && g_get_monotonic_time () < deadline)
-    spin (50);
+    app_test_spin (50);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
   recorded = sight_step_list_get_n_steps (list);
   g_assert_cmpuint (recorded, >=, 4);
@@ -658,7 +550,6 @@ main (int    argc,
   g_test_add_func ("/picking/page-context-menu", test_page_context_menu);
   g_test_add_func ("/picking/kinds-parse", test_kinds_parse);
   g_test_add_func ("/picking/undo-redo", test_undo_redo);
-  g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();
   if (window != NULL)
     {

@@ -25,21 +25,6 @@ static SightWindow *window;
 static GSettings *settings;
 static SightScriptedModel *model;
 
-static gboolean
-wake_cb (gpointer user_data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-spin (guint ms)
-{
-  gint64 until = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    g_main_context_iteration (NULL, FALSE), g_usleep (2000);
-}
-
 static GtkWidget *
 child (SightPreferences *preferences,
        const char       *name)
@@ -251,7 +236,7 @@ test_api_key_in_keyring (void)
   g_assert_cmpstr (stored, ==, secret);
 
   /* The window picks it up: the model is asked with it. */
-  spin (500);
+  app_test_spin (500);
   push_pass ();
   before = sight_scripted_model_get_request_count (model);
   run_assert (composer);
@@ -385,12 +370,12 @@ test_connection_probe (void)
   sight_scripted_model_push (model, "{\"text\": \"ready\", \"delay_ms\": 3000}");
   g_signal_emit_by_name (child (preferences, "test_button"), "clicked");
   g_assert_cmpstr (sight_preferences_get_probe_state (preferences, NULL), ==, "running");
-  spin (200);
+  app_test_spin (200);
   gtk_window_destroy (GTK_WINDOW (preferences));
-  spin (300);
+  app_test_spin (300);
   g_settings_set_string (settings, "model-provider", "none");
   /* the delayed answer goes to nobody */
-  spin (3000);
+  app_test_spin (3000);
   g_assert_true (sight_scripted_model_load_script (model, "[]", NULL));
 }
 
@@ -431,7 +416,7 @@ wait_not_busy (SightCredentialsPage *page)
 {
   gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
 
-  spin (50);
+  app_test_spin (50);
   while (sight_credentials_page_get_busy (page) && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
   g_assert_false (sight_credentials_page_get_busy (page));
@@ -750,7 +735,6 @@ main (int    argc,
   g_test_add_func ("/preferences/credentials", test_credentials_page);
   g_test_add_func ("/preferences/credential-rename", test_credential_rename);
   g_test_add_func ("/preferences/blocked-links-to-model", test_blocked_links_to_model);
-  g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&window);

@@ -21,52 +21,13 @@
 static SightWindow *window;
 static char *tmpdir;
 
-static gboolean
-wake_cb (gpointer user_data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-spin (guint ms)
-{
-  gint64 until = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    g_main_context_iteration (NULL, FALSE), g_usleep (2000);
-}
-
-static void
-ensure_window (void)
-{
-  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
-
-  if (window != NULL)
-    return;
-  window = g_object_ref_sink (g_object_new (SIGHT_TYPE_WINDOW, NULL));
-  gtk_window_present (GTK_WINDOW (window));
-  /* The window opens the demo site by itself. */
-  while ((sight_window_get_demo_url (window) == NULL ||
-          webkit_web_view_is_loading (sight_web_page_get_web_view (sight_window_get_page (window))))
-         && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_nonnull (sight_window_get_demo_url (window));
-}
-
 /* Writes a test file whose start URL is the demo site's sign-in page. */
 static GFile *
 write_test (const char *name,
             const char *steps_json)
 {
-  g_autofree char *path = g_build_filename (tmpdir, name, NULL);
-  g_autofree char *text = g_strdup_printf ("{\n  \"name\": \"Signs in\",\n  \"url\": \"%s\",\n"
-                                           "  \"steps\": %s\n}\n",
-                                           sight_window_get_demo_url (window), steps_json);
-  g_autoptr(GError) error = NULL;
-
-  g_file_set_contents (path, text, -1, &error);
-  g_assert_no_error (error);
-  return g_file_new_for_path (path);
+  return app_test_write_test (tmpdir, name, "Signs in", sight_window_get_demo_url (window),
+                              steps_json);
 }
 
 static JsonArray *
@@ -97,7 +58,7 @@ test_open_lists_steps (void)
   g_autoptr(GError) error = NULL;
   SightStepList *list;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   file = write_test ("open.sightline.json",
                      "[ { \"do\": \"type \\\"a@b.test\\\" into Email\" },"
@@ -154,7 +115,7 @@ test_edit_reorder_delete_save (void)
   SightStepList *list;
   JsonArray *steps;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   file = write_test ("edit.sightline.json",
                      "[ { \"do\": \"press Tab\" }, { \"act\": \"Sign in\", \"maxSteps\": 5 },"
@@ -184,9 +145,9 @@ test_edit_reorder_delete_save (void)
     g_assert_nonnull (menu_button);
     gtk_menu_button_popup (GTK_MENU_BUTTON (menu_button));
     popover = gtk_menu_button_get_popover (GTK_MENU_BUTTON (menu_button));
-    spin (200);
+    app_test_spin (200);
     g_assert_true (gtk_widget_activate_action (GTK_WIDGET (popover), "step.delete", "u", 2));
-    spin (200);
+    app_test_spin (200);
   }
   /* now: Escape, Enter, act */
   g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 3);
@@ -227,16 +188,6 @@ test_edit_reorder_delete_save (void)
   g_assert_cmpstr (sight_step_list_get_instruction (list, 0), ==, "press Escape");
 }
 
-static gboolean
-wait_until_idle (SightStepList *list)
-{
-  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
-
-  while (sight_step_list_get_running (list) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  return !sight_step_list_get_running (list);
-}
-
 static void
 test_run_all_shows_verdicts (void)
 {
@@ -244,7 +195,7 @@ test_run_all_shows_verdicts (void)
   g_autoptr(GError) error = NULL;
   SightStepList *list;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   file = write_test ("run.sightline.json",
                      "[ { \"do\": \"type \\\"member@example.test\\\" into Email\" },"
@@ -257,7 +208,7 @@ test_run_all_shows_verdicts (void)
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
   g_assert_true (sight_step_list_get_running (list));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
   g_assert_cmpstr (sight_step_list_get_verdict (list, 1), ==, "pass");
   g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "pass");
@@ -270,7 +221,7 @@ test_run_all_shows_verdicts (void)
   /* Run one step on its own: only that row changes. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run", "u", 2));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "running");
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 2), ==, "pass");
   g_assert_cmpstr (sight_step_list_get_verdict (list, 3), ==, "fail");
   g_assert_cmpstr (sight_step_list_get_status (list), ==, "1 step passed");
@@ -287,7 +238,7 @@ test_stop (void)
   g_autoptr(GError) error = NULL;
   SightStepList *list;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   file = write_test ("stop.sightline.json",
                      "[ { \"do\": \"press Tab\" },"
@@ -298,9 +249,9 @@ test_stop (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run-from", "u", 0));
   while (g_strcmp0 (sight_step_list_get_verdict (list, 1), "running") != 0)
     g_main_context_iteration (NULL, TRUE);
-  spin (300);
+  app_test_spin (300);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "steps.stop", NULL));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
   g_assert_null (sight_step_list_get_verdict (list, 1));
   g_assert_null (sight_step_list_get_verdict (list, 2));
@@ -364,7 +315,7 @@ run_and_heal (SightStepList   *list,
   g_auto(GStrv) review = NULL;
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
   g_assert_cmpstr (sight_step_list_get_cache_state (list, 0), ==, "missed");
   g_assert_nonnull (sight_step_list_get_heal_key (list, 0));
@@ -431,7 +382,7 @@ test_heal_review (void)
   g_auto(GStrv) marked = NULL;
 
   g_assert_no_error (error);
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   composer = sight_window_get_composer (window);
   json = g_strdup_printf ("{\"agents\": {\"default\": {\"model\": \"openai:scripted\","
@@ -455,7 +406,7 @@ test_heal_review (void)
    * review. */
   script_order (model, "Place order", TRUE);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
   g_assert_cmpstr (sight_step_list_get_cache_state (list, 0), ==, "missed");
   g_assert_null (sight_step_list_get_heal_key (list, 0));
@@ -567,7 +518,7 @@ test_demo_outlines_act_targets (void)
   gulong handler;
 
   g_assert_no_error (error);
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   composer = sight_window_get_composer (window);
   /* No trace cache: the model acts. */
@@ -587,7 +538,7 @@ test_demo_outlines_act_targets (void)
   handler = g_signal_connect_after (composer, "action-starting", G_CALLBACK (action_starting_cb),
                                     &outlines);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_signal_handler_disconnect (composer, handler);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.leave-demo", NULL));
 
@@ -597,12 +548,6 @@ test_demo_outlines_act_targets (void)
   g_assert_true (outlines.outlined[1]);
   sight_composer_set_project (composer, plain);
   back_to_demo_site ();
-}
-
-static void
-count_cb (guint *counter)
-{
-  (*counter)++;
 }
 
 /* Shows the Runs page and opens the @nth run it lists (newest first);
@@ -616,8 +561,10 @@ open_listed_run (guint  nth,
   gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
   gulong a, b;
 
-  a = g_signal_connect_swapped (history, "runs-loaded", G_CALLBACK (count_cb), &runs_loaded);
-  b = g_signal_connect_swapped (history, "run-loaded", G_CALLBACK (count_cb), &run_loaded);
+  a = g_signal_connect_swapped (history, "runs-loaded", G_CALLBACK (app_test_count_cb),
+                                &runs_loaded);
+  b = g_signal_connect_swapped (history, "run-loaded", G_CALLBACK (app_test_count_cb),
+                                &run_loaded);
   sight_window_show_page (window, "runs");
   while (runs_loaded == 0 && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
@@ -640,7 +587,7 @@ test_runs_are_kept (void)
   const SightStepRecord *step;
   guint n_shown;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   history = sight_window_get_history (window);
   /* Newest first: the single step, then the whole test. */
   data = open_listed_run (1, &n_shown);
@@ -693,7 +640,7 @@ test_run_all_applies_timeout (void)
   guint n_shown;
   gint64 started;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   text = g_strdup_printf ("{ \"name\": \"Slow\", \"url\": \"%s\", \"timeout\": 4000,"
                           "  \"steps\": [ { \"do\": \"wait 2.5 seconds\" },"
@@ -707,7 +654,7 @@ test_run_all_applies_timeout (void)
 
   started = g_get_monotonic_time ();
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   /* 7.5 seconds of waits do not fit in 4: the test stops at its time. */
   g_assert_cmpint (g_get_monotonic_time () - started, <, 6500 * 1000);
   g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
@@ -775,7 +722,7 @@ test_relative_url (void)
   g_autofree char *expected = NULL;
   SightStepList *list;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   g_file_set_contents (path, "{ \"name\": \"Relative\", \"url\": \"/login\","
                        "  \"steps\": [ { \"do\": \"type \\\"a@b.test\\\" into Email\" } ] }",
@@ -795,7 +742,7 @@ test_relative_url (void)
   g_settings_set_string (settings, "tests-base-url", sight_window_get_demo_url (window));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
   g_assert_true (sight_step_list_get_running (list));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
   expected = g_strconcat (sight_window_get_demo_url (window), "login", NULL);
   g_assert_cmpstr (sight_web_page_get_uri (sight_window_get_page (window)), ==, expected);
@@ -811,7 +758,7 @@ test_undo_delete_keeps_options (void)
   g_autoptr(GError) error = NULL;
   SightStepList *list;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   file = write_test ("undo.sightline.json",
                      "[ { \"act\": \"Sign in\", \"maxSteps\": 5 }, { \"do\": \"press Tab\" } ]");
@@ -838,34 +785,21 @@ test_undo_delete_keeps_options (void)
 }
 
 static void
-page_js_cb (GObject      *source,
-            GAsyncResult *result,
-            gpointer      user_data)
-{
-  g_autoptr(JSCValue) value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source),
-                                                                          result, NULL);
-  *(gboolean *) user_data = TRUE;
-}
-
-static void
 test_recorder_appends (void)
 {
   SightStepList *list;
-  WebKitWebView *view;
-  gboolean done = FALSE;
   gint64 deadline;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
-  view = sight_web_page_get_web_view (sight_window_get_page (window));
   g_assert_false (sight_step_list_get_modified (list));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-test", NULL));
   g_assert_cmpuint (sight_step_list_get_n_steps (list), ==, 0);
   g_assert_null (sight_step_list_get_file (list));
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
-  spin (500);
-  webkit_web_view_evaluate_javascript (view,
+  app_test_spin (500);
+  app_test_run_page_js (sight_window_get_page (window),
     "const el = document.querySelector ('input[type=email]'); el.focus ();"
     "el.value = 'member@example.test';"
     "el.dispatchEvent (new InputEvent ('input', { bubbles: true, inputType: 'insertText' }));"
@@ -873,12 +807,12 @@ test_recorder_appends (void)
     "const b = [...document.querySelectorAll ('button')]"
     "  .find (x => x.textContent.trim () === 'Sign in');"
     "b.dispatchEvent (new MouseEvent ('mousedown', { bubbles: true }));"
-    "b.click (); true;", -1, NULL, NULL, NULL, page_js_cb, &done);
+    "b.click (); true;", DEADLINE_US);
   deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
   while (sight_step_list_get_n_steps (list) < 2 && g_get_monotonic_time () < deadline)
-    spin (100);
+    app_test_spin (100);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.record", NULL));
-  spin (200);
+  app_test_spin (200);
 
   /* The fill and the click became steps of the test, which starts where
    * the recording did. */
@@ -901,7 +835,7 @@ test_close_asks_to_save (void)
   g_autoptr(GError) error = NULL;
   GListModel *toplevels;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   /* Unsaved changes from the recording above. */
   g_assert_true (sight_step_list_get_modified (sight_window_get_step_list (window)));
   gtk_window_close (GTK_WINDOW (window));
@@ -959,7 +893,6 @@ main (int    argc,
   g_test_add_func ("/step-list/undo-delete-keeps-options", test_undo_delete_keeps_options);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
-  g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();
   if (window != NULL)
     gtk_window_destroy (GTK_WINDOW (window));

@@ -38,33 +38,6 @@ wait_for_observation (Fixture *fixture,
   return fixture->observations >= count;
 }
 
-/* The waits below iterate the main context blocking, then check their
- * deadline: this tick wakes them when nothing else happens (a page whose web
- * process died sends nothing), so a deadline fails the test instead of
- * hanging it. */
-static gboolean
-wake_cb (gpointer user_data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-static void
-spin (guint ms)
-{
-  gint64 until = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < until)
-    g_main_context_iteration (NULL, FALSE), g_usleep (2000);
-}
-
-static void
-store_result_cb (GObject      *source,
-                 GAsyncResult *result,
-                 gpointer      user_data)
-{
-  *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
 static JsonNode *
 evaluate (SightWebPage *page,
           const char   *body)
@@ -75,9 +48,8 @@ evaluate (SightWebPage *page,
   JsonNode *value;
 
   sight_web_page_evaluate_async (page, script, NULL, 10000, NULL,
-                                 store_result_cb, &result);
-  while (result == NULL)
-    g_main_context_iteration (NULL, TRUE);
+                                 app_test_store_result_cb, &result);
+  app_test_wait_result (&result, DEADLINE_US);
   value = sight_web_page_evaluate_finish (page, result, &error);
   g_assert_no_error (error);
   return value;
@@ -202,7 +174,7 @@ test_window_selection_sync (Fixture       *unused,
   box = json_object_get_array_member (email, "box");
   deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
   while (gtk_widget_get_width (GTK_WIDGET (shot_view)) == 0 && g_get_monotonic_time () < deadline)
-    spin (50);
+    app_test_spin (50);
   g_assert_true (sight_shot_view_from_css (shot_view,
                                            json_array_get_double_element (box, 0) +
                                            json_array_get_double_element (box, 2) / 2,
@@ -225,7 +197,7 @@ test_window_selection_sync (Fixture       *unused,
         "return Math.abs (a.left - b.left) < 2 && Math.abs (a.top - b.top) < 2 &&\n"
         "       Math.abs (a.width - b.width) < 2;", email_ref);
 
-      spin (100);
+      app_test_spin (100);
       value = evaluate (page, body);
       outlined = json_node_get_boolean (value);
     }
@@ -412,29 +384,6 @@ test_window_demo_mode (Fixture       *unused,
 }
 
 static void
-page_js_cb (GObject      *source,
-            GAsyncResult *result,
-            gpointer      user_data)
-{
-  g_autoptr(JSCValue) value = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source),
-                                                                          result, NULL);
-  *(gboolean *) user_data = TRUE;
-}
-
-/* A person's interaction, scripted in the page's own world. */
-static void
-run_page_js (SightWebPage *page,
-             const char   *script)
-{
-  gboolean done = FALSE;
-
-  webkit_web_view_evaluate_javascript (sight_web_page_get_web_view (page), script, -1, NULL,
-                                       NULL, NULL, page_js_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
-}
-
-static void
 test_window_records_steps (Fixture       *unused,
                            gconstpointer  data)
 {
@@ -451,22 +400,22 @@ test_window_records_steps (Fixture       *unused,
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.record", NULL));
   g_object_get (fixture->window, "recording", &recording, NULL);
   g_assert_true (recording);
-  spin (500);
-  run_page_js (page,
-               "const el = document.querySelector ('input[type=email]'); el.focus ();"
-               "for (const ch of 'member@example.test') { el.value += ch;"
-               "  el.dispatchEvent (new InputEvent ('input', { bubbles: true, data: ch,"
-               "                                              inputType: 'insertText' })); }"
-               "const b = [...document.querySelectorAll ('button')]"
-               "  .find (x => x.textContent.trim () === 'Sign in');"
-               "b.dispatchEvent (new MouseEvent ('mousedown', { bubbles: true }));"
-               "b.click (); true;");
+  app_test_spin (500);
+  app_test_run_page_js (page,
+                        "const el = document.querySelector ('input[type=email]'); el.focus ();"
+                        "for (const ch of 'member@example.test') { el.value += ch;"
+                        "  el.dispatchEvent (new InputEvent ('input', { bubbles: true, data: ch,"
+                        "                                         inputType: 'insertText' })); }"
+                        "const b = [...document.querySelectorAll ('button')]"
+                        "  .find (x => x.textContent.trim () === 'Sign in');"
+                        "b.dispatchEvent (new MouseEvent ('mousedown', { bubbles: true }));"
+                        "b.click (); true;", DEADLINE_US);
   deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
   while (sight_composer_get_n_timeline (composer) < rows + 2 &&
          g_get_monotonic_time () < deadline)
-    spin (100);
+    app_test_spin (100);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (fixture->window), "win.record", NULL));
-  spin (200);
+  app_test_spin (200);
   /* The fill and the click, as steps in the timeline. */
   g_assert_cmpuint (sight_composer_get_n_timeline (composer), >=, rows + 2);
 }
@@ -523,7 +472,6 @@ main (int    argc,
               fixture_set_up, test_window_navigation_refreshes, NULL);
   g_test_add ("/window/reloads-after-crash", Fixture, NULL,
               fixture_set_up, test_window_reloads_after_crash, NULL);
-  g_timeout_add (100, wake_cb, NULL);
   status = g_test_run ();
   if (shared.window != NULL)
     gtk_window_destroy (GTK_WINDOW (shared.window));

@@ -1752,14 +1752,6 @@ append_target (GString           *s,
     g_string_append (s, "element");
 }
 
-/* The controls a click, a double click, a press or an upload looks for when
- * the step names no kind of element ("click Sign in"). The exporter's
- * control() helper tries the same roles (sight_direct_control_roles). */
-static const char * const control_roles[] = {
-  "button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox",
-  "menuitemradio", "option", "combobox", "listbox", "textbox", "searchbox", "spinbutton",
-  "slider", "treeitem", "gridcell", "columnheader", "row", NULL,
-};
 static const char * const field_roles[] = {
   "textbox", "searchbox", "combobox", "spinbutton", NULL,
 };
@@ -1776,23 +1768,27 @@ static const char * const value_roles[] = {
 };
 
 /* Each verb once: the page action it performs (-1: none, it observes), the
- * roles it acts on when the step gives no role hint (NULL: any) and, for a
- * verb that takes no value, its canonical words (the target follows them
- * when the verb acts on one). */
+ * roles it acts on when the step gives no role hint (NULL: any; CONTROLS: the
+ * controls a click, a double click, a press or an upload looks for,
+ * sight_action_control_roles(), which the exporter's control() helper and
+ * tap_at use too) and, for a verb that takes no value, its canonical words
+ * (the target follows them when the verb acts on one). */
+static const char * const controls_mark[] = { NULL };
+#define CONTROLS controls_mark
 static const struct {
   int                 action;   /* SightActionKind */
   const char * const *roles;
   const char         *words;
 } verbs[] = {
-  [SIGHT_DIRECT_CLICK]         = { SIGHT_ACTION_CLICK, control_roles, "click" },
-  [SIGHT_DIRECT_DOUBLE_CLICK]  = { SIGHT_ACTION_DOUBLE_CLICK, control_roles, "double-click" },
+  [SIGHT_DIRECT_CLICK]         = { SIGHT_ACTION_CLICK, CONTROLS, "click" },
+  [SIGHT_DIRECT_DOUBLE_CLICK]  = { SIGHT_ACTION_DOUBLE_CLICK, CONTROLS, "double-click" },
   [SIGHT_DIRECT_HOVER]         = { SIGHT_ACTION_HOVER, NULL, "hover over" },
   [SIGHT_DIRECT_FILL]          = { SIGHT_ACTION_FILL, field_roles, NULL },
-  [SIGHT_DIRECT_PRESS]         = { SIGHT_ACTION_PRESS, control_roles, NULL },
+  [SIGHT_DIRECT_PRESS]         = { SIGHT_ACTION_PRESS, CONTROLS, NULL },
   [SIGHT_DIRECT_SELECT]        = { SIGHT_ACTION_SELECT, choice_roles, NULL },
   [SIGHT_DIRECT_CHECK]         = { SIGHT_ACTION_CHECK, check_roles, "check" },
   [SIGHT_DIRECT_UNCHECK]       = { SIGHT_ACTION_UNCHECK, check_roles, "uncheck" },
-  [SIGHT_DIRECT_UPLOAD]        = { SIGHT_ACTION_UPLOAD, control_roles, NULL },
+  [SIGHT_DIRECT_UPLOAD]        = { SIGHT_ACTION_UPLOAD, CONTROLS, NULL },
   [SIGHT_DIRECT_GOTO]          = { SIGHT_ACTION_NAVIGATE, NULL, NULL },
   [SIGHT_DIRECT_BACK]          = { SIGHT_ACTION_BACK, NULL, "go back" },
   [SIGHT_DIRECT_FORWARD]       = { SIGHT_ACTION_FORWARD, NULL, "go forward" },
@@ -1831,7 +1827,7 @@ sight_direct_verb_from_action (SightActionKind  kind,
 const char * const *
 sight_direct_control_roles (void)
 {
-  return control_roles;
+  return sight_action_control_roles ();
 }
 
 static void
@@ -2050,7 +2046,10 @@ verb_roles (const SightDirectStep *step)
         return value_roles;
       return NULL;
     }
-  return (guint) step->verb < G_N_ELEMENTS (verbs) ? verbs[step->verb].roles : NULL;
+  if ((guint) step->verb >= G_N_ELEMENTS (verbs))
+    return NULL;
+  return verbs[step->verb].roles == CONTROLS ? sight_action_control_roles ()
+                                             : verbs[step->verb].roles;
 }
 
 static gboolean

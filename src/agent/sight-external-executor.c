@@ -20,6 +20,7 @@
 #include "sight-secret-fill.h"
 #include "sight-secrets.h"
 #include "sight-step-act.h"
+#include "sight-usage.h"
 
 /* The protocol's version, sent in step/run. */
 #define PROTOCOL_VERSION 1
@@ -85,10 +86,9 @@ typedef struct {
   double             shot_scale;
 
   /* the action of a page/perform or page/tapAt while it runs */
-  char              *tool;
-  JsonNode          *record_args;
-  char              *log_line;
-  char              *secret_name;
+  SightStepAction    pending;
+  /* model calls budget/modelCall granted whose usage was not reported yet */
+  guint              unreported_calls;
 } Exec;
 
 static Exec *
@@ -96,15 +96,6 @@ exec_ref (Exec *exec)
 {
   g_atomic_ref_count_inc (&exec->ref_count);
   return exec;
-}
-
-static void
-action_clear (Exec *exec)
-{
-  g_clear_pointer (&exec->tool, g_free);
-  g_clear_pointer (&exec->record_args, json_node_unref);
-  g_clear_pointer (&exec->log_line, g_free);
-  g_clear_pointer (&exec->secret_name, g_free);
 }
 
 static void
@@ -134,7 +125,7 @@ exec_unref (Exec *exec)
   g_clear_object (&exec->held);
   g_clear_object (&exec->shot_observation);
   g_free (exec->exit_reason);
-  action_clear (exec);
+  sight_step_action_clear (&exec->pending);
   g_free (exec);
 }
 
@@ -212,6 +203,15 @@ exec_end (Exec     *exec,
       return;
     }
   exec->ended = TRUE;
+  if (exec->unreported_calls > 0)
+    {
+      SightUsage unknown;
+
+      /* A call whose tokens nobody reported leaves the sum an upper bound. */
+      sight_usage_init (&unknown);
+      unknown.token_accounting = SIGHT_TOKEN_ACCOUNTING_ADAPTER_UPPER_BOUND;
+      sight_usage_add (&exec->ctx->result->usage, &unknown);
+    }
   if (error != NULL)
     sight_step_result_take_error (exec->ctx->result, error);
   source_clear (&exec->deadline_source);
@@ -411,28 +411,37 @@ reply_and_end (Exec   *exec,
   exec_end (exec, error, FALSE);
 }
 
-/* A page request ended: whether the step is still on. */
+/* A page request (page/observe, page/screenshot, page/perform, page/tapAt)
+ * ended, with @error (taken) when it failed: whether its handler answers it.
+ * Not when the step ended meanwhile, nor after a failure, which is answered
+ * here: with the step's end when @ends_step, else as a refusal naming
+ * Sightline's code, and the step goes on. */
 static gboolean
-page_done (Exec *exec)
+page_request_done (Exec     *exec,
+                   GError   *error,
+                   gboolean  ends_step)
 {
   exec->page_busy = FALSE;
-  if (!exec->ended)
+  if (exec->ended)
+    {
+      g_clear_error (&error);
+      sight_step_action_clear (&exec->pending);
+      exec_maybe_return (exec);
+      return FALSE;
+    }
+  if (error == NULL)
     return TRUE;
-  action_clear (exec);
-  exec_maybe_return (exec);
+  sight_step_action_clear (&exec->pending);
+  if (ends_step)
+    reply_and_end (exec, error);
+  else
+    {
+      reply_error (exec, RPC_STEP_ERROR,
+                   error->domain == SIGHT_ERROR ? sight_error_code_to_string (error->code) : NULL,
+                   "the action failed: %s", error->message);
+      g_error_free (error);
+    }
   return FALSE;
-}
-
-/* An error of the page that ends the step, as act's model loop ends on it: the
- * deadline, the page gone, a cancellation. */
-static gboolean
-error_ends_step (Exec   *exec,
-                 GError *error)
-{
-  return !sight_budget_check_deadline (exec->ctx->budget, NULL) ||
-         g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_STEP_TIMEOUT) ||
-         g_error_matches (error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE) ||
-         g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 }
 
 static void
@@ -452,21 +461,15 @@ observed_cb (GObject      *source,
 {
   Exec *exec = user_data;
   SightStepContext *ctx = exec->ctx;
-  g_autoptr(SightObservation) observation = NULL;
   GError *error = NULL;
+  g_autoptr(SightObservation) observation = sight_step_context_observe_finish (ctx, result, NULL,
+                                                                              &error);
   JsonObject *reply;
   JsonNode *tree;
   int width = 0, height = 0;
 
-  if (!page_done (exec))
+  if (!page_request_done (exec, error, TRUE))
     {
-      exec_unref (exec);
-      return;
-    }
-  observation = sight_step_context_observe_finish (ctx, result, NULL, &error);
-  if (observation == NULL)
-    {
-      reply_and_end (exec, error);
       exec_unref (exec);
       return;
     }
@@ -513,23 +516,17 @@ screenshot_cb (GObject      *source,
 {
   Exec *exec = user_data;
   SightStepContext *ctx = exec->ctx;
-  g_autoptr(SightObservation) observation = NULL;
-  const SightScreenshot *shot;
-  GError *error = NULL;
   gboolean no_pixels = FALSE;
+  GError *error = NULL;
+  g_autoptr(SightObservation) observation = sight_step_context_observe_finish (ctx, result,
+                                                                              &no_pixels, &error);
+  const SightScreenshot *shot;
   JsonObject *reply;
   gsize size;
   gconstpointer data;
 
-  if (!page_done (exec))
+  if (!page_request_done (exec, error, TRUE))
     {
-      exec_unref (exec);
-      return;
-    }
-  observation = sight_step_context_observe_finish (ctx, result, &no_pixels, &error);
-  if (observation == NULL)
-    {
-      reply_and_end (exec, error);
       exec_unref (exec);
       return;
     }
@@ -582,8 +579,8 @@ handle_screenshot (Exec       *exec,
   sight_step_context_observe_async (exec->ctx, TRUE, screenshot_cb, exec_ref (exec));
 }
 
-/* page/perform and page/tapAt: an action through the engine, counted once it
- * was committed, recorded as act records its actions. */
+/* page/perform and page/tapAt: an action committed the step context's one
+ * way, as act commits its actions (sight_step_context_commit_action_async). */
 
 static void
 committed_cb (GObject      *source,
@@ -592,182 +589,58 @@ committed_cb (GObject      *source,
 {
   Exec *exec = user_data;
   SightStepContext *ctx = exec->ctx;
-  g_autoptr(JsonObject) reply = NULL;
+  gboolean ends_step = FALSE;
   GError *error = NULL;
+  g_autoptr(JsonObject) reply = sight_step_context_commit_action_finish (ctx, result, &ends_step,
+                                                                         &error);
   JsonObject *answer;
-  JsonObject *record;
-  JsonNode *descriptor;
 
-  if (!page_done (exec))
+  if (!page_request_done (exec, error, ends_step))
     {
       exec_unref (exec);
       return;
     }
-  if (exec->secret_name != NULL)
-    reply = sight_step_context_fill_secret_finish (ctx, result, &error);
-  else
-    reply = sight_step_context_perform_finish (ctx, result, &error);
-  if (reply == NULL)
-    {
-      action_clear (exec);
-      /* A refused secret ends the step with its code, nothing typed. */
-      if (error_ends_step (exec, error) || sight_secret_fill_error_is_refusal (error))
-        {
-          if (!sight_budget_check_deadline (ctx->budget, NULL))
-            {
-              g_clear_error (&error);
-              sight_budget_check_deadline (ctx->budget, &error);
-            }
-          reply_and_end (exec, error);
-        }
-      else
-        {
-          reply_error (exec, RPC_STEP_ERROR,
-                       error->domain == SIGHT_ERROR ? sight_error_code_to_string (error->code)
-                                                    : NULL,
-                       "the action failed: %s", error->message);
-          g_error_free (error);
-        }
-      exec_unref (exec);
-      return;
-    }
-
-  /* Committed: it counts. */
-  if (!sight_budget_take_action (ctx->budget, &error))
-    {
-      action_clear (exec);
-      reply_and_end (exec, error);
-      exec_unref (exec);
-      return;
-    }
-  ctx->result->actions = sight_budget_get_actions (ctx->budget);
-  record = json_object_new ();
-  json_object_set_string_member (record, "tool", exec->tool);
-  json_object_set_member (record, "args", g_steal_pointer (&exec->record_args));
-  descriptor = json_object_get_member (reply, "descriptor");
-  if (descriptor != NULL && JSON_NODE_HOLDS_OBJECT (descriptor))
-    {
-      descriptor = json_node_copy (descriptor);
-      /* a field's text may be what was typed */
-      json_object_remove_member (json_node_get_object (descriptor), "text");
-      json_object_set_member (record, "descriptor", descriptor);
-    }
-  else
-    json_object_set_null_member (record, "descriptor");
-  json_array_add_object_element (ctx->result->performed, record);
-  g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (exec->log_line));
-  sight_step_context_emit_action (ctx, exec->log_line);
-  emit_budget (ctx);
-
   answer = json_object_new ();
-  json_object_set_string_member (answer, "done", exec->log_line);
+  json_object_set_string_member (answer, "done", exec->pending.log_line);
   json_object_set_int_member (answer, "actions", sight_budget_get_actions (ctx->budget));
   for (const char * const *m = (const char * const[]) { "navigated", "url", "settled", "settleMs",
                                                         "popups", "tapped", "under", NULL };
        *m != NULL; m++)
     if (json_object_has_member (reply, *m))
       json_object_set_member (answer, *m, json_node_copy (json_object_get_member (reply, *m)));
-  action_clear (exec);
+  sight_step_action_clear (&exec->pending);
   reply_result (exec, answer);
   exec_unref (exec);
 }
 
-typedef struct {
-  Exec       *exec;
-  char       *ref;
-  char       *verb;
-  char       *value;
-  gboolean    at_point;
-  double      x;
-  double      y;
-} Start;
-
+/* Commits the action set up in exec->pending; the exec reference goes on to
+ * committed_cb. */
 static void
-action_started_cb (GObject      *source,
-                   GAsyncResult *result,
-                   gpointer      user_data)
+begin_action (Exec *exec)
 {
-  Start *start = user_data;
-  Exec *exec = start->exec;
-  SightStepContext *ctx = exec->ctx;
-
-  sight_step_context_start_action_finish (ctx, result);
-  if (exec->secret_name != NULL)
-    sight_step_context_fill_secret_async (ctx, start->ref, exec->secret_name, start->value,
-                                          committed_cb, exec);
-  else
-    {
-      g_auto(SightAction) action = { SIGHT_ACTION_TAP_AT };
-
-      if (start->at_point)
-        {
-          action.x = start->x;
-          action.y = start->y;
-        }
-      else if (!sight_action_kind_from_nick (start->verb, &action.kind))
-        {
-          g_task_report_new_error (NULL, committed_cb, exec, action_started_cb, SIGHT_ERROR,
-                                   SIGHT_ERROR_INVALID_ARGUMENT, "“%s” is not an action",
-                                   start->verb != NULL ? start->verb : "");
-          goto out;
-        }
-      else
-        action.ref = g_strdup (start->ref);
-      action.value = g_strdup (start->value);
-      sight_step_context_perform_async (ctx, &action, committed_cb, exec);
-      if (action.value != NULL)
-        memset (action.value, 0, strlen (action.value));
-    }
-out:
-  g_free (start->ref);
-  g_free (start->verb);
-  if (start->value != NULL)
-    memset (start->value, 0, strlen (start->value));
-  g_free (start->value);
-  g_free (start);
+  exec->page_busy = TRUE;
+  sight_step_context_commit_action_async (exec->ctx, &exec->pending, committed_cb,
+                                          exec_ref (exec));
 }
 
-/* Runs the action set up in exec (tool, record_args, log_line, secret_name):
- * on @ref, or at (@x, @y) CSS pixels; for a Secret, @value is its param. The
- * budget is checked first: an action past it ends the step. */
-static void
-begin_action (Exec       *exec,
-              const char *ref,
-              const char *verb,
-              const char *value,
-              gboolean    at_point,
-              double      x,
-              double      y)
+/* Checks @args against @schema (taken), the params of @what; FALSE after
+ * answering why. */
+static gboolean
+check_params (Exec            *exec,
+              SightJsonSchema *schema,
+              const char      *what,
+              JsonNode        *args)
 {
-  SightStepContext *ctx = exec->ctx;
-  const SightBudgetLimits *limits = sight_budget_get_limits (ctx->budget);
-  GError *error = NULL;
-  Start *start;
+  g_autoptr(SightJsonSchema) owned = schema;
+  g_autoptr(GPtrArray) problems = NULL;
+  g_autofree char *why = NULL;
 
-  if ((gint64) sight_budget_get_actions (ctx->budget) >= limits->max_actions &&
-      !sight_budget_take_action (ctx->budget, &error))
-    {
-      action_clear (exec);
-      reply_and_end (exec, error);
-      return;
-    }
-  if (!sight_budget_check_deadline (ctx->budget, &error))
-    {
-      action_clear (exec);
-      reply_and_end (exec, error);
-      return;
-    }
-  start = g_new0 (Start, 1);
-  start->exec = exec_ref (exec);
-  start->ref = g_strdup (ref);
-  start->verb = g_strdup (verb);
-  start->value = g_strdup (value);
-  start->at_point = at_point;
-  start->x = x;
-  start->y = y;
-  exec->page_busy = TRUE;
-  /* the exec reference goes on to committed_cb */
-  sight_step_context_start_action_async (ctx, at_point ? NULL : ref, action_started_cb, start);
+  g_assert (schema != NULL);
+  if (sight_json_schema_validate (schema, args, &problems))
+    return TRUE;
+  why = sight_json_schema_errors_to_string (problems);
+  reply_error (exec, RPC_INVALID_PARAMS, NULL, "invalid params for %s: %s", what, why);
+  return FALSE;
 }
 
 /* Checks @args against act's schema of @tool; FALSE after answering why. */
@@ -777,23 +650,16 @@ check_args (Exec       *exec,
             JsonNode   *args)
 {
   JsonArray *tools = json_node_get_array (exec->tools);
-  g_autoptr(SightJsonSchema) schema = NULL;
-  g_autoptr(GPtrArray) problems = NULL;
-  g_autofree char *why = NULL;
+  SightJsonSchema *schema = NULL;
 
-  for (guint i = 0; i < json_array_get_length (tools); i++)
+  for (guint i = 0; i < json_array_get_length (tools) && schema == NULL; i++)
     {
       JsonObject *definition = json_array_get_object_element (tools, i);
 
       if (g_strcmp0 (json_object_get_string_member (definition, "name"), tool) == 0)
         schema = sight_json_schema_new (json_object_get_member (definition, "parameters"), NULL);
     }
-  g_assert (schema != NULL);
-  if (sight_json_schema_validate (schema, args, &problems))
-    return TRUE;
-  why = sight_json_schema_errors_to_string (problems);
-  reply_error (exec, RPC_INVALID_PARAMS, NULL, "invalid params for %s: %s", tool, why);
-  return FALSE;
+  return check_params (exec, schema, tool, args);
 }
 
 static void
@@ -801,6 +667,7 @@ handle_perform (Exec       *exec,
                 JsonObject *params)
 {
   SightStepContext *ctx = exec->ctx;
+  SightStepAction *pending = &exec->pending;
   const char *action = json_object_get_string_member_with_default (params, "action", NULL);
   g_autoptr(JsonObject) args = json_object_new ();
   g_autoptr(JsonNode) args_node = NULL;
@@ -809,6 +676,7 @@ handle_perform (Exec       *exec,
   JsonNode *step_params = ctx->request->options->params;
   const char *ref, *param, *value;
   const char *verb;
+  SightActionKind kind;
   JsonObject *node = NULL;
   JsonObjectIter iter;
   const char *key;
@@ -842,9 +710,11 @@ handle_perform (Exec       *exec,
     }
 
   verb = action;
-  action_clear (exec);
-  exec->tool = g_strdup (action);
-  exec->record_args = json_node_copy (args_node);
+  sight_step_action_clear (pending);
+  for (guint i = 0; perform_actions[i] != NULL; i++)
+    if (g_str_equal (perform_actions[i], action))
+      pending->tool = perform_actions[i];
+  pending->record_args = json_node_copy (args_node);
   if (g_str_equal (action, "fill"))
     {
       param = json_object_get_string_member_with_default (args, "param", NULL);
@@ -853,7 +723,6 @@ handle_perform (Exec       *exec,
         {
           JsonNode *entry = NULL;
           const char *secret_name = NULL;
-          GError *error = NULL;
 
           if (step_params != NULL && JSON_NODE_HOLDS_OBJECT (step_params))
             entry = json_object_get_member (json_node_get_object (step_params), param);
@@ -861,7 +730,7 @@ handle_perform (Exec       *exec,
                                 (!JSON_NODE_HOLDS_VALUE (entry) ||
                                  json_node_get_value_type (entry) != G_TYPE_STRING)))
             {
-              action_clear (exec);
+              sight_step_action_clear (pending);
               reply_error (exec, RPC_INVALID_PARAMS, NULL, "there is no string or Secret param "
                            "\"%s\"", param);
               return;
@@ -869,16 +738,13 @@ handle_perform (Exec       *exec,
           if (secret_name != NULL)
             {
               /* A credential or origin refused ends the step, nothing typed. */
-              if (!sight_secret_fill_authorize (ctx->page, sight_project_get_secrets (ctx->project),
-                                                secret_name, param, ctx->target_origin, &error))
-                {
-                  action_clear (exec);
-                  reply_and_end (exec, error);
-                  return;
-                }
-              exec->secret_name = g_strdup (secret_name);
-              exec->log_line = g_strdup_printf ("fill %s with the secret %s", label, secret_name);
-              begin_action (exec, ref, "fill", param, FALSE, 0, 0);
+              pending->secret_name = g_strdup (secret_name);
+              pending->param = g_strdup (param);
+              pending->log_line = g_strdup_printf ("fill %s with the secret %s", label,
+                                                   secret_name);
+              sight_action_init (&pending->action, SIGHT_ACTION_FILL);
+              pending->action.ref = g_strdup (ref);
+              begin_action (exec);
               return;
             }
           value_text = g_strdup (json_node_get_string (entry));
@@ -887,7 +753,7 @@ handle_perform (Exec       *exec,
         value_text = g_strdup (value);
       else
         {
-          action_clear (exec);
+          sight_step_action_clear (pending);
           reply_error (exec, RPC_INVALID_PARAMS, NULL, "fill needs value or param");
           return;
         }
@@ -895,34 +761,43 @@ handle_perform (Exec       *exec,
       sight_secret_fill_note_typed (json_object_get_boolean_member_with_default (node, "secure",
                                                                                  FALSE),
                                     param, value_text);
-      exec->log_line = g_strdup_printf ("fill %s with \"%s\"", label, value_text);
+      pending->log_line = g_strdup_printf ("fill %s with \"%s\"", label, value_text);
     }
   else if (g_str_equal (action, "press"))
     {
       value_text = g_strdup (json_object_get_string_member (args, "key"));
-      exec->log_line = label != NULL ? g_strdup_printf ("press %s on %s", value_text, label)
-                                     : g_strdup_printf ("press %s", value_text);
+      pending->log_line = label != NULL ? g_strdup_printf ("press %s on %s", value_text, label)
+                                        : g_strdup_printf ("press %s", value_text);
     }
   else if (g_str_equal (action, "select"))
     {
       value_text = g_strdup (json_object_get_string_member (args, "option"));
-      exec->log_line = g_strdup_printf ("select \"%s\" in %s", value_text, label);
+      pending->log_line = g_strdup_printf ("select \"%s\" in %s", value_text, label);
     }
   else if (g_str_equal (action, "check"))
     {
       verb = json_object_get_boolean_member_with_default (args, "checked", TRUE) ? "check"
                                                                                  : "uncheck";
-      exec->log_line = g_strdup_printf ("%s %s", verb, label);
+      pending->log_line = g_strdup_printf ("%s %s", verb, label);
     }
   else if (g_str_equal (action, "scroll"))
     {
       value_text = g_strdup (json_object_get_string_member_with_default (args, "direction", NULL));
-      exec->log_line = label != NULL ? g_strdup_printf ("scroll to %s", label)
-                                     : g_strdup_printf ("scroll %s", value_text ?: "down");
+      pending->log_line = label != NULL ? g_strdup_printf ("scroll to %s", label)
+                                        : g_strdup_printf ("scroll %s", value_text ?: "down");
     }
   else
-    exec->log_line = g_strdup_printf ("%s %s", action, label);
-  begin_action (exec, ref, verb, value_text, FALSE, 0, 0);
+    pending->log_line = g_strdup_printf ("%s %s", action, label);
+  if (!sight_action_kind_from_nick (verb, &kind))
+    {
+      sight_step_action_clear (pending);
+      reply_error (exec, RPC_INVALID_PARAMS, NULL, "“%s” is not an action", verb);
+      return;
+    }
+  sight_action_init (&pending->action, kind);
+  pending->action.ref = g_strdup (ref);
+  pending->action.value = g_steal_pointer (&value_text);
+  begin_action (exec);
 }
 
 static void
@@ -930,6 +805,7 @@ handle_tap_at (Exec       *exec,
                JsonObject *params)
 {
   g_autoptr(JsonNode) args = json_node_init_object (json_node_alloc (), params);
+  SightStepAction *pending = &exec->pending;
   double x, y, cx, cy;
   int vw = 0, vh = 0;
 
@@ -953,15 +829,19 @@ handle_tap_at (Exec       *exec,
                    x, y);
       return;
     }
-  action_clear (exec);
-  exec->tool = g_strdup ("tap_at");
-  exec->record_args = json_node_copy (args);
-  exec->log_line = g_strdup_printf ("tap_at (%.0f, %.0f) → (%.0f, %.0f) CSS px", x, y, cx, cy);
-  begin_action (exec, NULL, "tap", NULL, TRUE, cx, cy);
+  sight_step_action_clear (pending);
+  pending->tool = "tap_at";
+  pending->record_args = json_node_copy (args);
+  pending->log_line = g_strdup_printf ("tap_at (%.0f, %.0f) → (%.0f, %.0f) CSS px", x, y, cx, cy);
+  sight_action_init (&pending->action, SIGHT_ACTION_TAP_AT);
+  pending->action.x = cx;
+  pending->action.y = cy;
+  begin_action (exec);
 }
 
 /* budget/modelCall: the executor's own model request, taken from the step's
- * budget before it is made. */
+ * budget before it is made and counted in the step's usage; its tokens and
+ * cost come with budget/modelUsage once it was made. */
 static void
 handle_model_call (Exec       *exec,
                    JsonObject *params)
@@ -969,6 +849,7 @@ handle_model_call (Exec       *exec,
   SightStepContext *ctx = exec->ctx;
   const SightBudgetLimits *limits = sight_budget_get_limits (ctx->budget);
   GError *error = NULL;
+  SightUsage call;
   JsonObject *reply;
 
   if (!sight_budget_take_model_call (ctx->budget, &error))
@@ -977,11 +858,65 @@ handle_model_call (Exec       *exec,
       return;
     }
   ctx->result->model_calls = sight_budget_get_model_calls (ctx->budget);
+  sight_usage_init (&call);
+  call.model_calls = 1;
+  sight_usage_add (&ctx->result->usage, &call);
+  exec->unreported_calls++;
   emit_budget (ctx);
   reply = json_object_new ();
   json_object_set_int_member (reply, "modelCalls", sight_budget_get_model_calls (ctx->budget));
   json_object_set_int_member (reply, "remaining",
                               limits->max_model_calls - sight_budget_get_model_calls (ctx->budget));
+  reply_result (exec, reply);
+}
+
+/* The params of budget/modelUsage: the provider's counts of one call. */
+static const char model_usage_schema[] =
+  "{\"type\": \"object\", \"additionalProperties\": false,"
+  " \"required\": [\"inputTokens\", \"outputTokens\"],"
+  " \"properties\": {"
+  "  \"inputTokens\": {\"type\": \"integer\", \"minimum\": 0},"
+  "  \"outputTokens\": {\"type\": \"integer\", \"minimum\": 0},"
+  "  \"cachedInputTokens\": {\"type\": \"integer\", \"minimum\": 0},"
+  "  \"costMicroUsd\": {\"type\": \"integer\", \"minimum\": 0}}}";
+
+/* budget/modelUsage: the usage of a model call budget/modelCall granted,
+ * added into the step's usage (saturating, as every sum of usage). */
+static void
+handle_model_usage (Exec       *exec,
+                    JsonObject *params)
+{
+  SightStepContext *ctx = exec->ctx;
+  g_autoptr(JsonNode) args = json_node_init_object (json_node_alloc (), params);
+  SightUsage call;
+  JsonObject *reply;
+
+  if (!check_params (exec, sight_json_schema_new_from_string (model_usage_schema, NULL),
+                     "budget/modelUsage", args))
+    return;
+  sight_usage_init (&call);
+  call.input_tokens = json_object_get_int_member (params, "inputTokens");
+  call.output_tokens = json_object_get_int_member (params, "outputTokens");
+  call.cached_input_tokens = json_object_get_int_member_with_default (params,
+                                                                      "cachedInputTokens", 0);
+  if (call.cached_input_tokens > call.input_tokens)
+    {
+      reply_error (exec, RPC_INVALID_PARAMS, NULL, "cachedInputTokens are part of inputTokens: "
+                   "they cannot be more");
+      return;
+    }
+  if (exec->unreported_calls == 0)
+    {
+      reply_error (exec, RPC_INVALID_PARAMS, NULL, "no model call to report: ask "
+                   "budget/modelCall before each call, and report each call once");
+      return;
+    }
+  call.has_cost = json_object_has_member (params, "costMicroUsd");
+  call.cost_micro_usd = json_object_get_int_member_with_default (params, "costMicroUsd", 0);
+  exec->unreported_calls--;
+  sight_usage_add (&ctx->result->usage, &call);
+  reply = json_object_new ();
+  json_object_set_member (reply, "usage", sight_usage_to_json (&ctx->result->usage));
   reply_result (exec, reply);
 }
 
@@ -1029,6 +964,7 @@ static const struct {
   { "page/tapAt", handle_tap_at },
   { "page/screenshot", handle_screenshot },
   { "budget/modelCall", handle_model_call },
+  { "budget/modelUsage", handle_model_usage },
   { "step/finish", handle_finish },
 };
 

@@ -55,17 +55,6 @@ typedef struct {
   char            *reason;      /* why the replay did not finish the step */
 } Cached;
 
-/* The engine action a tool call commits, while it runs. */
-typedef struct {
-  const char  *tool;
-  JsonNode    *record_args;
-  SightAction  action;
-  char        *log_line;
-  /* a fill of a Secret: its name and the param naming it */
-  char        *secret_name;
-  char        *param;
-} Pending;
-
 typedef struct {
   SightStepContext   *ctx;
   /* borrowed: the task owns this state */
@@ -91,7 +80,7 @@ typedef struct {
   SightModelResponse *response;
   guint               call_index;
   ToolResult          out;
-  Pending             pending;
+  SightStepAction     pending;     /* the engine action a tool call commits */
   /* what observe_after tells the model: the action done, why pixels are withheld */
   char               *did;
   const char         *no_pixels_reason;
@@ -228,56 +217,6 @@ tool_result_set (ToolResult *out,
   out->text = g_strdup_vprintf (format, args);
   out->is_error = is_error;
   va_end (args);
-}
-
-/* A tap at a point rather than on a node. */
-static gboolean
-at_point (const SightAction *action)
-{
-  return action->kind == SIGHT_ACTION_TAP_AT && action->ref == NULL;
-}
-
-/* The descriptor the trace cache replays @reply's action by: the engine's, with
- * the offset of a tap inside its node, and without the text of a field (which may
- * hold what was typed).  NULL for an action on the page itself. */
-static JsonNode *
-record_descriptor (const char *ref,
-                   gboolean    at_point,
-                   JsonObject *reply)
-{
-  JsonNode *member = json_object_get_member (reply, "descriptor");
-  JsonNode *copy;
-  JsonObject *descriptor;
-  const char *tag;
-
-  if ((ref == NULL && !at_point) || member == NULL || !JSON_NODE_HOLDS_OBJECT (member))
-    return NULL;
-  copy = json_node_copy (member);
-  descriptor = json_node_get_object (copy);
-  tag = json_object_get_string_member_with_default (descriptor, "tag", "");
-  if (g_str_equal (tag, "input") || g_str_equal (tag, "textarea") || g_str_equal (tag, "select"))
-    json_object_remove_member (descriptor, "text");
-  if (at_point && json_object_has_member (reply, "offset"))
-    json_object_set_member (descriptor, "offset",
-                            json_node_copy (json_object_get_member (reply, "offset")));
-  return copy;
-}
-
-static void
-record_action (Act        *act,
-               const char *tool,
-               JsonNode   *args,
-               JsonNode   *descriptor)
-{
-  JsonObject *record = json_object_new ();
-
-  json_object_set_string_member (record, "tool", tool);
-  json_object_set_member (record, "args",
-                          args != NULL ? json_node_copy (args) : json_node_new (JSON_NODE_NULL));
-  json_object_set_member (record, "descriptor",
-                          descriptor != NULL ? json_node_copy (descriptor)
-                                             : json_node_new (JSON_NODE_NULL));
-  json_array_add_object_element (act->ctx->result->performed, record);
 }
 
 /* What the model is told an action did: the line, what a tap landed on, a
@@ -475,17 +414,6 @@ pixels_allowed (Act         *act,
 }
 
 static void
-pending_clear (Pending *pending)
-{
-  g_clear_pointer (&pending->record_args, json_node_unref);
-  sight_action_clear (&pending->action);
-  g_clear_pointer (&pending->log_line, g_free);
-  g_clear_pointer (&pending->secret_name, g_free);
-  g_clear_pointer (&pending->param, g_free);
-  memset (pending, 0, sizeof *pending);
-}
-
-static void
 tool_result_clear (ToolResult *out)
 {
   g_clear_pointer (&out->text, g_free);
@@ -505,7 +433,7 @@ act_free (Act *act)
     g_string_free (act->opening, TRUE);
   g_clear_pointer (&act->response, sight_model_response_unref);
   tool_result_clear (&act->out);
-  pending_clear (&act->pending);
+  sight_step_action_clear (&act->pending);
   g_free (act->did);
   cached_clear (&act->cached);
   g_free (act->cached.reason);
@@ -560,7 +488,7 @@ tool_done (Act    *act,
 {
   Turn *tool_turn;
 
-  pending_clear (&act->pending);
+  sight_step_action_clear (&act->pending);
   if (error != NULL)
     {
       tool_result_clear (&act->out);
@@ -681,63 +609,41 @@ pixels_settled_cb (GObject      *source,
 }
 
 /* Committing an action through the engine (actionability, the action,
- * settling): an action step is counted once the engine committed it, the
- * action is recorded with its descriptor for the trace cache (the record's
- * args name params, never a secret value), and the model is told what was done
- * and what changed. */
+ * settling) the step context's one way (sight_step_context_commit_action_async:
+ * an action step is counted once the engine committed it, one the engine
+ * refused is a tool result and costs none; the action is recorded with its
+ * descriptor for the trace cache, the record's args naming params, never a
+ * secret value), then the model is told what was done and what changed. */
 
-/* Action steps count committed engine actions: one the engine refused
- * (disabled, covered, not visible…) is a tool result and costs none. */
 static void
-count_committed (Act *act)
+performed_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
 {
+  Act *act = user_data;
   SightStepContext *ctx = act->ctx;
-
-  sight_budget_count_action (ctx->budget);
-  ctx->result->actions = sight_budget_get_actions (ctx->budget);
-}
-
-/* What follows an action: @reply (taken) or @error_in (taken). */
-static void
-committed (Act        *act,
-           JsonObject *reply_in,
-           GError     *error_in)
-{
-  SightStepContext *ctx = act->ctx;
-  Pending *pending = &act->pending;
-  g_autoptr(JsonObject) reply = reply_in;
-  g_autoptr(GError) local_error = error_in;
-  g_autoptr(JsonNode) descriptor = NULL;
+  g_autoptr(JsonObject) reply = NULL;
   g_autofree char *did = NULL;
   const char *no_pixels_reason = NULL;
+  gboolean ends_step = FALSE;
   GError *error = NULL;
 
+  reply = sight_step_context_commit_action_finish (ctx, result, &ends_step, &error);
+  if (reply == NULL && ends_step)
+    {
+      tool_done (act, error);
+      return;
+    }
   if (reply == NULL)
     {
-      /* The step ends when its deadline passed, it was cancelled or the page is
-       * gone; an action that ran out of its own time is the model's to handle. */
-      if (!sight_budget_check_deadline (ctx->budget, &error))
-        {
-          tool_done (act, error);
-          return;
-        }
-      if (g_error_matches (local_error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE) ||
-          g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          tool_done (act, g_steal_pointer (&local_error));
-          return;
-        }
-      tool_result_set (&act->out, TRUE, "The action failed: %s", local_error->message);
+      /* An action that ran out of its own time is the model's to handle. */
+      tool_result_set (&act->out, TRUE, "The action failed: %s", error->message);
+      g_error_free (error);
       tool_done (act, NULL);
       return;
     }
 
-  count_committed (act);
-  descriptor = record_descriptor (pending->action.ref, at_point (&pending->action), reply);
-  record_action (act, pending->tool, pending->record_args, descriptor);
-  did = describe_outcome (pending->log_line, reply);
-  g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (pending->log_line));
-  sight_step_context_emit_action (ctx, pending->log_line);
+  did = describe_outcome (act->pending.log_line, reply);
   /* While the step shows pixels, the wait watches them too: a redraw that
    * never touches the DOM is read as soon as it lands. */
   if (act->pixel_mode && pixels_allowed (act, &no_pixels_reason))
@@ -752,61 +658,6 @@ committed (Act        *act,
   observe_after (act, did);
 }
 
-static void
-performed_cb (GObject      *source,
-              GAsyncResult *result,
-              gpointer      user_data)
-{
-  Act *act = user_data;
-  GError *error = NULL;
-  JsonObject *reply;
-
-  if (act->pending.secret_name != NULL)
-    {
-      reply = sight_step_context_fill_secret_finish (act->ctx, result, &error);
-      /* A secret the fill refused ends the step with its code, nothing typed. */
-      if (reply == NULL && sight_secret_fill_error_is_refusal (error))
-        {
-          tool_done (act, error);
-          return;
-        }
-    }
-  else
-    reply = sight_step_context_perform_finish (act->ctx, result, &error);
-  committed (act, reply, error);
-}
-
-static void
-action_started_cb (GObject      *source,
-                   GAsyncResult *result,
-                   gpointer      user_data)
-{
-  Act *act = user_data;
-  Pending *pending = &act->pending;
-
-  sight_step_context_start_action_finish (act->ctx, result);
-  if (pending->secret_name != NULL)
-    sight_step_context_fill_secret_async (act->ctx, pending->action.ref, pending->secret_name,
-                                          pending->param, performed_cb, act);
-  else
-    sight_step_context_perform_async (act->ctx, &pending->action, performed_cb, act);
-}
-
-/* Checks that an action step is left, announces the action, then runs it. */
-static void
-begin_action (Act *act)
-{
-  SightStepContext *ctx = act->ctx;
-  GError *error = NULL;
-
-  if (!sight_budget_check_action (ctx->budget, &error))
-    {
-      tool_done (act, error);
-      return;
-    }
-  sight_step_context_start_action_async (ctx, act->pending.action.ref, action_started_cb, act);
-}
-
 /* Commits @action (its members taken) for the tool call @tool, recorded with
  * @record_args and told as @log_line. */
 static void
@@ -816,15 +667,15 @@ commit (Act         *act,
         SightAction *action,
         const char  *log_line)
 {
-  Pending *pending = &act->pending;
+  SightStepAction *pending = &act->pending;
 
-  pending_clear (pending);
+  sight_step_action_clear (pending);
   pending->tool = tool;
   pending->record_args = record_args != NULL ? json_node_ref (record_args) : NULL;
   pending->action = *action;
   memset (action, 0, sizeof *action);
   pending->log_line = g_strdup (log_line);
-  begin_action (act);
+  sight_step_context_commit_action_async (act->ctx, pending, performed_cb, act);
 }
 
 /* The action of @kind on @ref (NULL: the page) with @value: a SightAction for
@@ -849,25 +700,16 @@ fill_secret (Act        *act,
              const char *param,
              const char *name)
 {
-  SightStepContext *ctx = act->ctx;
-  Pending *pending = &act->pending;
-  GError *error = NULL;
+  SightStepAction *pending = &act->pending;
 
-  /* A credential or origin refused is no committed action. */
-  if (!sight_secret_fill_authorize (ctx->page, sight_project_get_secrets (ctx->project), name,
-                                    param, ctx->target_origin, &error))
-    {
-      tool_done (act, error);
-      return;
-    }
-  pending_clear (pending);
+  sight_step_action_clear (pending);
   pending->tool = "fill";
   pending->record_args = fill_record (ref, param, NULL);
   action_on (&pending->action, SIGHT_ACTION_FILL, ref, NULL);
   pending->log_line = g_strdup_printf ("fill %s with the secret %s", ref, name);
   pending->secret_name = g_strdup (name);
   pending->param = g_strdup (param);
-  begin_action (act);
+  sight_step_context_commit_action_async (act->ctx, pending, performed_cb, act);
 }
 
 /* The tools */
@@ -1248,10 +1090,7 @@ moved (Act        *act,
       tool_done (act, NULL);
       return;
     }
-  count_committed (act);
-  record_action (act, act->pending.tool, act->pending.record_args, NULL);
-  g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (act->pending.log_line));
-  sight_step_context_emit_action (ctx, act->pending.log_line);
+  sight_step_context_committed (ctx, &act->pending, NULL);
   observe_after (act, did);
 }
 
@@ -1268,7 +1107,7 @@ begin_page_move (Act        *act,
   SightBudget *budget = act->ctx->budget;
   GError *error = NULL;
 
-  pending_clear (&act->pending);
+  sight_step_action_clear (&act->pending);
   act->pending.tool = tool;
   act->pending.record_args = record_args;
   act->pending.log_line = log_line;
@@ -1381,7 +1220,7 @@ waited_cb (GObject      *source,
       tool_done (act, error);
       return;
     }
-  record_action (act, "wait", current_call (act)->arguments, NULL);
+  sight_step_context_add_performed (act->ctx, "wait", current_call (act)->arguments, NULL);
   observe_after (act, "Waited.");
 }
 

@@ -5,6 +5,8 @@
 
 #include "sight-step-context.h"
 
+#include <string.h>
+
 #include "sight-actions.h"
 #include "sight-agent-resources.h"
 #include "sight-error.h"
@@ -569,6 +571,198 @@ sight_step_context_fill_secret_finish (SightStepContext  *ctx,
                                        GAsyncResult      *result,
                                        GError           **error)
 {
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* Committing an action */
+
+typedef struct {
+  SightStepContext      *ctx;
+  const SightStepAction *action;
+  gboolean               ends_step;
+} Commit;
+
+void
+sight_step_action_clear (SightStepAction *action)
+{
+  g_clear_pointer (&action->record_args, json_node_unref);
+  sight_action_clear (&action->action);
+  g_clear_pointer (&action->log_line, g_free);
+  g_clear_pointer (&action->secret_name, g_free);
+  g_clear_pointer (&action->param, g_free);
+  memset (action, 0, sizeof *action);
+}
+
+void
+sight_step_context_add_performed (SightStepContext *ctx,
+                                  const char       *tool,
+                                  JsonNode         *args,
+                                  JsonNode         *descriptor)
+{
+  JsonObject *record = json_object_new ();
+
+  json_object_set_string_member (record, "tool", tool);
+  json_object_set_member (record, "args",
+                          args != NULL ? json_node_copy (args) : json_node_new (JSON_NODE_NULL));
+  json_object_set_member (record, "descriptor",
+                          descriptor != NULL ? json_node_copy (descriptor)
+                                             : json_node_new (JSON_NODE_NULL));
+  json_array_add_object_element (ctx->result->performed, record);
+}
+
+void
+sight_step_context_committed (SightStepContext      *ctx,
+                              const SightStepAction *action,
+                              JsonNode              *descriptor)
+{
+  sight_budget_count_action (ctx->budget);
+  ctx->result->actions = sight_budget_get_actions (ctx->budget);
+  sight_step_context_add_performed (ctx, action->tool, action->record_args, descriptor);
+  g_ptr_array_add (ctx->result->action_log, sight_secrets_redact (action->log_line));
+  sight_step_context_emit_action (ctx, action->log_line);
+  emit_budget (ctx);
+}
+
+/* The descriptor the trace cache replays @reply's action by: the engine's, with
+ * the offset of a tap inside its node, and without the text of a field (which may
+ * hold what was typed).  NULL for an action on the page itself. */
+static JsonNode *
+record_descriptor (const SightAction *action,
+                   JsonObject        *reply)
+{
+  gboolean at_point = action->kind == SIGHT_ACTION_TAP_AT && action->ref == NULL;
+  JsonNode *member = json_object_get_member (reply, "descriptor");
+  JsonNode *copy;
+  JsonObject *descriptor;
+  const char *tag;
+
+  if ((action->ref == NULL && !at_point) || member == NULL || !JSON_NODE_HOLDS_OBJECT (member))
+    return NULL;
+  copy = json_node_copy (member);
+  descriptor = json_node_get_object (copy);
+  tag = json_object_get_string_member_with_default (descriptor, "tag", "");
+  if (g_str_equal (tag, "input") || g_str_equal (tag, "textarea") || g_str_equal (tag, "select"))
+    json_object_remove_member (descriptor, "text");
+  if (at_point && json_object_has_member (reply, "offset"))
+    json_object_set_member (descriptor, "offset",
+                            json_node_copy (json_object_get_member (reply, "offset")));
+  return copy;
+}
+
+/* Whether the failure of an action ends the step, *@error replaced by the
+ * deadline's once it passed; the page refusing the action does not. */
+static gboolean
+action_error_ends_step (SightStepContext       *ctx,
+                        const SightStepAction  *action,
+                        GError                **error)
+{
+  GError *deadline = NULL;
+
+  /* A Secret the fill refused ends the step with its code, nothing typed. */
+  if (action->secret_name != NULL && sight_secret_fill_error_is_refusal (*error))
+    return TRUE;
+  if (!sight_budget_check_deadline (ctx->budget, &deadline))
+    {
+      g_clear_error (error);
+      *error = deadline;
+      return TRUE;
+    }
+  return g_error_matches (*error, SIGHT_ERROR, SIGHT_ERROR_ENVIRONMENT_UNAVAILABLE) ||
+         g_error_matches (*error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+static void
+commit_performed_cb (GObject      *source,
+                     GAsyncResult *result,
+                     gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  Commit *commit = g_task_get_task_data (task);
+  SightStepContext *ctx = commit->ctx;
+  const SightStepAction *action = commit->action;
+  g_autoptr(JsonNode) descriptor = NULL;
+  GError *error = NULL;
+  JsonObject *reply;
+
+  if (action->secret_name != NULL)
+    reply = sight_step_context_fill_secret_finish (ctx, result, &error);
+  else
+    reply = sight_step_context_perform_finish (ctx, result, &error);
+  if (reply == NULL)
+    {
+      commit->ends_step = action_error_ends_step (ctx, action, &error);
+      g_task_return_error (task, error);
+      return;
+    }
+  /* Committed: it counts. */
+  descriptor = record_descriptor (&action->action, reply);
+  sight_step_context_committed (ctx, action, descriptor);
+  g_task_return_pointer (task, reply, (GDestroyNotify) json_object_unref);
+}
+
+static void
+commit_started_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  GTask *task = user_data;
+  Commit *commit = g_task_get_task_data (task);
+  SightStepContext *ctx = commit->ctx;
+  const SightStepAction *action = commit->action;
+
+  sight_step_context_start_action_finish (ctx, result);
+  /* the task's reference goes on to commit_performed_cb */
+  if (action->secret_name != NULL)
+    sight_step_context_fill_secret_async (ctx, action->action.ref, action->secret_name,
+                                          action->param, commit_performed_cb, task);
+  else
+    sight_step_context_perform_async (ctx, &action->action, commit_performed_cb, task);
+}
+
+void
+sight_step_context_commit_action_async (SightStepContext      *ctx,
+                                        const SightStepAction *action,
+                                        GAsyncReadyCallback    callback,
+                                        gpointer               user_data)
+{
+  GTask *task = g_task_new (NULL, NULL, callback, user_data);
+  Commit *commit = g_new0 (Commit, 1);
+  GError *error = NULL;
+
+  g_return_if_fail (action != NULL && action->tool != NULL);
+
+  g_task_set_source_tag (task, sight_step_context_commit_action_async);
+  commit->ctx = ctx;
+  commit->action = action;
+  g_task_set_task_data (task, commit, g_free);
+  /* A credential or origin refused is no committed action. */
+  if ((action->secret_name != NULL &&
+       !sight_secret_fill_authorize (ctx->page, sight_project_get_secrets (ctx->project),
+                                     action->secret_name, action->param, ctx->target_origin,
+                                     &error)) ||
+      !sight_budget_check_action (ctx->budget, &error))
+    {
+      commit->ends_step = TRUE;
+      g_task_return_error (task, error);
+      g_object_unref (task);
+      return;
+    }
+  sight_step_context_start_action_async (ctx, action->action.ref, commit_started_cb, task);
+}
+
+JsonObject *
+sight_step_context_commit_action_finish (SightStepContext  *ctx,
+                                         GAsyncResult      *result,
+                                         gboolean          *out_ends_step,
+                                         GError           **error)
+{
+  Commit *commit = g_task_get_task_data (G_TASK (result));
+
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) ==
+                        sight_step_context_commit_action_async, NULL);
+  *out_ends_step = FALSE;
+  if (g_task_had_error (G_TASK (result)))
+    *out_ends_step = commit->ends_step;
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 

@@ -167,6 +167,59 @@ JsonObject         *sight_step_context_fill_secret_finish (SightStepContext    *
                                                            GAsyncResult        *result,
                                                            GError             **error);
 
+/* Committing an action: the one way act's tool calls and a custom executor's
+ * page/perform and page/tapAt start, budget and record an engine action. */
+
+/* An engine action a step commits, and how it is recorded. */
+typedef struct {
+  const char  *tool;          /* the tool it is recorded as (static) */
+  JsonNode    *record_args;   /* its args as recorded: a param by name, never a secret */
+  SightAction  action;
+  char        *log_line;      /* the action log's line (redacted when logged) */
+  /* a fill of a Secret: its name and the param naming it */
+  char        *secret_name;
+  char        *param;
+} SightStepAction;
+
+/* Frees the members (a value is wiped first) and zeroes @action. */
+void                sight_step_action_clear          (SightStepAction      *action);
+
+/* Checks that a Secret may be filled (sight_secret_fill_authorize(): the
+ * credential, its origins, the step's origin) and that an action step is left
+ * (past the budget STEP_BUDGET_EXHAUSTED, past the deadline STEP_TIMEOUT),
+ * announces the action (action-starting, the demo mode's pause), then performs
+ * @action->action through the engine or, with a secret_name, fills that
+ * Secret into @action->action.ref through the one secret fill. Once the engine committed it, it is counted and recorded
+ * (sight_step_context_committed(), with the descriptor the trace cache replays
+ * it by). @action is borrowed until the callback. */
+void                sight_step_context_commit_action_async  (SightStepContext      *ctx,
+                                                             const SightStepAction *action,
+                                                             GAsyncReadyCallback    callback,
+                                                             gpointer               user_data);
+/* The engine's reply (navigated, url, settled, settleMs, popups, tapped, under,
+ * durationMs, …), or NULL with the error and in *@out_ends_step whether it
+ * ends the step: the deadline passed (the error is then the deadline's), the
+ * budget ran out, the page is gone, the step was cancelled or the Secret was
+ * refused (nothing typed). Otherwise the page refused the action (not
+ * actionable, covered, gone: ACTION_FAILED…); it did not count and is the
+ * caller's to report. */
+JsonObject         *sight_step_context_commit_action_finish (SightStepContext      *ctx,
+                                                             GAsyncResult          *result,
+                                                             gboolean              *out_ends_step,
+                                                             GError               **error);
+/* An action the step committed: counted in the budget and the result, added
+ * to the result's performed actions (with @descriptor, or null), its line to
+ * the action log (redacted), and reported (action-performed, budget-changed). */
+void                sight_step_context_committed     (SightStepContext      *ctx,
+                                                      const SightStepAction *action,
+                                                      JsonNode              *descriptor);
+/* Adds {tool, args, descriptor} to the result's performed actions (what a
+ * trace records), @args and @descriptor copied (NULL: null). */
+void                sight_step_context_add_performed (SightStepContext     *ctx,
+                                                      const char           *tool,
+                                                      JsonNode             *args,
+                                                      JsonNode             *descriptor);
+
 /* The observation as the model is given it: untrusted data between markers. */
 char               *sight_step_context_page_block   (SightObservation     *observation,
                                                      gboolean              with_tree);

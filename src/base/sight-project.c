@@ -140,6 +140,54 @@ is_string (JsonNode *node)
   return JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING;
 }
 
+/* Walking the members of an object of the file in order, each with its JSON
+ * pointer, which every error about the member names. */
+typedef struct {
+  JsonObjectIter  iter;
+  const char     *path;
+  char           *pointer;
+} Members;
+
+static void
+members_clear (Members *m)
+{
+  g_clear_pointer (&m->pointer, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Members, members_clear)
+
+/* Starts walking @node at @path; when it is no object, INVALID_ARGUMENT at
+ * @path saying what it @must_be. */
+static gboolean
+members_init (Ctx        *c,
+              Members    *m,
+              JsonNode   *node,
+              const char *path,
+              const char *must_be)
+{
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return bad (c, path, "%s", must_be);
+  json_object_iter_init_ordered (&m->iter, json_node_get_object (node));
+  m->path = path;
+  return TRUE;
+}
+
+/* The next member: its name, its value and its pointer (alive until the next
+ * call). */
+static gboolean
+members_next (Members     *m,
+              const char **out_key,
+              JsonNode   **out_value,
+              const char **out_pointer)
+{
+  g_clear_pointer (&m->pointer, g_free);
+  if (!json_object_iter_next_ordered (&m->iter, out_key, out_value))
+    return FALSE;
+  m->pointer = sight_json_pointer_append (m->path, *out_key);
+  *out_pointer = m->pointer;
+  return TRUE;
+}
+
 static gboolean
 get_string (Ctx         *c,
             JsonNode    *node,
@@ -204,18 +252,15 @@ parse_executor (Ctx                 *c,
   g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func (g_free);
   gboolean have_command = FALSE;
-  JsonObjectIter iter;
-  const char *key;
+  g_auto(Members) members = { 0 };
+  const char *key, *sub;
   JsonNode *value;
 
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    return bad (c, path, "must be an object with a command (an array of strings) and "
-                "optionally env");
-  json_object_iter_init_ordered (&iter, json_node_get_object (node));
-  while (json_object_iter_next_ordered (&iter, &key, &value))
+  if (!members_init (c, &members, node, path, "must be an object with a command (an array of "
+                     "strings) and optionally env"))
+    return FALSE;
+  while (members_next (&members, &key, &value, &sub))
     {
-      g_autofree char *sub = sight_json_pointer_append (path, key);
-
       if (g_str_equal (key, "command"))
         {
           JsonArray *array;
@@ -237,17 +282,14 @@ parse_executor (Ctx                 *c,
         }
       else if (g_str_equal (key, "env"))
         {
-          JsonObjectIter eiter;
-          const char *name;
+          g_auto(Members) vars = { 0 };
+          const char *name, *esub;
           JsonNode *var;
 
-          if (!JSON_NODE_HOLDS_OBJECT (value))
-            return bad (c, sub, "must be an object of variable name → string");
-          json_object_iter_init_ordered (&eiter, json_node_get_object (value));
-          while (json_object_iter_next_ordered (&eiter, &name, &var))
+          if (!members_init (c, &vars, value, sub, "must be an object of variable name → string"))
+            return FALSE;
+          while (members_next (&vars, &name, &var, &esub))
             {
-              g_autofree char *esub = sight_json_pointer_append (sub, name);
-
               if (!is_env_name (name))
                 return bad (c, esub, "must be an environment variable name");
               if (!is_string (var))
@@ -260,8 +302,8 @@ parse_executor (Ctx                 *c,
     }
   if (!have_command)
     {
-      g_autofree char *sub = sight_json_pointer_append (path, "command");
-      return bad (c, sub, "an executor needs a command (an array of strings)");
+      g_autofree char *pointer = sight_json_pointer_append (path, "command");
+      return bad (c, pointer, "an executor needs a command (an array of strings)");
     }
 
   /* A relative program with a slash is the project's own. */
@@ -289,14 +331,14 @@ parse_agent (Ctx        *c,
 {
   g_autoptr(GError) vision_error = NULL;
   SightAgentConfig *agent;
-  JsonObjectIter iter;
-  const char *key;
+  g_auto(Members) members = { 0 };
+  const char *key, *sub;
   JsonNode *value;
   g_autofree char *model = NULL;
   g_autofree char *provider = NULL;
 
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    return bad (c, path, "an agent must be an object");
+  if (!members_init (c, &members, node, path, "an agent must be an object"))
+    return FALSE;
 
   agent = g_new0 (SightAgentConfig, 1);
   agent->name = g_strdup (name);
@@ -306,11 +348,8 @@ parse_agent (Ctx        *c,
   agent->json = json_object_ref (json_node_get_object (node));
   g_hash_table_insert (c->self->agents, agent->name, agent);
 
-  json_object_iter_init_ordered (&iter, json_node_get_object (node));
-  while (json_object_iter_next_ordered (&iter, &key, &value))
+  while (members_next (&members, &key, &value, &sub))
     {
-      g_autofree char *sub = sight_json_pointer_append (path, key);
-
       if (g_str_equal (key, "model"))
         {
           if (!get_string (c, value, sub, &model))
@@ -387,8 +426,8 @@ parse_agent (Ctx        *c,
     return TRUE;
   if (model == NULL)
     {
-      g_autofree char *sub = sight_json_pointer_append (path, "model");
-      return bad (c, sub, "an agent needs a model (\"provider:model\")");
+      g_autofree char *pointer = sight_json_pointer_append (path, "model");
+      return bad (c, pointer, "an agent needs a model (\"provider:model\")");
     }
   if (provider != NULL)
     {
@@ -401,8 +440,8 @@ parse_agent (Ctx        *c,
 
       if (colon == NULL || colon == model || colon[1] == '\0')
         {
-          g_autofree char *sub = sight_json_pointer_append (path, "model");
-          return bad (c, sub, "must be \"provider:model\", e.g. \"openai:gpt-4.1-mini\"");
+          g_autofree char *pointer = sight_json_pointer_append (path, "model");
+          return bad (c, pointer, "must be \"provider:model\", e.g. \"openai:gpt-4.1-mini\"");
         }
       agent->provider = g_strndup (model, colon - model);
       agent->model = g_strdup (colon + 1);
@@ -410,8 +449,8 @@ parse_agent (Ctx        *c,
   for (const char *p = agent->provider; *p; p++)
     if (!(g_ascii_islower (*p) || g_ascii_isdigit (*p) || *p == '-' || *p == '_' || *p == '.'))
       {
-        g_autofree char *sub = sight_json_pointer_append (path, "model");
-        return bad (c, sub, "the provider must be a lower-case name, e.g. openai or anthropic");
+        g_autofree char *pointer = sight_json_pointer_append (path, "model");
+        return bad (c, pointer, "the provider must be a lower-case name, e.g. openai or anthropic");
       }
   return TRUE;
 }
@@ -591,17 +630,14 @@ parse_defaults (Ctx        *c,
                 JsonNode   *node,
                 const char *path)
 {
-  JsonObjectIter iter;
-  const char *key;
+  g_auto(Members) members = { 0 };
+  const char *key, *sub;
   JsonNode *value;
 
-  if (!JSON_NODE_HOLDS_OBJECT (node))
-    return bad (c, path, "must be an object");
-  json_object_iter_init_ordered (&iter, json_node_get_object (node));
-  while (json_object_iter_next_ordered (&iter, &key, &value))
+  if (!members_init (c, &members, node, path, "must be an object"))
+    return FALSE;
+  while (members_next (&members, &key, &value, &sub))
     {
-      g_autofree char *sub = sight_json_pointer_append (path, key);
-
       if (g_str_equal (key, "timeout"))
         {
           if (!get_positive (c, value, sub, &c->self->timeout_ms))
@@ -627,31 +663,24 @@ static gboolean
 parse_root (Ctx      *c,
             JsonNode *root)
 {
-  JsonObjectIter iter;
-  const char *key;
+  g_auto(Members) members = { 0 };
+  const char *key, *sub;
   JsonNode *value;
 
-  if (!JSON_NODE_HOLDS_OBJECT (root))
-    return bad (c, "", "the project file must hold an object");
-
-  json_object_iter_init_ordered (&iter, json_node_get_object (root));
-  while (json_object_iter_next_ordered (&iter, &key, &value))
+  if (!members_init (c, &members, root, "", "the project file must hold an object"))
+    return FALSE;
+  while (members_next (&members, &key, &value, &sub))
     {
-      g_autofree char *sub = sight_json_pointer_append ("", key);
-
       if (g_str_equal (key, "agents"))
         {
-          JsonObjectIter aiter;
-          const char *name;
+          g_auto(Members) agents = { 0 };
+          const char *name, *asub;
           JsonNode *agent;
 
-          if (!JSON_NODE_HOLDS_OBJECT (value))
-            return bad (c, sub, "must be an object of name → agent");
-          json_object_iter_init_ordered (&aiter, json_node_get_object (value));
-          while (json_object_iter_next_ordered (&aiter, &name, &agent))
+          if (!members_init (c, &agents, value, sub, "must be an object of name → agent"))
+            return FALSE;
+          while (members_next (&agents, &name, &agent, &asub))
             {
-              g_autofree char *asub = sight_json_pointer_append (sub, name);
-
               if (*name == '\0')
                 return bad (c, asub, "an agent needs a name");
               if (!parse_agent (c, name, agent, asub))

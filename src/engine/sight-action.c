@@ -29,6 +29,43 @@ sight_action_kind_from_nick (const char      *name,
   return TRUE;
 }
 
+static const char * const control_roles[] = {
+  "button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox",
+  "menuitemradio", "option", "combobox", "listbox", "textbox", "searchbox", "spinbutton",
+  "slider", "treeitem", "gridcell", "columnheader", "row", NULL,
+};
+
+const char * const *
+sight_action_control_roles (void)
+{
+  return control_roles;
+}
+
+const char *
+_sight_action_roles_script (void)
+{
+  static gsize init;
+  static char *script;
+
+  if (g_once_init_enter (&init))
+    {
+      g_autoptr(JsonBuilder) builder = json_builder_new ();
+      g_autoptr(JsonNode) roles = NULL;
+      g_autofree char *json = NULL;
+
+      json_builder_begin_array (builder);
+      for (guint i = 0; control_roles[i] != NULL; i++)
+        json_builder_add_string_value (builder, control_roles[i]);
+      json_builder_end_array (builder);
+      roles = json_builder_get_root (builder);
+      json = json_to_string (roles, FALSE);
+      script = g_strdup_printf ("globalThis.__sight = globalThis.__sight || {};\n"
+                                "globalThis.__sight.controlRoles = %s;", json);
+      g_once_init_leave (&init, 1);
+    }
+  return script;
+}
+
 gboolean
 sight_action_kind_is_page_action (SightActionKind kind)
 {

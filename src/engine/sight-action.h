@@ -37,6 +37,15 @@ typedef enum {
   SIGHT_ACTION_DONE,           /* act's conclusion: nothing on the page changes */
 } SightActionKind;
 
+/* The roles of a listed control, NULL-terminated, in the order a step that
+ * names no kind of element tries them ("click Sign in"): what a tap at a
+ * point taps by its ref rather than as a bare point, in act's tap_at and in
+ * the page's own tapAt (actions.js reads them as __sight.controlRoles). */
+const char * const *sight_action_control_roles (void);
+/* The script that hands the control roles to the page's scripts; run before
+ * actions.js. */
+const char *_sight_action_roles_script     (void);
+
 const char *sight_action_kind_to_nick      (SightActionKind   kind);
 /* The kind named @name (a nick: an act tool's name, a trace's "tool"). */
 gboolean    sight_action_kind_from_nick    (const char       *name,

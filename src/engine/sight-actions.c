@@ -52,13 +52,14 @@ actions_script (void)
   return script;
 }
 
-/* snapshot.js (for refs), secret-fields.js, actions.js, then the call. */
+/* snapshot.js (for refs), secret-fields.js, the control roles, actions.js,
+ * then the call. */
 static char *
 build_call (const char *call,
             gboolean    with_snapshot)
 {
   return g_strconcat (with_snapshot ? sight_observation_get_script () : "", "\n",
-                      _sight_secret_fields_script (), "\n",
+                      _sight_secret_fields_script (), "\n", _sight_action_roles_script (), "\n",
                       actions_script (), "\nreturn __sight.actions.", call, ";", NULL);
 }
 

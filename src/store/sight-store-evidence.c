@@ -13,19 +13,50 @@
 
 /* ------------------------------------------------------------ observations */
 
+/* An observation's values as they are stored: redacted, and the tree
+ * compressed before the write transaction begins. */
+typedef struct {
+  const SightObservationRecord *o;
+  GBytes                       *tree_z;
+  GBytes                       *text_z;
+  GBytes                       *shot;
+} StoredObservation;
+
+static void
+bind_observation (StoreCore     *core,
+                  sqlite3_stmt  *stmt,
+                  gconstpointer  record)
+{
+  const StoredObservation *so = record;
+  const SightObservationRecord *o = so->o;
+
+  _sight_store_bind_text (stmt, 1, o->run_id);
+  _sight_store_bind_step_index (stmt, 2, o->step_index);
+  _sight_store_bind_text (stmt, 3, o->phase ? o->phase : "after");
+  _sight_store_bind_text_take (stmt, 4, _sight_store_redact (core, o->url));
+  _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, o->title));
+  _sight_store_bind_bytes (stmt, 6, so->tree_z);
+  _sight_store_bind_bytes (stmt, 7, so->text_z);
+  _sight_store_bind_bytes (stmt, 8, so->shot);
+  _sight_store_bind_text (stmt, 9, o->screenshot_mime);
+  sqlite3_bind_int (stmt, 10, o->width);
+  sqlite3_bind_int (stmt, 11, o->height);
+  sqlite3_bind_double (stmt, 12, o->scale > 0 ? o->scale : 1.0);
+  sqlite3_bind_int64 (stmt, 13, o->created_at ? o->created_at : g_get_real_time ());
+}
+
 static gpointer
 job_add_observation (StoreCore  *core,
                      gpointer    data,
                      GError    **error)
 {
   SightObservationRecord *o = data;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
   g_autoptr(GBytes) shot = NULL;
   g_autofree char *tree = NULL;
   g_autofree char *text = NULL;
   g_autoptr(GBytes) tree_z = NULL;
   g_autoptr(GBytes) text_z = NULL;
-  gboolean ok;
+  StoredObservation so;
 
   if (o->screenshot)
     {
@@ -38,33 +69,14 @@ job_add_observation (StoreCore  *core,
   tree_z = _sight_store_compress_text (tree);
   text_z = _sight_store_compress_text (text);
 
-  if (!_sight_store_begin_write (core->db, error))
-    return NULL;
-  stmt = _sight_store_prepare (
-      core->db,
-      "INSERT INTO observations (run_id, step_idx, phase, url, title, tree,"
-      "  tree_text, screenshot, screenshot_mime, width, height, scale, created_at)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      error);
-  ok = stmt != NULL;
-  if (ok)
-    {
-      _sight_store_bind_text (stmt, 1, o->run_id);
-      _sight_store_bind_step_index (stmt, 2, o->step_index);
-      _sight_store_bind_text (stmt, 3, o->phase ? o->phase : "after");
-      _sight_store_bind_text_take (stmt, 4, _sight_store_redact (core, o->url));
-      _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, o->title));
-      _sight_store_bind_bytes (stmt, 6, tree_z);
-      _sight_store_bind_bytes (stmt, 7, text_z);
-      _sight_store_bind_bytes (stmt, 8, shot);
-      _sight_store_bind_text (stmt, 9, o->screenshot_mime);
-      sqlite3_bind_int (stmt, 10, o->width);
-      sqlite3_bind_int (stmt, 11, o->height);
-      sqlite3_bind_double (stmt, 12, o->scale > 0 ? o->scale : 1.0);
-      sqlite3_bind_int64 (stmt, 13, o->created_at ? o->created_at : g_get_real_time ());
-      ok = _sight_store_step_done (core->db, stmt, error);
-    }
-  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+  so = (StoredObservation) { .o = o, .tree_z = tree_z, .text_z = text_z, .shot = shot };
+  return _sight_store_insert (core,
+                              "INSERT INTO observations (run_id, step_idx, phase, url, title, tree,"
+                              "  tree_text, screenshot, screenshot_mime, width, height, scale,"
+                              "  created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                              bind_observation, &so, error)
+             ? GINT_TO_POINTER (TRUE)
+             : NULL;
 }
 
 void
@@ -96,48 +108,57 @@ _sight_store_bind_int_or_null (sqlite3_stmt *stmt,
     sqlite3_bind_null (stmt, i);
 }
 
+/* A model call's values as they are stored: redacted and compressed before
+ * the write transaction begins. */
+typedef struct {
+  const SightModelCallRecord *m;
+  GBytes                     *request_z;
+  GBytes                     *response_z;
+} StoredModelCall;
+
+static void
+bind_model_call (StoreCore     *core,
+                 sqlite3_stmt  *stmt,
+                 gconstpointer  record)
+{
+  const StoredModelCall *sm = record;
+  const SightModelCallRecord *m = sm->m;
+
+  _sight_store_bind_text (stmt, 1, m->run_id);
+  _sight_store_bind_step_index (stmt, 2, m->step_index);
+  _sight_store_bind_text (stmt, 3, m->provider);
+  _sight_store_bind_text (stmt, 4, m->model);
+  _sight_store_bind_bytes (stmt, 5, sm->request_z);
+  _sight_store_bind_bytes (stmt, 6, sm->response_z);
+  _sight_store_bind_int_or_null (stmt, 7, m->input_tokens);
+  _sight_store_bind_int_or_null (stmt, 8, m->output_tokens);
+  _sight_store_bind_int_or_null (stmt, 9, m->cost_micros);
+  sqlite3_bind_int64 (stmt, 10, m->latency_ms);
+  _sight_store_bind_text_take (stmt, 11, _sight_store_redact (core, m->request_id));
+  sqlite3_bind_int64 (stmt, 12, m->created_at ? m->created_at : g_get_real_time ());
+  _sight_store_bind_int_or_null (stmt, 13, m->has_estimated_cost ? m->estimated_cost_micros : -1);
+}
+
 static gpointer
 job_add_model_call (StoreCore  *core,
                     gpointer    data,
                     GError    **error)
 {
   SightModelCallRecord *m = data;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
   g_autofree char *request = _sight_store_redact (core, m->request_json);
   g_autofree char *response = _sight_store_redact (core, m->response_json);
   g_autoptr(GBytes) request_z = _sight_store_compress_text (request);
   g_autoptr(GBytes) response_z = _sight_store_compress_text (response);
-  gboolean ok;
+  StoredModelCall sm = { .m = m, .request_z = request_z, .response_z = response_z };
 
-  if (!_sight_store_begin_write (core->db, error))
-    return NULL;
-  stmt = _sight_store_prepare (
-      core->db,
-      "INSERT INTO model_calls (run_id, step_idx, provider, model, request, response,"
-      "  input_tokens, output_tokens, cost_micros, latency_ms, request_id, created_at,"
-      "  estimated_cost_micros)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      error);
-  ok = stmt != NULL;
-  if (ok)
-    {
-      _sight_store_bind_text (stmt, 1, m->run_id);
-      _sight_store_bind_step_index (stmt, 2, m->step_index);
-      _sight_store_bind_text (stmt, 3, m->provider);
-      _sight_store_bind_text (stmt, 4, m->model);
-      _sight_store_bind_bytes (stmt, 5, request_z);
-      _sight_store_bind_bytes (stmt, 6, response_z);
-      _sight_store_bind_int_or_null (stmt, 7, m->input_tokens);
-      _sight_store_bind_int_or_null (stmt, 8, m->output_tokens);
-      _sight_store_bind_int_or_null (stmt, 9, m->cost_micros);
-      sqlite3_bind_int64 (stmt, 10, m->latency_ms);
-      _sight_store_bind_text_take (stmt, 11, _sight_store_redact (core, m->request_id));
-      sqlite3_bind_int64 (stmt, 12, m->created_at ? m->created_at : g_get_real_time ());
-      _sight_store_bind_int_or_null (stmt, 13, m->has_estimated_cost ? m->estimated_cost_micros
-                                                                      : -1);
-      ok = _sight_store_step_done (core->db, stmt, error);
-    }
-  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+  return _sight_store_insert (core,
+                              "INSERT INTO model_calls (run_id, step_idx, provider, model, request,"
+                              "  response, input_tokens, output_tokens, cost_micros, latency_ms,"
+                              "  request_id, created_at, estimated_cost_micros)"
+                              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                              bind_model_call, &sm, error)
+             ? GINT_TO_POINTER (TRUE)
+             : NULL;
 }
 
 void
@@ -158,36 +179,34 @@ sight_store_add_model_call_async (SightStore                 *self,
 
 /* -------------------------------------------------------------------- logs */
 
+static void
+bind_log (StoreCore     *core,
+          sqlite3_stmt  *stmt,
+          gconstpointer  record)
+{
+  const SightLogRecord *l = record;
+
+  _sight_store_bind_text (stmt, 1, l->run_id);
+  _sight_store_bind_step_index (stmt, 2, l->step_index);
+  _sight_store_bind_text (stmt, 3, l->kind ? l->kind : "console");
+  _sight_store_bind_text (stmt, 4, l->level);
+  _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, l->text));
+  _sight_store_bind_text_take (stmt, 6, _sight_store_redact (core, l->url));
+  sqlite3_bind_int (stmt, 7, l->status);
+  sqlite3_bind_int64 (stmt, 8, l->created_at ? l->created_at : g_get_real_time ());
+}
+
 static gpointer
 job_add_log (StoreCore  *core,
              gpointer    data,
              GError    **error)
 {
-  SightLogRecord *l = data;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  gboolean ok;
-
-  if (!_sight_store_begin_write (core->db, error))
-    return NULL;
-  stmt = _sight_store_prepare (
-      core->db,
-      "INSERT INTO logs (run_id, step_idx, kind, level, text, url, status, created_at)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      error);
-  ok = stmt != NULL;
-  if (ok)
-    {
-      _sight_store_bind_text (stmt, 1, l->run_id);
-      _sight_store_bind_step_index (stmt, 2, l->step_index);
-      _sight_store_bind_text (stmt, 3, l->kind ? l->kind : "console");
-      _sight_store_bind_text (stmt, 4, l->level);
-      _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, l->text));
-      _sight_store_bind_text_take (stmt, 6, _sight_store_redact (core, l->url));
-      sqlite3_bind_int (stmt, 7, l->status);
-      sqlite3_bind_int64 (stmt, 8, l->created_at ? l->created_at : g_get_real_time ());
-      ok = _sight_store_step_done (core->db, stmt, error);
-    }
-  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+  return _sight_store_insert (core,
+                              "INSERT INTO logs (run_id, step_idx, kind, level, text, url, status,"
+                              "  created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                              bind_log, data, error)
+             ? GINT_TO_POINTER (TRUE)
+             : NULL;
 }
 
 void

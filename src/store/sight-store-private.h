@@ -119,6 +119,19 @@ GBytes *_sight_store_col_bytes (sqlite3_stmt *stmt,
 gboolean _sight_store_step_done (sqlite3       *db,
                                  sqlite3_stmt  *stmt,
                                  GError       **error);
+/* Binds a record's values to an INSERT's parameters (on the DB thread). */
+typedef void (*StoreBindFunc) (StoreCore     *core,
+                               sqlite3_stmt  *stmt,
+                               gconstpointer  record);
+/* The store's one way to insert a row: in its own write transaction,
+ * prepares @sql, lets @bind bind @record, steps, finalizes, and commits or
+ * rolls back; a failure is the store's coded error (a full disk or a busy
+ * database is ENVIRONMENT_UNAVAILABLE). */
+gboolean _sight_store_insert (StoreCore      *core,
+                              const char     *sql,
+                              StoreBindFunc   bind,
+                              gconstpointer   record,
+                              GError        **error);
 gboolean _sight_store_begin_write (sqlite3  *db,
                                    GError  **error);
 gboolean _sight_store_commit_or_rollback (sqlite3  *db,

@@ -51,36 +51,35 @@ notes_from_json (const char *text)
   return g_strv_builder_end (b);
 }
 
+static void
+bind_run (StoreCore     *core,
+          sqlite3_stmt  *stmt,
+          gconstpointer  record)
+{
+  const SightRunRecord *r = record;
+
+  _sight_store_bind_text (stmt, 1, r->id);
+  _sight_store_bind_text (stmt, 2, r->session_id);
+  _sight_store_bind_text (stmt, 3, r->kind ? r->kind : "test");
+  _sight_store_bind_text_take (stmt, 4, _sight_store_redact (core, r->name));
+  _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, r->url));
+  sqlite3_bind_int64 (stmt, 6, core->own_pid);
+  sqlite3_bind_int64 (stmt, 7, (gint64) core->own_start);
+  sqlite3_bind_int64 (stmt, 8, r->started_at ? r->started_at : g_get_real_time ());
+}
+
 static gpointer
 job_open_run (StoreCore  *core,
               gpointer    data,
               GError    **error)
 {
-  SightRunRecord *r = data;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  gboolean ok;
-
-  if (!_sight_store_begin_write (core->db, error))
-    return NULL;
-  stmt = _sight_store_prepare (
-      core->db,
-      "INSERT INTO runs (id, session_id, kind, name, url, verdict, owner_pid,"
-      "  owner_start, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
-      error);
-  ok = stmt != NULL;
-  if (ok)
-    {
-      _sight_store_bind_text (stmt, 1, r->id);
-      _sight_store_bind_text (stmt, 2, r->session_id);
-      _sight_store_bind_text (stmt, 3, r->kind ? r->kind : "test");
-      _sight_store_bind_text_take (stmt, 4, _sight_store_redact (core, r->name));
-      _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, r->url));
-      sqlite3_bind_int64 (stmt, 6, core->own_pid);
-      sqlite3_bind_int64 (stmt, 7, (gint64) core->own_start);
-      sqlite3_bind_int64 (stmt, 8, r->started_at ? r->started_at : g_get_real_time ());
-      ok = _sight_store_step_done (core->db, stmt, error);
-    }
-  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+  return _sight_store_insert (core,
+                              "INSERT INTO runs (id, session_id, kind, name, url, verdict,"
+                              "  owner_pid, owner_start, started_at)"
+                              " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                              bind_run, data, error)
+             ? GINT_TO_POINTER (TRUE)
+             : NULL;
 }
 
 static SightRunRecord *

@@ -10,33 +10,31 @@
 
 /* ---------------------------------------------------------------- sessions */
 
+static void
+bind_session (StoreCore     *core,
+              sqlite3_stmt  *stmt,
+              gconstpointer  record)
+{
+  const SightSessionRecord *s = record;
+
+  _sight_store_bind_text (stmt, 1, s->id);
+  _sight_store_bind_text_take (stmt, 2, _sight_store_redact (core, s->title));
+  sqlite3_bind_int64 (stmt, 3, core->own_pid);
+  sqlite3_bind_int64 (stmt, 4, (gint64) core->own_start);
+  sqlite3_bind_int64 (stmt, 5, s->created_at ? s->created_at : g_get_real_time ());
+}
+
 static gpointer
 job_open_session (StoreCore  *core,
                   gpointer    data,
                   GError    **error)
 {
-  SightSessionRecord *s = data;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  gboolean ok;
-
-  if (!_sight_store_begin_write (core->db, error))
-    return NULL;
-  stmt = _sight_store_prepare (
-      core->db,
-      "INSERT INTO sessions (id, title, status, owner_pid, owner_start, created_at) "
-      "VALUES (?, ?, 'open', ?, ?, ?)",
-      error);
-  ok = stmt != NULL;
-  if (ok)
-    {
-      _sight_store_bind_text (stmt, 1, s->id);
-      _sight_store_bind_text_take (stmt, 2, _sight_store_redact (core, s->title));
-      sqlite3_bind_int64 (stmt, 3, core->own_pid);
-      sqlite3_bind_int64 (stmt, 4, (gint64) core->own_start);
-      sqlite3_bind_int64 (stmt, 5, s->created_at ? s->created_at : g_get_real_time ());
-      ok = _sight_store_step_done (core->db, stmt, error);
-    }
-  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+  return _sight_store_insert (core,
+                              "INSERT INTO sessions (id, title, status, owner_pid, owner_start,"
+                              "  created_at) VALUES (?, ?, 'open', ?, ?, ?)",
+                              bind_session, data, error)
+             ? GINT_TO_POINTER (TRUE)
+             : NULL;
 }
 
 char *

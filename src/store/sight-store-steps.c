@@ -18,37 +18,35 @@ default_label (const SightStepRecord *s)
   return g_strdup (s->kind);
 }
 
+static void
+bind_step (StoreCore     *core,
+           sqlite3_stmt  *stmt,
+           gconstpointer  record)
+{
+  const SightStepRecord *s = record;
+
+  _sight_store_bind_text (stmt, 1, s->run_id);
+  sqlite3_bind_int (stmt, 2, s->index);
+  _sight_store_bind_text (stmt, 3, s->kind ? s->kind : "step");
+  _sight_store_bind_text_take (stmt, 4, _sight_store_redact (core, default_label (s)));
+  _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, s->instruction));
+  _sight_store_bind_text_take (stmt, 6, _sight_store_redact (core, s->options_json));
+  _sight_store_bind_text (stmt, 7, sight_run_verdict_to_string (s->verdict));
+  _sight_store_bind_text_take (stmt, 8, _sight_store_redact (core, s->budget_json));
+  sqlite3_bind_int64 (stmt, 9, s->started_at ? s->started_at : g_get_real_time ());
+}
+
 static gpointer
 job_add_step (StoreCore  *core,
               gpointer    data,
               GError    **error)
 {
-  SightStepRecord *s = data;
-  g_autoptr(sqlite3_stmt) stmt = NULL;
-  gboolean ok;
-
-  if (!_sight_store_begin_write (core->db, error))
-    return NULL;
-  stmt = _sight_store_prepare (
-      core->db,
-      "INSERT INTO steps (run_id, idx, kind, label, instruction, options, verdict,"
-      "  budget, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      error);
-  ok = stmt != NULL;
-  if (ok)
-    {
-      _sight_store_bind_text (stmt, 1, s->run_id);
-      sqlite3_bind_int (stmt, 2, s->index);
-      _sight_store_bind_text (stmt, 3, s->kind ? s->kind : "step");
-      _sight_store_bind_text_take (stmt, 4, _sight_store_redact (core, default_label (s)));
-      _sight_store_bind_text_take (stmt, 5, _sight_store_redact (core, s->instruction));
-      _sight_store_bind_text_take (stmt, 6, _sight_store_redact (core, s->options_json));
-      _sight_store_bind_text (stmt, 7, sight_run_verdict_to_string (s->verdict));
-      _sight_store_bind_text_take (stmt, 8, _sight_store_redact (core, s->budget_json));
-      sqlite3_bind_int64 (stmt, 9, s->started_at ? s->started_at : g_get_real_time ());
-      ok = _sight_store_step_done (core->db, stmt, error);
-    }
-  return _sight_store_commit_or_rollback (core->db, ok, error) ? GINT_TO_POINTER (TRUE) : NULL;
+  return _sight_store_insert (core,
+                              "INSERT INTO steps (run_id, idx, kind, label, instruction, options,"
+                              "  verdict, budget, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                              bind_step, data, error)
+             ? GINT_TO_POINTER (TRUE)
+             : NULL;
 }
 
 void

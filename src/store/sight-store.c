@@ -282,6 +282,31 @@ _sight_store_step_done (sqlite3       *db,
 }
 
 gboolean
+_sight_store_insert (StoreCore      *core,
+                     const char     *sql,
+                     StoreBindFunc   bind,
+                     gconstpointer   record,
+                     GError        **error)
+{
+  g_autoptr(sqlite3_stmt) stmt = NULL;
+  gboolean ok;
+
+  g_assert (core != NULL && sql != NULL && bind != NULL);
+
+  if (!_sight_store_begin_write (core->db, error))
+    return FALSE;
+  stmt = _sight_store_prepare (core->db, sql, error);
+  ok = stmt != NULL;
+  if (ok)
+    {
+      bind (core, stmt, record);
+      ok = _sight_store_step_done (core->db, stmt, error);
+    }
+  g_clear_pointer (&stmt, sqlite3_finalize);
+  return _sight_store_commit_or_rollback (core->db, ok, error);
+}
+
+gboolean
 _sight_store_begin_write (sqlite3  *db,
                           GError  **error)
 {

@@ -5,6 +5,10 @@
 hang      writes its pid and a child's (both in its process group) to FILE, then sleeps
 budget    clicks the first button over and over, past any step budget
 models    asks budget/modelCall over and over
+usage     reports a model call's usage before asking for one and with a bad count (each
+          refused), then asks for two calls and reports each (the second's input tokens
+          past Number.MAX_SAFE_INTEGER once added up); reports the refusals
+unreported asks for two model calls and reports the usage of one
 garbage   writes a line that is not JSON-RPC
 exit      exits with status 3 after step/run
 pixels    screenshot, fill the Secret param "password", screenshot again; reports each
@@ -44,6 +48,28 @@ elif mode == "models":
     for _ in range(50):
         sightline.call("budget/modelCall")
     sightline.call("step/finish", verdict="pass", summary="Fifty model calls.")
+elif mode == "usage":
+    refusals = []
+    for bad in ({"inputTokens": 1, "outputTokens": 1}, {"inputTokens": -1, "outputTokens": 0}):
+        if bad["inputTokens"] == -1:
+            sightline.call("budget/modelCall")
+        try:
+            sightline.call("budget/modelUsage", **bad)
+            refusals.append("accepted")
+        except first_match.StepError:
+            refusals.append("refused")
+    sightline.call("budget/modelUsage", inputTokens=120, outputTokens=30, cachedInputTokens=20,
+                   costMicroUsd=450)
+    sightline.call("budget/modelCall")
+    usage = sightline.call("budget/modelUsage", inputTokens=9007199254740991, outputTokens=5,
+                           costMicroUsd=50)["usage"]
+    sightline.call("step/finish", verdict="pass",
+                   summary=f"refusals={','.join(refusals)}; inputTokens={usage['inputTokens']}")
+elif mode == "unreported":
+    sightline.call("budget/modelCall")
+    sightline.call("budget/modelUsage", inputTokens=10, outputTokens=2)
+    sightline.call("budget/modelCall")
+    sightline.call("step/finish", verdict="pass", summary="One of two calls reported.")
 elif mode == "garbage":
     print("Starting the executor... (this is not JSON)", flush=True)
     time.sleep(30)

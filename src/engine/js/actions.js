@@ -829,16 +829,21 @@
     }
   }
 
-  /* Listed controls are what the observation lists by ref: interactive
-   * roles and elements that look clickable. */
+  /* Listed controls are what a tap at a point taps by its ref: an element
+   * whose role (as the observation computes it) is one of the control roles,
+   * the one table act's tap_at reads too (sight_action_control_roles(),
+   * handed over as __sight.controlRoles), or one that is edited or clicked
+   * without a role (contenteditable, an onclick attribute). */
   function listedAncestor (el) {
+    const controls = new Set (G.__sight.controlRoles || []);
+    const snap = G.__sight.snapshot;
+    const roleOf = (e) => snap && snap.describe ? snap.describe (e).role
+                                                : roleAndName (e, true).role;
     for (let e = el; e && e.nodeType === 1; e = e.parentElement || (e.getRootNode ().host)) {
       if (e === e.ownerDocument.body || e === e.ownerDocument.documentElement)
         return null;
-      if (e.matches ('a[href], button, input, select, textarea, summary, [role=button], ' +
-                     '[role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], ' +
-                     '[role=option], [role=switch], [contenteditable=""], ' +
-                     '[contenteditable=true], [onclick]'))
+      if (controls.has (roleOf (e)) ||
+          e.matches ('[contenteditable=""], [contenteditable=true], [onclick]'))
         return e;
     }
     return null;
