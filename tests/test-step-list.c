@@ -684,7 +684,7 @@ test_run_all_without_model (void)
   SightStepList *list;
   const char *status;
 
-  ensure_window ();
+  app_test_ensure_window (&window, DEADLINE_US);
   list = sight_window_get_step_list (window);
   file = write_test ("needs-model.sightline.json",
                      "[ { \"do\": \"wait 0.1 seconds\" },"
@@ -694,7 +694,7 @@ test_run_all_without_model (void)
   g_assert_false (sight_step_list_offers_model_preferences (list));
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   status = sight_step_list_get_status (list);
   g_assert_nonnull (status);
   g_assert_true (g_str_has_prefix (status, "No step ran"));
@@ -705,7 +705,7 @@ test_run_all_without_model (void)
   /* Any other run takes the offer away. */
   sight_step_list_remove_step (list, 1);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
-  g_assert_true (wait_until_idle (list));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
   g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "pass");
   g_assert_false (sight_step_list_offers_model_preferences (list));
 }
