@@ -395,16 +395,17 @@ function playwrightPhases(run, phases) {
     let loaded = false;
     for (const s of t.steps) {
       if (s.depth === 0 && s.category === 'hook') {
-        const browser = t.steps.filter((b) => b.parent === s.title && b.category === 'fixture' &&
-                                              /browser"?$|^Fixture "browser"/.test(b.title))
+        // the worker's browser, started or closed inside this hook (at any depth)
+        const browser = t.steps.filter((b) => b.category === 'fixture' &&
+                                              b.title === 'Fixture "browser"' &&
+                                              b.start >= s.start && b.start < s.start + s.ms)
                                .reduce((sum, b) => sum + b.ms, 0);
         if (/^Before/i.test(s.title)) {
           ph.setup += s.ms - browser;
           launch += browser;
-        } else {
+          t.launch = (t.launch || 0) + browser;
+        } else
           ph.teardown += s.ms - browser;
-          ph.exit += 0;
-        }
       } else if (s.depth === 0 && s.category === 'pw:api') {
         if (!loaded && /^Navigate\b/i.test(s.title)) {
           ph.load += s.ms;
@@ -419,9 +420,7 @@ function playwrightPhases(run, phases) {
   // the first browser launch delays the first test's own work: call it start
   const first = phases.tests.reduce((a, t) => (a && a.start <= t.start ? a : t), null);
   if (first) {
-    const firstLaunch = first.steps.filter((b) => b.category === 'fixture' &&
-                                                  /"browser"/.test(b.title))
-                                   .reduce((sum, b) => sum + b.ms, 0) / 1000;
+    const firstLaunch = (first.launch || 0) / 1000;
     out.start += firstLaunch;
     out.setup += launch / 1000 - firstLaunch;
   }
