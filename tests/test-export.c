@@ -74,6 +74,8 @@ test_golden (void)
   g_assert_nonnull (strstr (playwright, "  test.fixme(true, 'assert: the dashboard shows a trial badge');\n"));
   g_assert_nonnull (strstr (playwright, "  test.fixme(true, 'waitFor: the upload progress reports completion');\n"));
   g_assert_nonnull (strstr (playwright, "  test.fixme(true, 'extract: the workspace name and plan');\n"));
+  /* text expectations read what the page shows, as Sightline's do */
+  g_assert_nonnull (strstr (playwright, "not.toContainText('Invalid password', { useInnerText: true })"));
   g_assert_null (strstr (playwright, "test.step("));
   g_assert_null (strstr (playwright, "agent."));
   g_assert_nonnull (strstr (e2e, "await agent.act('Sign in', { params: { 'password': credentials.user('member').password }, maxSteps: 5 });"));
@@ -603,6 +605,16 @@ static const char shop_json[] =
   "    { \"do\": \"expect the \\\"Sign in\\\" heading visible\" }"
   "  ] }";
 
+/* Text in a hidden element is not on the page for Sightline (it reads what
+ * the page shows), so the export must not find it either: the demo site's
+ * sign-up page holds its "ready" notice hidden until the form is sent. */
+static const char hidden_text_json[] =
+  "{ \"name\": \"hidden text is not on the page\", \"url\": \"/signup\","
+  "  \"steps\": ["
+  "    { \"do\": \"expect no text \\\"Your workspace is ready\\\"\" },"
+  "    { \"do\": \"expect text \\\"Start your free trial\\\"\" }"
+  "  ] }";
+
 /* The examples (sign-in, sign-up, pricing, and the one with model steps), a
  * cached act and every kind of direct step, exported and run by the pinned
  * @playwright/test (tests/playwright, installed by build-aux/install-deps.sh)
@@ -684,6 +696,15 @@ test_runs_under_playwright (void)
     g_assert_true (g_file_set_contents (spec_path, spec, -1, NULL));
   }
   g_slist_free_full (g_steal_pointer (&uris), (GDestroyNotify) g_uri_unref);
+  {
+    g_autoptr(JsonNode) file = parse_json (hidden_text_json);
+    g_autofree char *spec = sight_export_test (file, "hidden-text.sightline.json",
+                                               SIGHT_EXPORT_PLAYWRIGHT, NULL, NULL, &error);
+    g_autofree char *spec_path = g_build_filename (dir, "hidden-text.spec.ts", NULL);
+
+    g_assert_no_error (error);
+    g_assert_true (g_file_set_contents (spec_path, spec, -1, NULL));
+  }
 
   /* the examples' relative addresses resolve against the demo site, as
    * `sightline run --base-url` does */
@@ -728,7 +749,7 @@ test_runs_under_playwright (void)
   g_source_remove (timeout_id);
   g_subprocess_communicate_utf8_finish (proc, result, &out, &err, &error);
   g_assert_no_error (error);
-  g_test_message ("Playwright ran %u specs in %.1f s", (guint) G_N_ELEMENTS (examples) + 2,
+  g_test_message ("Playwright ran %u specs in %.1f s", (guint) G_N_ELEMENTS (examples) + 3,
                   (g_get_monotonic_time () - started) / 1e6);
   if (!g_file_get_contents (results_path, &results, NULL, NULL))
     g_error ("Playwright wrote no report:\n%s\n%s", out, err);
@@ -750,6 +771,8 @@ test_runs_under_playwright (void)
     g_assert_cmpstr (report_result (test), ==, "passed");
     test = report_test (json_node_get_object (report), "shop.spec.ts");
     g_assert_cmpstr (report_result (test), ==, "passed");
+    test = report_test (json_node_get_object (report), "hidden-text.spec.ts");
+    g_assert_cmpstr (report_result (test), ==, "passed");
   }
   /* the one with model steps is reported as fixme, not as passed */
   {
@@ -762,6 +785,8 @@ test_runs_under_playwright (void)
 
   test_remove_tree (dir);
   test_remove_tree (cached_dir);
+  /* dir/node_modules was a link: removing dir leaves what it pointed to */
+  g_assert_true (g_file_test (cli, G_FILE_TEST_EXISTS));
 }
 
 int

@@ -10,8 +10,11 @@ test_remove_file_tree (GFile *file)
   g_autoptr(GFileEnumerator) children = NULL;
   GFile *child;
 
-  children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
-                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+  /* enumerating a link to a folder would list (and delete) its target's files */
+  if (g_file_query_file_type (file, G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL) ==
+      G_FILE_TYPE_DIRECTORY)
+    children = g_file_enumerate_children (file, G_FILE_ATTRIBUTE_STANDARD_NAME,
+                                          G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
   while (children != NULL && g_file_enumerator_iterate (children, NULL, &child, NULL, NULL) &&
          child != NULL)
     test_remove_file_tree (child);

@@ -262,6 +262,9 @@ test_json_structure (Fixture       *f,
   g_assert_cmpint (json_object_get_int_member (step, "index"), ==, 2);
   g_assert_false (json_object_get_boolean_member (step, "ok"));
   g_assert_cmpstr (json_object_get_string_member (step, "code"), ==, "ASSERTION_FAILED");
+  /* the step's start, which places it in the run's time (1.5 s per step) */
+  g_assert_cmpstr (json_object_get_string_member_with_default (step, "startedAt", NULL), ==,
+                   "2023-11-14T22:13:23.000000Z");
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (step, "budget"),
                                                "maxModelCalls"), ==, 25);
   findings = json_object_get_object_member (root, "findings");

@@ -494,18 +494,22 @@ emit_direct (Emitter     *em,
     default:
       {
         g_autofree char *expected = step->value != NULL ? js_string (step->value) : NULL;
-        const char *timeout = step->verb == SIGHT_DIRECT_WAIT_FOR_TEXT
-                                ? ", { timeout: 30000 }" : "";
+        /* Sightline looks for the text in what the page shows (the body's
+         * innerText, sight-direct-run.c); Playwright's default, textContent,
+         * also holds hidden elements' text */
+        const char *options = step->verb == SIGHT_DIRECT_WAIT_FOR_TEXT
+                                ? ", { useInnerText: true, timeout: 30000 }"
+                                : ", { useInnerText: true }";
 
         switch (step->expect)
           {
           case SIGHT_EXPECT_TEXT:
             g_string_append_printf (b, "  await expect(page.locator('body')).toContainText(%s%s);\n",
-                                    expected, timeout);
+                                    expected, options);
             break;
           case SIGHT_EXPECT_NO_TEXT:
             g_string_append_printf (b, "  await expect(page.locator('body')).not.toContainText(%s%s);\n",
-                                    expected, timeout);
+                                    expected, options);
             break;
           case SIGHT_EXPECT_URL_CONTAINS:
             {

@@ -146,6 +146,9 @@ sight_report_to_json (const SightRunData *data)
         add_string (b, "error", _sight_report_step_failed (st) ? st->explanation : NULL);
       add_string (b, "explanation", st->explanation);
       add_string (b, "screenshot", sight_run_data_get_step_evidence (data, st->index));
+      /* when the step began: with the run's startedAt it places the step in
+       * the run's time (bench/vs-playwright's phases) */
+      add_time (b, "startedAt", st->started_at);
       json_builder_set_member_name (b, "ms");
       json_builder_add_int_value (b, (gint64) (_sight_report_seconds_between (st->started_at, st->finished_at) * 1000));
       json_builder_set_member_name (b, "modelCalls");
