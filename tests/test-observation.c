@@ -1161,7 +1161,7 @@ test_sliced_large (void)
   g_assert_cmpuint (left, ==, 0);
 
   json = sight_observation_to_json (obs, FALSE);
-  g_assert_cmpuint (strlen (json), >, 2 * (1 << 19));
+  g_assert_cmpuint (strlen (json), >, 4 * (1 << 18));
   g_assert_cmpuint (sight_observation_get_n_elements (obs), >, 100000);
   g_assert_cmpuint (sight_observation_get_n_not_observed (obs), ==, 0);
   nodes = sight_observation_get_nodes (obs, &n);

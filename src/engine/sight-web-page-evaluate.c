@@ -16,8 +16,9 @@
  * page's script world and read back in slices of this length, one round trip
  * each: WebKit copies a script's result and jsc_value_to_string() converts it
  * on the main thread, which took most of a second for the 9.9 MB of
- * cards-20000's observation (bench/inspector). A slice takes a few ms. */
-#define SLICE_CHARS (1 << 19)
+ * cards-20000's observation (bench/inspector). Slices of 2^19 still
+ * blocked it up to 100 ms at load ~20; one of 2^18 is about half that. */
+#define SLICE_CHARS (1 << 18)
 
 /* Large results kept in a page at once (a result's slices are read in order,
  * the last one drops it); past it the oldest goes, so a fetch abandoned when

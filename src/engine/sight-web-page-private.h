@@ -162,7 +162,7 @@ void         _sight_web_page_responsive_changed_cb (WebKitWebView *view,
 /* For the actions code of the engine. */
 
 /* A script's result whose JSON is longer than @chars UTF-16 code units is
- * read back in slices of that length (0: the default, half a million); for
+ * read back in slices of that length (0: the default, 262,144); for
  * the tests of the sliced path. */
 void     _sight_web_page_set_slice_chars           (SightWebPage       *self,
                                                     guint               chars);
