@@ -48,6 +48,7 @@ struct _SightHistory
   GCancellable      *cancellable;
   GCancellable      *load_cancellable;
   GCancellable      *list_cancellable;
+  GCancellable      *observation_cancellable; /* the stored observation being parsed */
   SightRunData      *run;
   GtkNativeDialog   *export_dialog;
   char              *search;       /* casefolded */
@@ -296,22 +297,57 @@ run_activated_cb (GtkListBox    *box,
 
 /* One run ------------------------------------------------------------------ */
 
-/* @record NULL: an empty observation, so the inspector shows nothing rather
- * than another moment. */
-static SightObservation *
-observation_from_record (const SightObservationRecord *record)
+static void
+observation_parsed_cb (GObject      *source,
+                       GAsyncResult *result,
+                       gpointer      user_data)
+{
+  g_autoptr(SightHistory) self = user_data;
+  g_autoptr(SightObservation) observation = NULL;
+  g_autoptr(GError) error = NULL;
+
+  observation = sight_observation_new_from_stored_finish (result, &error);
+  if (observation != NULL)
+    g_signal_emit (self, signals[OBSERVATION_SELECTED], 0, observation);
+}
+
+/* Cancels the stored observation being parsed: a newer moment was chosen. */
+static void
+cancel_observation (SightHistory *self)
+{
+  if (self->observation_cancellable != NULL)
+    g_cancellable_cancel (self->observation_cancellable);
+  g_clear_object (&self->observation_cancellable);
+}
+
+/* Hands the stored observation of @record to ::observation-selected once a
+ * worker parsed it, as a live capture's is (a stored tree is megabytes of
+ * JSON too). @record NULL: an empty observation, so the inspector shows
+ * nothing rather than another moment. */
+static void
+select_observation (SightHistory                 *self,
+                    const SightObservationRecord *record)
 {
   SightScreenshot shot = { 0 };
 
-  if (record == NULL)
-    return sight_observation_new_from_stored (NULL, NULL, NULL);
-  shot.bytes = record->screenshot;
-  shot.width = record->width;
-  shot.height = record->height;
-  shot.scale = record->scale;
-  sight_image_format_from_mime_type (record->screenshot_mime, &shot.format);
-  return sight_observation_new_from_stored (record->tree_json, record->url,
-                                            record->screenshot != NULL ? &shot : NULL);
+  cancel_observation (self);
+  self->observation_cancellable = g_cancellable_new ();
+  g_signal_connect_object (self->cancellable, "cancelled", G_CALLBACK (g_cancellable_cancel),
+                           self->observation_cancellable, G_CONNECT_SWAPPED);
+  if (record != NULL)
+    {
+      shot.bytes = record->screenshot;
+      shot.width = record->width;
+      shot.height = record->height;
+      shot.scale = record->scale;
+      sight_image_format_from_mime_type (record->screenshot_mime, &shot.format);
+    }
+  sight_observation_new_from_stored_async (record != NULL ? record->tree_json : NULL,
+                                           record != NULL ? record->url : NULL,
+                                           record != NULL && record->screenshot != NULL
+                                           ? &shot : NULL,
+                                           self->observation_cancellable, observation_parsed_cb,
+                                           g_object_ref (self));
 }
 
 static const SightObservationRecord *
@@ -358,10 +394,10 @@ show_observation (SightHistory *self)
 {
   const SightObservationRecord *record = NULL;
   gboolean after = gtk_toggle_button_get_active (self->after_button);
-  g_autoptr(SightObservation) observation = NULL;
 
   if (self->run == NULL)
     {
+      cancel_observation (self);
       g_signal_emit (self, signals[OBSERVATION_SELECTED], 0, NULL);
       return;
     }
@@ -389,8 +425,7 @@ show_observation (SightHistory *self)
     }
   else
     gtk_widget_set_visible (self->no_shot_label, FALSE);
-  observation = observation_from_record (record);
-  g_signal_emit (self, signals[OBSERVATION_SELECTED], 0, observation);
+  select_observation (self, record);
 }
 
 static void
@@ -778,6 +813,7 @@ back_action (GtkWidget  *widget,
   gtk_widget_action_set_enabled (widget, "history.export-report", FALSE);
   gtk_widget_action_set_enabled (widget, "history.copy-json", FALSE);
   gtk_widget_action_set_enabled (widget, "history.open-video", FALSE);
+  cancel_observation (self);
   g_signal_emit (self, signals[OBSERVATION_SELECTED], 0, NULL);
   sight_history_reload (self);
 }
@@ -810,6 +846,7 @@ sight_history_dispose (GObject *object)
   g_clear_object (&self->export_dialog);
   g_clear_object (&self->load_cancellable);
   g_clear_object (&self->list_cancellable);
+  g_clear_object (&self->observation_cancellable);
   g_clear_object (&self->store);
   G_OBJECT_CLASS (sight_history_parent_class)->dispose (object);
 }

@@ -14,8 +14,9 @@ G_DECLARE_FINAL_TYPE (SightHistory, sight_history, SIGHT, HISTORY, AdwBin)
 /* The stored runs, newest first, filtered by verdict and a search text; an
  * opened run time-travels through its steps: each step's verdict, code and
  * explanation, its console errors and failed requests, and its before and
- * after observation (::observation-selected hands it to the inspector: an
- * empty one when the step has none stored, NULL when the run is closed). The
+ * after observation (::observation-selected hands it to the inspector once a
+ * worker parsed it: an empty one when the step has none stored, NULL when the
+ * run is closed). The
  * run's report can be opened, exported as HTML or copied as JSON.
  *
  * Every store read is asynchronous. Actions: history.reload, history.back,

@@ -280,6 +280,7 @@ struct _SightInspector
   JsonObject        *root;          /* the observation's tree */
   GtkSingleSelection *selection;
   GtkWidget         *node_menu;     /* the tree's context menu, or NULL */
+  GCancellable      *search_cancellable; /* the search under way */
   gboolean           syncing;
 };
 
@@ -446,70 +447,196 @@ contains_casefold (const char *haystack,
   return strstr (h, needle) != NULL;
 }
 
-gboolean
-sight_inspector_search (SightInspector *self,
-                        const char     *text)
+/* The index of the first node, in document order from the one after
+ * @after (NULL: from the top) round to it, whose role or name holds @text
+ * (casefolded) or whose ref is @text; G_MAXUINT for none or when
+ * @cancellable fires. Reads the observation only: a search worker runs it. */
+static guint
+find_match (SightObservation *observation,
+            JsonObject       *after,
+            const char       *text,
+            GCancellable     *cancellable)
 {
-  g_autofree char *needle = NULL;
-  GtkTreeListRow *selected;
+  g_autofree char *needle = g_utf8_casefold (text, -1);
+  gboolean ascii = g_str_is_ascii (needle);
   const SightObservationNode *nodes;
-  gboolean ascii;
   guint n, start = 0;
 
-  g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), FALSE);
-
-  if (text == NULL || *text == '\0' || self->root == NULL)
-    return FALSE;
-  nodes = sight_observation_get_nodes (self->observation, &n);
-  needle = g_utf8_casefold (text, -1);
-  ascii = g_str_is_ascii (needle);
-  /* From the node after the selected one, round to the selected one, in
-   * document order: as the rows of the whole tree expanded are listed. */
-  selected = gtk_single_selection_get_selected_item (self->selection);
-  if (selected != NULL)
-    {
-      g_autoptr(SightTreeNode) node = gtk_tree_list_row_get_item (selected);
-
-      /* A scan of pointers: cheaper than a hash entry for every node. */
-      for (guint i = 0; node != NULL && i < n; i++)
-        if (nodes[i].node == node->node)
-          {
-            start = i + 1;
-            break;
-          }
-    }
+  nodes = sight_observation_get_nodes (observation, &n);
+  /* A scan of pointers: cheaper than a hash entry for every node. */
+  for (guint i = 0; after != NULL && i < n; i++)
+    if (nodes[i].node == after)
+      {
+        start = i + 1;
+        break;
+      }
   for (guint k = 0; k < n; k++)
     {
       guint i = (start + k) % n;
       const SightObservationNode *entry = &nodes[i];
 
+      if (k % 4096 == 4095 && g_cancellable_is_cancelled (cancellable))
+        return G_MAXUINT;
       if (contains_casefold (entry->role, needle, ascii) ||
           contains_casefold (entry->name, needle, ascii) ||
           g_str_equal (entry->ref, text))
-        return select_entry (self, i);
+        return i;
     }
-  return FALSE;
+  return G_MAXUINT;
+}
+
+/* The selected node, where a search goes on from. */
+static JsonObject *
+selected_node (SightInspector *self)
+{
+  GtkTreeListRow *selected = gtk_single_selection_get_selected_item (self->selection);
+  g_autoptr(SightTreeNode) node = NULL;
+
+  if (selected == NULL)
+    return NULL;
+  node = gtk_tree_list_row_get_item (selected);
+  return node != NULL ? node->node : NULL;
+}
+
+gboolean
+sight_inspector_search (SightInspector *self,
+                        const char     *text)
+{
+  guint index;
+
+  g_return_val_if_fail (SIGHT_IS_INSPECTOR (self), FALSE);
+
+  if (text == NULL || *text == '\0' || self->root == NULL)
+    return FALSE;
+  index = find_match (self->observation, selected_node (self), text, NULL);
+  return index != G_MAXUINT && select_entry (self, index);
+}
+
+typedef struct {
+  SightObservation *observation;
+  JsonObject       *after;   /* borrowed from the observation */
+  char             *text;
+} Search;
+
+static void
+search_free (Search *search)
+{
+  g_clear_object (&search->observation);
+  g_free (search->text);
+  g_free (search);
+}
+
+/* Scanning 100,000 names takes 50 ms of CPU, several times that in wall
+ * time on a loaded machine (bench/inspector): it runs in a worker, which
+ * only reads the observation (its index is built before). */
+static void
+search_thread (GTask        *task,
+               gpointer      source_object,
+               gpointer      task_data,
+               GCancellable *cancellable)
+{
+  Search *search = task_data;
+  guint index = find_match (search->observation, search->after, search->text, cancellable);
+
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  g_task_return_int (task, index == G_MAXUINT ? -1 : (gssize) index);
+}
+
+void
+sight_inspector_search_async (SightInspector      *self,
+                              const char          *text,
+                              GCancellable        *cancellable,
+                              GAsyncReadyCallback  callback,
+                              gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  Search *search;
+
+  g_return_if_fail (SIGHT_IS_INSPECTOR (self));
+
+  if (self->search_cancellable != NULL)
+    g_cancellable_cancel (self->search_cancellable);
+  g_clear_object (&self->search_cancellable);
+  self->search_cancellable = g_cancellable_new ();
+  if (cancellable != NULL)
+    g_signal_connect_object (cancellable, "cancelled", G_CALLBACK (g_cancellable_cancel),
+                             self->search_cancellable, G_CONNECT_SWAPPED);
+  task = g_task_new (self, self->search_cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_inspector_search_async);
+  if (text == NULL || *text == '\0' || self->root == NULL)
+    {
+      g_task_return_int (task, -1);
+      return;
+    }
+  search = g_new0 (Search, 1);
+  search->observation = g_object_ref (self->observation);
+  search->after = selected_node (self);
+  search->text = g_strdup (text);
+  g_task_set_task_data (task, search, (GDestroyNotify) search_free);
+  /* Indexed here if the capture's worker did not: the worker only reads. */
+  sight_observation_get_nodes (self->observation, NULL);
+  g_task_run_in_thread (task, search_thread);
+}
+
+gboolean
+sight_inspector_search_finish (SightInspector  *self,
+                               GAsyncResult    *result,
+                               GError         **error)
+{
+  Search *search;
+  gssize index;
+
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == sight_inspector_search_async,
+                        FALSE);
+
+  index = g_task_propagate_int (G_TASK (result), error);
+  search = g_task_get_task_data (G_TASK (result));
+  if (index < 0)
+    return FALSE;
+  /* Another observation since: the index means nothing in it. */
+  if (search->observation != self->observation)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Another tree is shown");
+      return FALSE;
+    }
+  return select_entry (self, (guint) index);
+}
+
+static void
+search_done_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  SightInspector *self = SIGHT_INSPECTOR (source);
+  g_autoptr(GError) error = NULL;
+  gboolean found = sight_inspector_search_finish (self, result, &error);
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  if (!found && *gtk_editable_get_text (GTK_EDITABLE (self->search_entry)) != '\0')
+    gtk_widget_add_css_class (GTK_WIDGET (self->search_entry), "error");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self->search_entry), "error");
 }
 
 static void
 search_changed_cb (GtkSearchEntry *entry,
                    SightInspector *self)
 {
-  const char *text = gtk_editable_get_text (GTK_EDITABLE (entry));
-
   /* Search from the top as the text grows, so the first match wins. */
   select_position (self, GTK_INVALID_LIST_POSITION);
-  if (*text != '\0' && !sight_inspector_search (self, text))
-    gtk_widget_add_css_class (GTK_WIDGET (entry), "error");
-  else
-    gtk_widget_remove_css_class (GTK_WIDGET (entry), "error");
+  sight_inspector_search_async (self, gtk_editable_get_text (GTK_EDITABLE (entry)), NULL,
+                                search_done_cb, NULL);
 }
 
 static void
 search_next_cb (GtkSearchEntry *entry,
                 SightInspector *self)
 {
-  sight_inspector_search (self, gtk_editable_get_text (GTK_EDITABLE (entry)));
+  sight_inspector_search_async (self, gtk_editable_get_text (GTK_EDITABLE (entry)), NULL,
+                                search_done_cb, NULL);
 }
 
 static void
@@ -693,6 +820,9 @@ sight_inspector_dispose (GObject *object)
   SightInspector *self = SIGHT_INSPECTOR (object);
 
   g_clear_pointer (&self->node_menu, gtk_widget_unparent);
+  if (self->search_cancellable != NULL)
+    g_cancellable_cancel (self->search_cancellable);
+  g_clear_object (&self->search_cancellable);
   g_clear_object (&self->selection);
   self->root = NULL;
   g_clear_object (&self->observation);
@@ -785,6 +915,8 @@ sight_inspector_set_observation (SightInspector   *self,
   g_return_if_fail (SIGHT_IS_INSPECTOR (self));
 
   previous = g_strdup (sight_inspector_get_selected_ref (self));
+  if (self->search_cancellable != NULL && observation != self->observation)
+    g_cancellable_cancel (self->search_cancellable);
   g_set_object (&self->observation, observation);
 
   self->syncing = TRUE;

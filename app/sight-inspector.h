@@ -28,6 +28,17 @@ guint             sight_inspector_get_n_rows       (SightInspector   *self);
  * or ref contains @text, case-insensitively; FALSE when none does. */
 gboolean          sight_inspector_search           (SightInspector   *self,
                                                     const char       *text);
+/* The same with the scan in a worker, as the search entry searches: the
+ * main loop only selects the match. A newer search, another observation or
+ * @cancellable cancels it (G_IO_ERROR_CANCELLED). */
+void              sight_inspector_search_async     (SightInspector      *self,
+                                                    const char          *text,
+                                                    GCancellable        *cancellable,
+                                                    GAsyncReadyCallback  callback,
+                                                    gpointer             user_data);
+gboolean          sight_inspector_search_finish    (SightInspector      *self,
+                                                    GAsyncResult        *result,
+                                                    GError             **error);
 void              sight_inspector_focus_search     (SightInspector   *self);
 GtkWidget        *sight_inspector_get_shot_view    (SightInspector   *self);
 /* The context menu of a node, in the tree and on the screenshot (a right

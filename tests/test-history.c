@@ -21,7 +21,7 @@
 static SightWindow *window;
 static char *tmpdir;
 static char *failed_run_id;
-static guint runs_loaded, run_loaded;
+static guint runs_loaded, run_loaded, observations;
 
 static gboolean
 wait_count (guint *counter,
@@ -232,10 +232,12 @@ test_time_travels_through_a_run (void)
   const SightRunData *data;
   SightObservation *observation;
   guint before = run_loaded;
+  guint shown = observations;
 
   sight_window_show_page (window, "runs");
   sight_history_open_run (history (), failed_run_id);
   g_assert_true (wait_count (&run_loaded, before + 1));
+  g_assert_true (wait_count (&observations, shown + 1));
   data = sight_history_get_run (history ());
   g_assert_nonnull (data);
   g_assert_cmpuint (data->steps->len, ==, 2);
@@ -253,12 +255,16 @@ test_time_travels_through_a_run (void)
   g_assert_true (sight_inspector_select_ref (inspector, "e3"));
 
   /* Before the step. */
+  shown = observations;
   g_assert_true (sight_history_select_step (history (), 1, FALSE));
+  g_assert_true (wait_count (&observations, shown + 1));
   observation = sight_window_get_observation (window);
   g_assert_cmpstr (sight_observation_get_url (observation), ==, "http://127.0.0.1:9/login");
 
   /* A step with nothing stored shows nothing rather than another moment. */
+  shown = observations;
   g_assert_true (sight_history_select_step (history (), 0, TRUE));
+  g_assert_true (wait_count (&observations, shown + 1));
   observation = sight_window_get_observation (window);
   g_assert_null (sight_observation_get_screenshot (observation));
   g_assert_cmpuint (sight_history_get_n_step_logs (history ()), ==, 0);
@@ -313,6 +319,9 @@ main (int    argc,
                             G_CALLBACK (app_test_count_cb), &runs_loaded);
   g_signal_connect_swapped (sight_window_get_history (window), "run-loaded",
                             G_CALLBACK (app_test_count_cb), &run_loaded);
+  /* A stored observation is handed on once a worker parsed it. */
+  g_signal_connect_swapped (sight_window_get_history (window), "observation-selected",
+                            G_CALLBACK (app_test_count_cb), &observations);
   gtk_window_present (GTK_WINDOW (window));
 
   g_test_add_func ("/history/lists-and-filters-runs", test_lists_and_filters_runs);

@@ -126,6 +126,63 @@ test_large_tree_is_lazy (void)
   g_assert_false (sight_inspector_search (inspector, "no node is called this"));
 }
 
+typedef struct {
+  gboolean done;
+  gboolean found;
+  GError  *error;
+} Searched;
+
+static void
+searched_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  Searched *s = user_data;
+
+  s->found = sight_inspector_search_finish (SIGHT_INSPECTOR (source), result, &s->error);
+  s->done = TRUE;
+}
+
+static void
+wait_searched (Searched *s)
+{
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  while (!s->done && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (s->done);
+}
+
+/* The search entry's search scans in a worker: the call returns before
+ * anything is selected, the match is selected on the main loop, and a newer
+ * search cancels the one under way. */
+static void
+test_search_in_worker (void)
+{
+  g_autoptr(SightObservation) observation = cards_observation (N_CARDS);
+  Searched first = { 0 }, second = { 0 }, miss = { 0 };
+
+  sight_inspector_set_observation (inspector, observation);
+  sight_inspector_select_ref (inspector, NULL);
+  sight_inspector_search_async (inspector, "card 19990", NULL, searched_cb, &first);
+  sight_inspector_search_async (inspector, "card 19999", NULL, searched_cb, &second);
+  g_assert_null (sight_inspector_get_selected_ref (inspector));
+  g_assert_false (first.done);
+  wait_searched (&first);
+  wait_searched (&second);
+  g_assert_false (first.found);
+  g_assert_error (first.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_no_error (second.error);
+  g_assert_true (second.found);
+  g_assert_cmpstr (sight_inspector_get_selected_ref (inspector), ==, "e60000");  /* Card 19999 */
+
+  sight_inspector_search_async (inspector, "no node is called this", NULL, searched_cb, &miss);
+  wait_searched (&miss);
+  g_assert_no_error (miss.error);
+  g_assert_false (miss.found);
+  g_clear_error (&first.error);
+}
+
 static void
 test_small_tree_is_open (void)
 {
@@ -151,6 +208,7 @@ main (int    argc,
 
   g_test_add_func ("/inspector/large-tree-is-lazy", test_large_tree_is_lazy);
   g_test_add_func ("/inspector/small-tree-is-open", test_small_tree_is_open);
+  g_test_add_func ("/inspector/search-in-worker", test_search_in_worker);
   status = g_test_run ();
   gtk_window_destroy (GTK_WINDOW (window));
   return status;

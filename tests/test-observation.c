@@ -13,6 +13,7 @@
 #include "sight-observation.h"
 #include "sight-secret-fields.h"
 #include "sight-web-page.h"
+#include "sight-web-page-private.h"
 
 /* ----------------------------------------------------------------------- */
 /* From JSON: what the C side does with an observe() result                 */
@@ -219,6 +220,7 @@ static guint server_port;
 static char *cards_html;
 static char *big_cards_html;
 static char *text_html;
+static char *slices_html;
 
 static void
 server_cb (SoupServer        *soup_server,
@@ -244,6 +246,13 @@ server_cb (SoupServer        *soup_server,
       soup_server_message_set_status (msg, 200, NULL);
       soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_STATIC,
                                         big_cards_html, strlen (big_cards_html));
+      return;
+    }
+  if (g_str_equal (path, "/slices.html"))
+    {
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html; charset=utf-8", SOUP_MEMORY_STATIC,
+                                        slices_html, strlen (slices_html));
       return;
     }
   if (g_str_equal (path, "/cards-12500.html"))
@@ -279,6 +288,28 @@ build_cards_page (guint n)
                             "</p><span>$%u.00</span> <button aria-label=\"Add item %u to "
                             "cart\">Add</button></div></article>", i, i, i, i % 97 + 1, i);
   g_string_append (s, "</div></main></body></html>");
+  return g_string_free (s, FALSE);
+}
+
+/* A medium page for the sliced fetch: 1,000 cards, then text of characters
+ * outside the BMP (two UTF-16 code units each), so that slice ends fall
+ * inside surrogate pairs, and an escaped quote and backslash. */
+static char *
+build_slices_page (void)
+{
+  g_autofree char *cards = build_cards_page (1000);
+  GString *s = g_string_new (NULL);
+  const char *end = strstr (cards, "</div></main>");
+
+  g_string_append_len (s, cards, end - cards);
+  for (guint i = 0; i < 40; i++)
+    {
+      g_string_append_printf (s, "<p>Basket %u \\ \"", i);
+      for (guint j = 0; j < 1500; j++)
+        g_string_append (s, j % 3 ? "\xf0\x9f\x9b\x92" : "\xc3\xa9");
+      g_string_append (s, "</p>");
+    }
+  g_string_append (s, end);
   return g_string_free (s, FALSE);
 }
 
@@ -847,6 +878,22 @@ assert_parsed_off_main_loop (SightWebPage      *page,
   g_assert_cmpuint (n, >, sight_observation_get_n_nodes (*out));
 }
 
+/* Results kept in the page's script world for a sliced fetch: made, and
+ * still there. */
+static void
+kept_results (SightWebPage *page,
+              guint        *made,
+              guint        *left)
+{
+  g_autoptr(JsonNode) value = run_script (page,
+                                          "return [globalThis.__sightKeptCount || 0,\n"
+                                          "  globalThis.__sightKept ? globalThis.__sightKept.size : 0];");
+  JsonArray *array = json_node_get_array (value);
+
+  *made = (guint) json_array_get_int_element (array, 0);
+  *left = (guint) json_array_get_int_element (array, 1);
+}
+
 /* 12,500 cards, 100,000 elements: every element is listed in the full
  * tree and its text, while the model's text stays bounded (the viewport in
  * full, the rest summarized). */
@@ -859,11 +906,32 @@ test_large_page (void)
   g_autoptr(SightObservation) middle = NULL;
   g_autoptr(JsonNode) in_view = NULL;
   g_autofree char *first_line = NULL;
+  g_autofree char *json = NULL;
+  const SightObservationNode *nodes;
   const char *text;
   JsonArray *labels;
+  guint made, left, made_before, n, buttons = 0;
 
+  kept_results (page, &made_before, &left);
   assert_parsed_off_main_loop (page, SIGHT_OBSERVE_DEFAULT, &obs);
   text = sight_observation_get_text (obs);
+  /* Megabytes of JSON: read back in slices (through the page's store, which
+   * dropped it after the last one), every card's button in order. */
+  kept_results (page, &made, &left);
+  g_assert_cmpuint (made, ==, made_before + 1);
+  g_assert_cmpuint (left, ==, 0);
+  json = sight_observation_to_json (obs, FALSE);
+  g_assert_cmpuint (strlen (json), >, 4 * (1 << 18));
+  nodes = sight_observation_get_nodes (obs, &n);
+  for (guint i = 0; i < n; i++)
+    if (g_str_equal (nodes[i].role, "button"))
+      {
+        g_autofree char *name = g_strdup_printf ("Add item %u to cart", buttons + 1);
+
+        g_assert_cmpstr (nodes[i].name, ==, name);
+        buttons++;
+      }
+  g_assert_cmpuint (buttons, ==, 12500);
   /* Every element is observed: 12,500 links and 12,500 buttons, the last
    * card's as much as the first's, in the tree and in the full text. */
   g_assert_cmpuint (sight_observation_get_n_elements (obs), >, 100000);
@@ -1059,6 +1127,109 @@ test_churn (void)
     }
 }
 
+/* A result longer than a slice is read back in slices (here of 4,097 code
+ * units, odd, so that ends fall inside surrogate pairs) and arrives as the
+ * single round trip brings it: the same observation, byte for byte. */
+static void
+test_sliced_identical (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("slices.html");
+  g_autoptr(SightObservation) whole = NULL;
+  g_autoptr(SightObservation) sliced = NULL;
+  g_autofree char *whole_json = NULL;
+  g_autofree char *sliced_json = NULL;
+  guint made, left, made_before;
+
+  _sight_web_page_set_slice_chars (page, G_MAXINT);
+  kept_results (page, &made_before, &left);
+  whole = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+  kept_results (page, &made, &left);
+  g_assert_cmpuint (made, ==, made_before);
+
+  _sight_web_page_set_slice_chars (page, 4097);
+  sliced = capture (page, SIGHT_OBSERVE_FULL_TEXT);
+  _sight_web_page_set_slice_chars (page, 0);
+  kept_results (page, &made, &left);
+  /* It went through the page's store, which dropped it after the last slice. */
+  g_assert_cmpuint (made, ==, made_before + 1);
+  g_assert_cmpuint (left, ==, 0);
+
+  whole_json = sight_observation_to_json (whole, FALSE);
+  sliced_json = sight_observation_to_json (sliced, FALSE);
+  g_assert_cmpuint (strlen (whole_json), >, 100 * 4097);
+  g_assert_true (g_utf8_validate (sliced_json, -1, NULL));
+  g_assert_nonnull (strstr (sliced_json, "\xf0\x9f\x9b\x92\xc3\xa9\xf0\x9f\x9b\x92"));
+  g_assert_cmpstr (sliced_json, ==, whole_json);
+  g_assert_cmpstr (sight_observation_get_text (sliced), ==, sight_observation_get_text (whole));
+  g_assert_nonnull (strstr (sight_observation_get_text (sliced), "button \"Add item 1000 to cart\""));
+}
+
+typedef struct {
+  gboolean answered;
+  int      kept;     /* -1: the script failed */
+} Poll;
+
+static void
+poll_kept_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(JsonNode) value = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result,
+                                                              NULL);
+  Poll *poll = user_data;
+
+  poll->kept = value != NULL && JSON_NODE_HOLDS_VALUE (value) ? (int) json_node_get_int (value)
+                                                              : -1;
+  poll->answered = TRUE;
+}
+
+/* The page navigates while a large result is read in slices: the capture
+ * fails with a clear error, never with part of a tree. */
+static void
+test_sliced_navigation (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("slices.html");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightObservation) obs = NULL;
+  g_autofree char *url = g_strconcat (base_url, "roles.html", NULL);
+  Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
+  Waiter load = { g_main_loop_new (NULL, FALSE), NULL };
+  gint64 deadline = g_get_monotonic_time () + deadline_ms * (gint64) 1000;
+  Poll poll = { FALSE, 0 };
+
+  /* About 500 round trips of 2,000 code units. */
+  _sight_web_page_set_slice_chars (page, 2000);
+  sight_observation_capture_async (page, SIGHT_OBSERVE_FULL_TEXT, deadline_ms, NULL,
+                                   waiter_done_cb, &w);
+  /* Once the result waits in the page, it navigates. */
+  while (poll.kept <= 0 && w.result == NULL && g_get_monotonic_time () < deadline)
+    {
+      poll.answered = FALSE;
+      sight_web_page_evaluate_async (page, "return globalThis.__sightKept ? "
+                                     "globalThis.__sightKept.size : 0;", NULL, deadline_ms, NULL,
+                                     poll_kept_cb, &poll);
+      while (!poll.answered && g_get_monotonic_time () < deadline)
+        g_main_context_iteration (NULL, TRUE);
+    }
+  g_assert_null (w.result);
+  g_assert_cmpint (poll.kept, >, 0);
+  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, deadline_ms, NULL,
+                             waiter_done_cb, &load);
+  /* Either may finish first. */
+  while ((w.result == NULL || load.result == NULL) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (w.result);
+  g_assert_nonnull (load.result);
+  obs = sight_observation_capture_finish (w.result, &error);
+  g_assert_null (obs);
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED);
+  g_assert_nonnull (strstr (error->message, "navigated away"));
+  g_assert_true (sight_web_page_load_finish (page, load.result, NULL));
+  _sight_web_page_set_slice_chars (page, 0);
+  waiter_clear (&w);
+  waiter_clear (&load);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1077,6 +1248,7 @@ main (int    argc,
   cards_html = build_cards_page (12500);
   big_cards_html = build_cards_page (31250);
   text_html = build_text_page ();
+  slices_html = build_slices_page ();
   server = soup_server_new (NULL, NULL);
   soup_server_add_handler (server, NULL, server_cb, NULL, NULL);
   {
@@ -1113,6 +1285,8 @@ main (int    argc,
   g_test_add_func ("/observation/webkit/hostile", test_hostile);
   g_test_add_func ("/observation/webkit/subtree-error", test_subtree_error);
   g_test_add_func ("/observation/webkit/churn", test_churn);
+  g_test_add_func ("/observation/webkit/sliced-identical", test_sliced_identical);
+  g_test_add_func ("/observation/webkit/sliced-navigation", test_sliced_navigation);
 
   return g_test_run ();
 }

@@ -615,7 +615,18 @@ test_runs_are_kept (void)
   g_assert_cmpint (step->verdict, ==, SIGHT_RUN_VERDICT_SKIPPED);
   /* Each step with the page after it, screenshot included. */
   g_assert_cmpuint (data->observations->len, ==, 5);
-  g_assert_true (sight_history_select_step (history, 0, TRUE));
+  {
+    /* Handed on once a worker parsed the stored JSON. */
+    gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+    guint shown = 0;
+    gulong id = g_signal_connect_swapped (history, "observation-selected",
+                                          G_CALLBACK (app_test_count_cb), &shown);
+
+    g_assert_true (sight_history_select_step (history, 0, TRUE));
+    while (shown == 0 && g_get_monotonic_time () < deadline)
+      g_main_context_iteration (NULL, TRUE);
+    g_signal_handler_disconnect (history, id);
+  }
   g_assert_nonnull (sight_observation_get_screenshot (sight_window_get_observation (window)));
   g_assert_true (g_str_has_prefix (sight_observation_get_url (sight_window_get_observation (window)),
                                    sight_window_get_demo_url (window)));

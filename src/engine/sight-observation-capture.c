@@ -49,31 +49,6 @@ screenshot_done_cb (GObject      *source,
   g_task_return_pointer (task, g_steal_pointer (&c->observation), g_object_unref);
 }
 
-/* The JSON of a large page's tree is megabytes: json-glib parsing it took
- * seconds of the main loop (bench/inspector). It is parsed, and the
- * observation built and indexed, in a worker; nothing there touches GTK or
- * WebKit. */
-static void
-parse_thread (GTask        *parse,
-              gpointer      source_object,
-              gpointer      task_data,
-              GCancellable *cancellable)
-{
-  const char *json = task_data;
-  GError *error = NULL;
-  gint64 t0 = g_get_monotonic_time ();
-  SightObservation *observation;
-
-  observation = sight_observation_new_from_text (json, &error);
-  if (observation == NULL)
-    {
-      g_task_return_error (parse, error);
-      return;
-    }
-  _sight_observation_set_timing (observation, "parse", (g_get_monotonic_time () - t0) / 1000.0);
-  g_task_return_pointer (parse, observation, g_object_unref);
-}
-
 static void
 parse_done_cb (GObject      *source,
                GAsyncResult *result,
@@ -86,7 +61,7 @@ parse_done_cb (GObject      *source,
   SightScreenshotOptions options = SIGHT_SCREENSHOT_OPTIONS_INIT;
   GArray *boxes;
 
-  c->observation = g_task_propagate_pointer (G_TASK (result), &error);
+  c->observation = _sight_observation_new_from_text_finish (result, &error);
   if (c->observation == NULL)
     {
       g_task_return_error (task, g_steal_pointer (&error));
@@ -127,7 +102,6 @@ evaluate_done_cb (GObject      *source,
 {
   g_autoptr(GTask) task = user_data;
   Capture *c = g_task_get_task_data (task);
-  g_autoptr(GTask) parse = NULL;
   g_autoptr(GError) error = NULL;
   char *json;
 
@@ -139,10 +113,9 @@ evaluate_done_cb (GObject      *source,
     }
   c->parse_start = g_get_monotonic_time ();
   c->round_trip_ms = (c->parse_start - c->start) / 1000.0;
-  parse = g_task_new (NULL, g_task_get_cancellable (task), parse_done_cb, g_object_ref (task));
-  g_task_set_source_tag (parse, parse_thread);
-  g_task_set_task_data (parse, json, g_free);
-  g_task_run_in_thread (parse, parse_thread);
+  /* Parsed, built and indexed in a worker (sight-observation.c). */
+  _sight_observation_new_from_text_async (json, g_task_get_cancellable (task), parse_done_cb,
+                                          g_object_ref (task));
 }
 
 void

@@ -16,4 +16,13 @@ void _sight_observation_set_timing     (SightObservation *self,
                                         const char       *phase,
                                         double            ms);
 
+/* sight_observation_new_from_text() of @json (taken) in a worker, as
+ * sight_observation_new_from_stored_async() does for a stored one. */
+void              _sight_observation_new_from_text_async  (char                *json,
+                                                           GCancellable        *cancellable,
+                                                           GAsyncReadyCallback  callback,
+                                                           gpointer             user_data);
+SightObservation *_sight_observation_new_from_text_finish (GAsyncResult        *result,
+                                                           GError             **error);
+
 G_END_DECLS

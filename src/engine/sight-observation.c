@@ -224,17 +224,41 @@ sight_observation_new_from_json (JsonNode  *result,
   return g_steal_pointer (&self);
 }
 
-SightObservation *
-sight_observation_new_from_text (const char  *json,
-                                 GError     **error)
+/* The one way from JSON text to an observation, for a live capture and a
+ * stored one alike: parsed, built and indexed (sight_observation_get_nodes())
+ * by the caller's thread, and its tree freed by a worker when it goes.
+ * @stored: @json is as sight_observation_to_json() wrote it (NULL or
+ * unreadable: an empty observation; @url for JSON that names none). */
+static SightObservation *
+observation_from_text (const char  *json,
+                       gboolean     stored,
+                       const char  *url,
+                       GError     **error)
 {
   g_autoptr(JsonNode) node = NULL;
   SightObservation *self;
 
-  g_return_val_if_fail (json != NULL, NULL);
+  if (json != NULL)
+    node = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH_TREE, NULL);
+  if (stored)
+    {
+      JsonObject *object;
 
-  node = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH_TREE, NULL);
-  if (node == NULL)
+      if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+        {
+          g_autoptr(JsonObject) empty = json_object_new ();
+
+          g_clear_pointer (&node, json_node_unref);
+          node = json_node_new (JSON_NODE_OBJECT);
+          json_node_set_object (node, empty);
+        }
+      object = json_node_get_object (node);
+      if (!json_object_has_member (object, "version"))
+        json_object_set_int_member (object, "version", 1);
+      if (url != NULL && !json_object_has_member (object, "url"))
+        json_object_set_string_member (object, "url", url);
+    }
+  else if (node == NULL)
     node = json_node_new (JSON_NODE_NULL);
   self = sight_observation_new_from_json (node, error);
   if (self != NULL)
@@ -246,41 +270,156 @@ sight_observation_new_from_text (const char  *json,
 }
 
 SightObservation *
+sight_observation_new_from_text (const char  *json,
+                                 GError     **error)
+{
+  g_return_val_if_fail (json != NULL, NULL);
+  return observation_from_text (json, FALSE, NULL, error);
+}
+
+static void
+set_stored_screenshot (SightObservation      *self,
+                       const SightScreenshot *shot)
+{
+  SightScreenshot *copy;
+
+  if (shot == NULL || shot->bytes == NULL)
+    return;
+  copy = g_new0 (SightScreenshot, 1);
+  *copy = *shot;
+  copy->bytes = g_bytes_ref (shot->bytes);
+  if (copy->scale <= 0)
+    copy->scale = 1.0;
+  _sight_observation_set_screenshot (self, copy);
+}
+
+SightObservation *
 sight_observation_new_from_stored (const char            *json,
                                    const char            *url,
                                    const SightScreenshot *shot)
 {
-  g_autoptr(JsonNode) node = NULL;
-  JsonObject *object;
+  SightObservation *self = observation_from_text (json, TRUE, url, NULL);
+
+  if (self != NULL)
+    set_stored_screenshot (self, shot);
+  return self;
+}
+
+/* Parsing in a worker ---------------------------------------------------- */
+
+typedef struct {
+  char            *json;
+  gboolean         stored;
+  char            *url;
+  SightScreenshot *shot;   /* stored: the screenshot taken with it, or NULL */
+} Parse;
+
+static void
+parse_free (Parse *parse)
+{
+  g_free (parse->json);
+  g_free (parse->url);
+  if (parse->shot != NULL)
+    screenshot_free (parse->shot);
+  g_free (parse);
+}
+
+/* The JSON of a large page's tree is megabytes: json-glib parsing it took
+ * seconds of the main loop (bench/inspector). Nothing here touches GTK or
+ * WebKit; the object is handed back whole. */
+static void
+parse_thread (GTask        *task,
+              gpointer      source_object,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  Parse *parse = task_data;
+  GError *error = NULL;
+  gint64 t0 = g_get_monotonic_time ();
   SightObservation *self;
 
-  if (json != NULL)
-    node = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH_TREE, NULL);
-  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+  self = observation_from_text (parse->json, parse->stored, parse->url, &error);
+  if (self == NULL)
     {
-      g_autoptr(JsonObject) empty = json_object_new ();
-
-      g_clear_pointer (&node, json_node_unref);
-      node = json_node_new (JSON_NODE_OBJECT);
-      json_node_set_object (node, empty);
+      g_task_return_error (task, error);
+      return;
     }
-  object = json_node_get_object (node);
-  if (!json_object_has_member (object, "version"))
-    json_object_set_int_member (object, "version", 1);
-  if (url != NULL && !json_object_has_member (object, "url"))
-    json_object_set_string_member (object, "url", url);
-  self = sight_observation_new_from_json (node, NULL);
-  if (self != NULL && shot != NULL && shot->bytes != NULL)
+  if (parse->shot != NULL)
+    set_stored_screenshot (self, parse->shot);
+  else if (!parse->stored)
+    _sight_observation_set_timing (self, "parse", (g_get_monotonic_time () - t0) / 1000.0);
+  g_task_return_pointer (task, self, g_object_unref);
+}
+
+static void
+parse_in_worker (Parse               *parse,
+                 GCancellable        *cancellable,
+                 GAsyncReadyCallback  callback,
+                 gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, parse_in_worker);
+  g_task_set_task_data (task, parse, (GDestroyNotify) parse_free);
+  g_task_run_in_thread (task, parse_thread);
+}
+
+void
+_sight_observation_new_from_text_async (char                *json,
+                                        GCancellable        *cancellable,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data)
+{
+  Parse *parse = g_new0 (Parse, 1);
+
+  parse->json = json;
+  parse_in_worker (parse, cancellable, callback, user_data);
+}
+
+void
+sight_observation_new_from_stored_async (const char            *json,
+                                         const char            *url,
+                                         const SightScreenshot *shot,
+                                         GCancellable          *cancellable,
+                                         GAsyncReadyCallback    callback,
+                                         gpointer               user_data)
+{
+  Parse *parse = g_new0 (Parse, 1);
+
+  parse->json = g_strdup (json);
+  parse->stored = TRUE;
+  parse->url = g_strdup (url);
+  if (shot != NULL && shot->bytes != NULL)
     {
-      SightScreenshot *copy = g_new0 (SightScreenshot, 1);
-
-      *copy = *shot;
-      copy->bytes = g_bytes_ref (shot->bytes);
-      if (copy->scale <= 0)
-        copy->scale = 1.0;
-      _sight_observation_set_screenshot (self, copy);
+      parse->shot = g_new0 (SightScreenshot, 1);
+      *parse->shot = *shot;
+      parse->shot->bytes = g_bytes_ref (shot->bytes);
+      parse->shot->pixbuf = NULL;
     }
-  return self;
+  parse_in_worker (parse, cancellable, callback, user_data);
+}
+
+static SightObservation *
+parse_finish (GAsyncResult  *result,
+              GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == parse_in_worker, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+SightObservation *
+_sight_observation_new_from_text_finish (GAsyncResult  *result,
+                                         GError       **error)
+{
+  return parse_finish (result, error);
+}
+
+SightObservation *
+sight_observation_new_from_stored_finish (GAsyncResult  *result,
+                                          GError       **error)
+{
+  return parse_finish (result, error);
 }
 
 void

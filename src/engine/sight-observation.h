@@ -56,6 +56,16 @@ SightObservation *sight_observation_new_from_json    (JsonNode            *resul
 SightObservation *sight_observation_new_from_stored  (const char            *json,
                                                       const char            *url,
                                                       const SightScreenshot *shot);
+/* The same in a worker (a stored tree is megabytes of JSON, as a live one):
+ * the one path of sight_observation_capture_async()'s parse. */
+void              sight_observation_new_from_stored_async  (const char            *json,
+                                                            const char            *url,
+                                                            const SightScreenshot *shot,
+                                                            GCancellable          *cancellable,
+                                                            GAsyncReadyCallback    callback,
+                                                            gpointer               user_data);
+SightObservation *sight_observation_new_from_stored_finish (GAsyncResult          *result,
+                                                            GError               **error);
 
 const char       *sight_observation_get_url          (SightObservation    *self);
 const char       *sight_observation_get_title        (SightObservation    *self);

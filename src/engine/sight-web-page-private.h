@@ -45,6 +45,8 @@ struct _SightWebPage
   char    *terminate_reason;              /* why we are terminating the web process */
 
   guint         navigation_count;         /* main-frame loads started */
+  guint         slice_chars;              /* results longer are read in slices of it
+                                           * (sight-web-page-evaluate.c); 0: its default */
   char        **pending_files;            /* the answer to the next file chooser */
   gboolean      file_chooser_answered;
   SightWebPage *opener;                   /* weak */
@@ -158,6 +160,12 @@ void         _sight_web_page_responsive_changed_cb (WebKitWebView *view,
 
 
 /* For the actions code of the engine. */
+
+/* A script's result whose JSON is longer than @chars UTF-16 code units is
+ * read back in slices of that length (0: the default, 262,144); for
+ * the tests of the sliced path. */
+void     _sight_web_page_set_slice_chars           (SightWebPage       *self,
+                                                    guint               chars);
 
 /* Main-frame loads started over the page's life. */
 guint    _sight_web_page_get_navigation_count      (SightWebPage       *self);
