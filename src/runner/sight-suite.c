@@ -109,7 +109,6 @@ struct _Suite {
   char         *grep;
   gint64        started;        /* real time */
   SightWebPage *spare;          /* the next test's page, warming up, or NULL */
-  GCancellable *spare_cancellable;
   SightSuiteProgressFunc progress;
   gpointer      progress_data;
 };
@@ -654,9 +653,12 @@ spare_warmed_cb (GObject      *source,
                  GAsyncResult *result,
                  gpointer      user_data)
 {
+  g_autoptr(SightWebPage) page = user_data;
   g_autoptr(GError) error = NULL;
 
-  /* Cancelled at the suite's end, or failed: a new page is made instead. */
+  /* Failed: a new page is made instead. A spare the suite let go of ends
+   * here, once its load is over (a view closed while it loads takes GTK's
+   * window with it mid-signal). */
   if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
     g_debug ("The spare page did not warm up: %s", error->message);
   else
@@ -669,9 +671,8 @@ spare_make (Suite *suite)
   if (suite->spare != NULL)
     return;
   suite->spare = sight_web_page_new ();
-  suite->spare_cancellable = g_cancellable_new ();
   sight_web_page_load_async (suite->spare, "about:blank", SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
-                             suite->spare_cancellable, spare_warmed_cb, NULL);
+                             NULL, spare_warmed_cb, g_object_ref (suite->spare));
 }
 
 /* The spare page for the test starting now, once it is warm (else a new
@@ -683,10 +684,7 @@ spare_take (Suite *suite)
   SightWebPage *page = NULL;
 
   if (suite->spare != NULL && g_object_get_data (G_OBJECT (suite->spare), SPARE_READY) != NULL)
-    {
-      page = g_steal_pointer (&suite->spare);
-      g_clear_object (&suite->spare_cancellable);
-    }
+    page = g_steal_pointer (&suite->spare);
   spare_drop (suite);
   if (page == NULL)
     page = sight_web_page_new ();
@@ -699,9 +697,6 @@ spare_take (Suite *suite)
 static void
 spare_drop (Suite *suite)
 {
-  if (suite->spare_cancellable != NULL)
-    g_cancellable_cancel (suite->spare_cancellable);
-  g_clear_object (&suite->spare_cancellable);
   g_clear_object (&suite->spare);
 }
 
