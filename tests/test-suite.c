@@ -94,6 +94,19 @@ fixture_cb (SoupServer        *server,
       soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_TAKE, page, strlen (page));
       return;
     }
+  if (g_str_equal (path, "/paint"))
+    {
+      /* A click that turns the page red at once, in the click's own handler. */
+      body = "<!doctype html><html lang=en><title>Paint</title>"
+             "<style>html,body{margin:0;height:100%;background:#fff}</style>"
+             "<p>Ready</p><button id=b>Paint</button><script>"
+             "document.getElementById ('b').addEventListener ('click', () => {"
+             " document.documentElement.style.background = '#f00';"
+             " document.body.style.background = '#f00'; });</script></html>";
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, body, strlen (body));
+      return;
+    }
   if (!g_str_equal (path, "/flaky"))
     {
       soup_server_message_set_status (msg, 404, NULL);
@@ -658,6 +671,84 @@ test_secret_masked_when_shown (void)
   g_assert_cmpuint (dark_share (shot, last->scale, 40, 300, 200, 20), <, 500);
 }
 
+/* Red (pure) pixels of @pixbuf in the CSS box, in thousandths. */
+static guint
+red_share (GdkPixbuf *pixbuf,
+           double     scale,
+           double     x,
+           double     y,
+           double     width,
+           double     height)
+{
+  guint red = 0, all = 0;
+  int channels = gdk_pixbuf_get_n_channels (pixbuf);
+  int stride = gdk_pixbuf_get_rowstride (pixbuf);
+  const guint8 *pixels = gdk_pixbuf_read_pixels (pixbuf);
+
+  for (int py = (int) ceil (y * scale); py < (int) ((y + height) * scale); py++)
+    for (int px = (int) ceil (x * scale); px < (int) ((x + width) * scale); px++)
+      {
+        const guint8 *p = pixels + py * stride + px * channels;
+
+        all++;
+        if (p[0] > 200 && p[1] < 60 && p[2] < 60)
+          red++;
+      }
+  return all > 0 ? red * 1000 / all : 0;
+}
+
+/* The page after each step is kept while the next step goes on: each step's
+ * screenshot still shows the page as that step left it, not as the next
+ * step's click made it, and every step has its screenshot when the run is
+ * read back. */
+static void
+test_step_shots_in_order (void)
+{
+  g_autofree char *path = g_build_filename (dir, "paint.sightline.json", NULL);
+  g_autofree char *text = g_strdup_printf (
+    "{ \"name\": \"Paints\", \"url\": \"%spaint\", \"steps\": ["
+    "  { \"do\": \"expect text \\\"Ready\\\"\" },"
+    "  { \"do\": \"click the Paint button\" },"
+    "  { \"do\": \"expect text \\\"Ready\\\"\" } ] }", fixture_url);
+  const char *paths[] = { path, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = NULL;
+  g_autoptr(SightRunData) data = NULL;
+  g_autofree char *got = NULL;
+  guint red[4] = { 0 };
+  gboolean shot[4] = { FALSE };
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  result = run_suite (paths, "{}", &error);
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "Paints=pass();");
+  data = sight_store_load_run (store, first_run_id (test_at (result, 0)), &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < data->observations->len; i++)
+    {
+      SightObservationRecord *obs = data->observations->pdata[i];
+      g_autoptr(GdkPixbufLoader) loader = gdk_pixbuf_loader_new ();
+
+      if (obs->screenshot == NULL || obs->step_index < 0 || obs->step_index > 3 ||
+          g_strcmp0 (obs->phase, "after") != 0)
+        continue;
+      g_assert_true (gdk_pixbuf_loader_write_bytes (loader, obs->screenshot, &error));
+      g_assert_true (gdk_pixbuf_loader_close (loader, &error));
+      g_assert_no_error (error);
+      shot[obs->step_index] = TRUE;
+      red[obs->step_index] = red_share (gdk_pixbuf_loader_get_pixbuf (loader), obs->scale,
+                                        600, 300, 200, 200);
+    }
+  /* 0: the start page, 1: the first expectation, 2: the click, 3: the second */
+  for (guint i = 0; i < 4; i++)
+    g_assert_true (shot[i]);
+  g_assert_cmpuint (red[0], <, 10);
+  g_assert_cmpuint (red[1], <, 10);
+  g_assert_cmpuint (red[2], >, 990);
+  g_assert_cmpuint (red[3], >, 990);
+}
+
 /* A plain param typed into a password field is a secret from then on: the
  * stored options and every report have it masked, as a literal password. */
 static void
@@ -1218,6 +1309,7 @@ main (int    argc,
   g_test_add_func ("/suite/model-acquisition", test_model_acquisition);
   g_test_add_func ("/suite/failure-evidence", test_failure_evidence);
   g_test_add_func ("/suite/tests-isolated", test_tests_isolated);
+  g_test_add_func ("/suite/step-shots-in-order", test_step_shots_in_order);
   status = g_test_run ();
 
   g_clear_pointer (&serial_result, json_node_unref);

@@ -35,7 +35,6 @@ screenshot_done_cb (GObject      *source,
                     gpointer      user_data)
 {
   g_autoptr(GTask) task = user_data;
-  Capture *c = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   SightScreenshot *shot;
 
@@ -45,8 +44,68 @@ screenshot_done_cb (GObject      *source,
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
-  _sight_observation_set_screenshot (c->observation, shot);
-  g_task_return_pointer (task, g_steal_pointer (&c->observation), g_object_unref);
+  _sight_observation_set_screenshot (g_task_get_task_data (task), shot);
+  g_task_return_boolean (task, TRUE);
+}
+
+void
+sight_observation_capture_screenshot_async (SightObservation    *observation,
+                                            SightWebPage        *page,
+                                            GCancellable        *cancellable,
+                                            GAsyncReadyCallback  callback,
+                                            gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GArray) masks = NULL;
+  SightScreenshotOptions options = SIGHT_SCREENSHOT_OPTIONS_INIT;
+  GArray *boxes;
+
+  g_return_if_fail (SIGHT_IS_OBSERVATION (observation));
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
+
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_observation_capture_screenshot_async);
+  g_task_set_task_data (task, g_object_ref (observation), g_object_unref);
+  boxes = sight_observation_get_secure_boxes (observation);
+  masks = g_array_sized_new (FALSE, TRUE, sizeof (SightRect), boxes->len);
+  for (guint i = 0; i < boxes->len; i++)
+    {
+      SightRect r = g_array_index (boxes, SightRect, i);
+
+      r.x -= MASK_MARGIN;
+      r.y -= MASK_MARGIN;
+      r.width += 2 * MASK_MARGIN;
+      r.height += 2 * MASK_MARGIN;
+      g_array_append_val (masks, r);
+    }
+  options.max_side = SIGHT_OBSERVATION_MAX_SIDE;
+  options.masks = (const SightRect *) (gpointer) masks->data;
+  options.n_masks = masks->len;
+  sight_web_page_screenshot_async (page, &options, cancellable, screenshot_done_cb,
+                                   g_steal_pointer (&task));
+}
+
+gboolean
+sight_observation_capture_screenshot_finish (GAsyncResult  *result,
+                                             GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static void
+capture_shot_done_cb (GObject      *source,
+                      GAsyncResult *result,
+                      gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  Capture *c = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+
+  if (!sight_observation_capture_screenshot_finish (result, &error))
+    g_task_return_error (task, g_steal_pointer (&error));
+  else
+    g_task_return_pointer (task, g_steal_pointer (&c->observation), g_object_unref);
 }
 
 static void
@@ -57,9 +116,6 @@ parse_done_cb (GObject      *source,
   g_autoptr(GTask) task = user_data;
   Capture *c = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GArray) masks = NULL;
-  SightScreenshotOptions options = SIGHT_SCREENSHOT_OPTIONS_INIT;
-  GArray *boxes;
 
   c->observation = _sight_observation_new_from_text_finish (result, &error);
   if (c->observation == NULL)
@@ -76,23 +132,9 @@ parse_done_cb (GObject      *source,
       return;
     }
 
-  boxes = sight_observation_get_secure_boxes (c->observation);
-  masks = g_array_sized_new (FALSE, TRUE, sizeof (SightRect), boxes->len);
-  for (guint i = 0; i < boxes->len; i++)
-    {
-      SightRect r = g_array_index (boxes, SightRect, i);
-
-      r.x -= MASK_MARGIN;
-      r.y -= MASK_MARGIN;
-      r.width += 2 * MASK_MARGIN;
-      r.height += 2 * MASK_MARGIN;
-      g_array_append_val (masks, r);
-    }
-  options.max_side = SIGHT_OBSERVATION_MAX_SIDE;
-  options.masks = (const SightRect *) (gpointer) masks->data;
-  options.n_masks = masks->len;
-  sight_web_page_screenshot_async (c->page, &options, g_task_get_cancellable (task),
-                                   screenshot_done_cb, g_object_ref (task));
+  sight_observation_capture_screenshot_async (c->observation, c->page,
+                                              g_task_get_cancellable (task),
+                                              capture_shot_done_cb, g_object_ref (task));
 }
 
 static void

@@ -45,6 +45,18 @@ void              sight_observation_capture_async    (SightWebPage        *page,
                                                       gpointer             user_data);
 SightObservation *sight_observation_capture_finish   (GAsyncResult        *result,
                                                       GError             **error);
+/* Takes the page's screenshot, masked by @observation's secure boxes, and
+ * keeps it in @observation: the screenshot step of a capture with
+ * SIGHT_OBSERVE_SCREENSHOT, for a caller that took the tree first. WebKit
+ * paints the snapshot when its request arrives, before any script or input
+ * sent to the page after this call. */
+void              sight_observation_capture_screenshot_async  (SightObservation    *observation,
+                                                               SightWebPage        *page,
+                                                               GCancellable        *cancellable,
+                                                               GAsyncReadyCallback  callback,
+                                                               gpointer             user_data);
+gboolean          sight_observation_capture_screenshot_finish (GAsyncResult        *result,
+                                                               GError             **error);
 
 /* From the JSON value snapshot.js's observe() returned (takes a reference). */
 SightObservation *sight_observation_new_from_json    (JsonNode            *result,

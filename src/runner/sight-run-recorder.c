@@ -8,6 +8,12 @@
 #include "sight-error.h"
 #include "sight-run-record.h"
 
+/* How long a step's screenshot, taken while the next step goes on, may keep
+ * the run from closing. */
+#define SHOT_TIMEOUT_MS 10000
+
+typedef struct _DeferredClose DeferredClose;
+
 struct _SightRunRecorder
 {
   GObject     parent_instance;
@@ -26,6 +32,10 @@ struct _SightRunRecorder
   /* the step that closed last, for what is kept of the page after it */
   gboolean    closed_screenshot;
   GError     *closed_error;
+
+  /* screenshots still being taken and encoded; the run closes after them */
+  guint          shots_pending;
+  DeferredClose *deferred_close;
 };
 
 G_DEFINE_FINAL_TYPE (SightRunRecorder, sight_run_recorder, G_TYPE_OBJECT)
@@ -326,6 +336,7 @@ typedef struct {
   SightStepShot     shot;
   guint             index;
   SightObservation *observation;
+  SightWebPage     *page;
   char             *evidence;
 } ObserveStep;
 
@@ -333,6 +344,7 @@ static void
 observe_step_free (ObserveStep *data)
 {
   g_clear_object (&data->observation);
+  g_clear_object (&data->page);
   g_free (data->evidence);
   g_free (data);
 }
@@ -364,6 +376,102 @@ store_evidence (SightRunRecorder *self,
   return sight_store_artifact_path (self->store, self->run_id, name);
 }
 
+/* Screenshots taken while the run goes on -------------------------------- */
+
+struct _DeferredClose {
+  SightRunRecord      record;
+  GAsyncReadyCallback callback;
+  gpointer            user_data;
+};
+
+typedef struct {
+  SightRunRecorder *recorder;
+  guint             index;
+  SightObservation *observation;
+  GCancellable     *cancellable;
+  guint             timeout_id;
+} LaterShot;
+
+static void finish_run (SightRunRecorder    *self,
+                        const SightRunRecord *run,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data);
+
+static void
+deferred_close_free (DeferredClose *close)
+{
+  SightRunRecord *r = &close->record;
+
+  g_free (r->session_id);
+  g_free (r->kind);
+  g_free (r->name);
+  g_free (r->url);
+  g_free (r->code);
+  g_free (r->explanation);
+  g_free (r->final_url);
+  g_free (r->answer);
+  g_strfreev (r->notes);
+  g_free (close);
+}
+
+static gboolean
+later_shot_timeout_cb (gpointer user_data)
+{
+  LaterShot *later = user_data;
+
+  later->timeout_id = 0;
+  g_cancellable_cancel (later->cancellable);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+later_shot_done_cb (GObject      *source,
+                    GAsyncResult *result,
+                    gpointer      user_data)
+{
+  LaterShot *later = user_data;
+  SightRunRecorder *self = later->recorder;
+  g_autoptr(GError) error = NULL;
+  gboolean shot = sight_observation_capture_screenshot_finish (result, &error);
+
+  if (!shot)
+    g_debug ("The page after step %u was kept without its screenshot: %s", later->index + 1,
+             error->message);
+  sight_run_store_observation (self->store, self->run_id, (int) later->index, "after",
+                               later->observation, shot, write_done_cb, NULL);
+  g_clear_handle_id (&later->timeout_id, g_source_remove);
+  g_object_unref (later->cancellable);
+  g_object_unref (later->observation);
+  g_free (later);
+
+  if (--self->shots_pending == 0 && self->deferred_close != NULL)
+    {
+      DeferredClose *close = g_steal_pointer (&self->deferred_close);
+
+      finish_run (self, &close->record, close->callback, close->user_data);
+      deferred_close_free (close);
+    }
+  g_object_unref (self);
+}
+
+static void
+take_shot_later (SightRunRecorder *self,
+                 guint             index,
+                 SightObservation *observation,
+                 SightWebPage     *page)
+{
+  LaterShot *later = g_new0 (LaterShot, 1);
+
+  later->recorder = g_object_ref (self);
+  later->index = index;
+  later->observation = g_object_ref (observation);
+  later->cancellable = g_cancellable_new ();
+  later->timeout_id = g_timeout_add (SHOT_TIMEOUT_MS, later_shot_timeout_cb, later);
+  self->shots_pending++;
+  sight_observation_capture_screenshot_async (observation, page, later->cancellable,
+                                              later_shot_done_cb, later);
+}
+
 static void
 step_observed_cb (GObject      *source,
                   GAsyncResult *result,
@@ -374,6 +482,15 @@ step_observed_cb (GObject      *source,
   ObserveStep *data = g_task_get_task_data (task);
 
   data->observation = sight_observation_capture_finish (result, NULL);
+  if (data->observation != NULL && data->shot == SIGHT_STEP_SHOT_PAGE)
+    {
+      /* The page's snapshot is painted when its request arrives, before
+       * anything the next step sends: the next step goes on while the
+       * pixels are masked, encoded and stored. */
+      take_shot_later (self, data->index, data->observation, data->page);
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
   if (data->observation != NULL)
     {
       sight_run_store_observation (self->store, self->run_id, (int) data->index, "after",
@@ -408,7 +525,10 @@ sight_run_recorder_observe_step_async (SightRunRecorder    *self,
   data->index = self->index - 1;
   data->shot = sight_step_shot_for (self->closed_screenshot, self->closed_error, secret_filled);
   g_task_set_task_data (task, data, (GDestroyNotify) observe_step_free);
-  if (data->shot != SIGHT_STEP_SHOT_NONE)
+  data->page = g_object_ref (page);
+  /* A page's screenshot is taken after the tree (take_shot_later); a
+   * failure's evidence with it, before the step's result is told. */
+  if (data->shot == SIGHT_STEP_SHOT_EVIDENCE)
     flags |= SIGHT_OBSERVE_SCREENSHOT;
   else
     flags &= ~SIGHT_OBSERVE_SCREENSHOT;
@@ -476,12 +596,41 @@ sight_run_recorder_close_record (SightRunRecorder     *self,
                                  GAsyncReadyCallback   callback,
                                  gpointer              user_data)
 {
-  SightRunRecord record;
-
   g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
   g_return_if_fail (run != NULL);
 
-  record = *run;
+  if (self->shots_pending > 0 && self->deferred_close == NULL)
+    {
+      /* The last steps' screenshots are kept before the run is finished:
+       * whoever reads the run back finds them. */
+      DeferredClose *close = g_new0 (DeferredClose, 1);
+
+      close->record = *run;
+      close->record.session_id = g_strdup (run->session_id);
+      close->record.kind = g_strdup (run->kind);
+      close->record.name = g_strdup (run->name);
+      close->record.url = g_strdup (run->url);
+      close->record.code = g_strdup (run->code);
+      close->record.explanation = g_strdup (run->explanation);
+      close->record.final_url = g_strdup (run->final_url);
+      close->record.answer = g_strdup (run->answer);
+      close->record.notes = g_strdupv (run->notes);
+      close->callback = callback;
+      close->user_data = user_data;
+      self->deferred_close = close;
+      return;
+    }
+  finish_run (self, run, callback, user_data);
+}
+
+static void
+finish_run (SightRunRecorder     *self,
+            const SightRunRecord *run,
+            GAsyncReadyCallback   callback,
+            gpointer              user_data)
+{
+  SightRunRecord record = *run;
+
   record.id = self->run_id;
   sight_store_finish_run_async (self->store, &record, NULL, callback ? callback : write_done_cb,
                                 user_data);
