@@ -108,7 +108,7 @@ struct _Suite {
   guint         shard_total;
   char         *grep;
   gint64        started;        /* real time */
-  SightWebPage *spare;          /* the next test's page, warming up, or NULL */
+  GPtrArray    *spares;         /* the next tests' pages, warming up (one per worker) */
   SightSuiteProgressFunc progress;
   gpointer      progress_data;
 };
@@ -122,12 +122,11 @@ test_free (Test *test)
   g_free (test);
 }
 
-static void spare_drop (Suite *suite);
 
 static void
 suite_free (Suite *suite)
 {
-  spare_drop (suite);
+  g_clear_pointer (&suite->spares, g_ptr_array_unref);
   g_clear_object (&suite->store);
   g_clear_pointer (&suite->tests, g_ptr_array_unref);
   g_queue_clear (&suite->queue);
@@ -668,27 +667,29 @@ spare_warmed_cb (GObject      *source,
 static void
 spare_make (Suite *suite)
 {
-  if (suite->spare != NULL)
-    return;
-  suite->spare = sight_web_page_new ();
-  sight_web_page_load_async (suite->spare, "about:blank", SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
-                             NULL, spare_warmed_cb, g_object_ref (suite->spare));
+  SightWebPage *page = sight_web_page_new ();
+
+  g_ptr_array_add (suite->spares, page);
+  sight_web_page_load_async (page, "about:blank", SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
+                             NULL, spare_warmed_cb, g_object_ref (page));
 }
 
-/* The spare page for the test starting now, once it is warm (else a new
- * one: the test's load must not meet about:blank's commit), and a spare for
- * the one after it while tests wait. */
+/* A warm spare page for the test starting now (else a new one: the test's
+ * load must not meet about:blank's commit), and spares for the tests after
+ * it, one for each worker while tests wait. */
 static SightWebPage *
 spare_take (Suite *suite)
 {
   SightWebPage *page = NULL;
+  guint wanted;
 
-  if (suite->spare != NULL && g_object_get_data (G_OBJECT (suite->spare), SPARE_READY) != NULL)
-    page = g_steal_pointer (&suite->spare);
-  spare_drop (suite);
+  for (guint i = 0; i < suite->spares->len && page == NULL; i++)
+    if (g_object_get_data (suite->spares->pdata[i], SPARE_READY) != NULL)
+      page = g_ptr_array_steal_index (suite->spares, i);
   if (page == NULL)
     page = sight_web_page_new ();
-  if (!g_queue_is_empty (&suite->queue))
+  wanted = MIN (MAX (suite->workers, 1), g_queue_get_length (&suite->queue));
+  while (suite->spares->len < wanted)
     spare_make (suite);
   return page;
 }
@@ -697,7 +698,8 @@ spare_take (Suite *suite)
 static void
 spare_drop (Suite *suite)
 {
-  g_clear_object (&suite->spare);
+  if (suite->spares != NULL)
+    g_ptr_array_set_size (suite->spares, 0);
 }
 
 /* Starts an attempt of @test on @page (NULL: a page of its own), recorded
@@ -1142,6 +1144,7 @@ sight_suite_run_async (SightStore             *store,
   g_task_set_check_cancellable (task, FALSE);
   g_task_set_task_data (task, suite, (GDestroyNotify) suite_free);
   suite->store = g_object_ref (store);
+  suite->spares = g_ptr_array_new_with_free_func (g_object_unref);
   suite->progress = progress;
   suite->progress_data = progress_data;
   suite->tests = g_ptr_array_new_with_free_func ((GDestroyNotify) test_free);
