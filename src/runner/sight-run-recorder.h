@@ -105,6 +105,12 @@ void              sight_run_recorder_observe_step_async  (SightRunRecorder    *s
                                                           GCancellable        *cancellable,
                                                           GAsyncReadyCallback  callback,
                                                           gpointer             user_data);
+/* Whether the page's screenshot after a step is taken while the next step
+ * goes on (a suite's tests): observe answers once the tree is in and the
+ * snapshot asked for, and the run is finished after the last screenshot
+ * is kept. Off (the default): observe answers with the screenshot kept. */
+void              sight_run_recorder_set_overlap_shots   (SightRunRecorder    *self,
+                                                          gboolean             overlap);
 char             *sight_run_recorder_observe_step_finish (SightRunRecorder    *self,
                                                           GAsyncResult        *result,
                                                           SightObservation   **out_observation);
