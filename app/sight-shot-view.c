@@ -234,10 +234,12 @@ sight_shot_view_measure (GtkWidget      *widget,
 
   *minimum = 64;
   *natural = 320;
+  /* Half the screenshot's size, but never under the minimum (a small
+   * stored screenshot would make GTK warn). */
   if (self->texture != NULL)
-    *natural = orientation == GTK_ORIENTATION_HORIZONTAL
-               ? gdk_texture_get_width (self->texture) / 2
-               : gdk_texture_get_height (self->texture) / 2;
+    *natural = MAX (*minimum, orientation == GTK_ORIENTATION_HORIZONTAL
+                              ? gdk_texture_get_width (self->texture) / 2
+                              : gdk_texture_get_height (self->texture) / 2);
 }
 
 void
