@@ -291,14 +291,15 @@ test_workers_and_shards_agree (void)
   g_assert_cmpuint (failed->observations->len, >=, 3);
   g_assert_nonnull (((SightObservationRecord *) failed->observations->pdata[0])->screenshot);
 
-  /* Two workers: the same verdicts, and the first two tests ran at once. */
+  /* Two workers: the same verdicts, and two tests ran at once (the two
+   * longest, which start first: the first and the last). */
   parallel = run_suite (paths, "{ \"workers\": 2 }", &error);
   g_assert_no_error (error);
   got = verdicts (parallel);
   g_assert_cmpstr (got, ==, expected);
   first = sight_store_load_run (store, first_run_id (test_at (parallel, 0)), &error);
   g_assert_no_error (error);
-  second = sight_store_load_run (store, first_run_id (test_at (parallel, 1)), &error);
+  second = sight_store_load_run (store, first_run_id (test_at (parallel, 2)), &error);
   g_assert_no_error (error);
   g_assert_cmpint (second->run->started_at, <, first->run->finished_at);
   g_assert_cmpint (first->run->started_at, <, second->run->finished_at);
@@ -1270,6 +1271,55 @@ test_tests_isolated (void)
     }
 }
 
+/* When the run of @test (its first attempt's) started. */
+static gint64
+run_started_at (JsonObject *test)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightRunData) data = sight_store_load_run (store, first_run_id (test), &error);
+
+  g_assert_no_error (error);
+  return data->run->started_at;
+}
+
+/* With two workers the longest test starts first, whatever its place in
+ * the suite: two tests with no steps come before one with four in name
+ * order, and the long one starts with the first short one, before the
+ * second. With one worker the order is the suite's. The result lists the
+ * tests in the suite's order either way. */
+static void
+test_longest_first (void)
+{
+  g_autofree char *a = blank_test ("a-short.sightline.json", "Short A");
+  g_autofree char *b = blank_test ("b-short.sightline.json", "Short B");
+  g_autofree char *c = g_build_filename (dir, "c-long.sightline.json", NULL);
+  const char *check = "{ \"do\": \"expect text \\\"Ready\\\"\" }";
+  g_autofree char *text = g_strdup_printf ("{ \"name\": \"Long C\", \"url\": \"%spaint\", "
+                                           "\"steps\": [ %s, %s, %s, %s ] }",
+                                           fixture_url, check, check, check, check);
+  const char *paths[] = { a, b, c, NULL };
+  const char *args[] = { "{ \"workers\": 1 }", "{ \"workers\": 2 }" };
+
+  g_assert_true (g_file_set_contents (c, text, -1, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (args); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(JsonNode) result = run_suite (paths, args[i], &error);
+      g_autofree char *got = NULL;
+      gint64 short_b, long_c;
+
+      g_assert_no_error (error);
+      got = verdicts (result);
+      g_assert_cmpstr (got, ==, "Short A=pass();Short B=pass();Long C=pass();");
+      short_b = run_started_at (test_at (result, 1));
+      long_c = run_started_at (test_at (result, 2));
+      if (i == 0)
+        g_assert_cmpint (short_b, <, long_c);
+      else
+        g_assert_cmpint (long_c, <, short_b);
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1309,6 +1359,7 @@ main (int    argc,
   g_test_add_func ("/suite/model-acquisition", test_model_acquisition);
   g_test_add_func ("/suite/failure-evidence", test_failure_evidence);
   g_test_add_func ("/suite/tests-isolated", test_tests_isolated);
+  g_test_add_func ("/suite/longest-first", test_longest_first);
   g_test_add_func ("/suite/step-shots-in-order", test_step_shots_in_order);
   status = g_test_run ();
 

@@ -1164,6 +1164,28 @@ project_for (GHashTable     *cache,
   return sight_project_ref (project);
 }
 
+/* How long @test is expected to take, in its own unit: its number of
+ * steps (each one an action or a check with its recording). */
+static guint
+expected_length (const Test *test)
+{
+  return test->file->steps->len;
+}
+
+/* With several workers the longest tests start first, so that the last to
+ * end is a short one and no worker waits long for another at the end (the
+ * sort is stable: tests of one length keep their order). One worker runs
+ * the tests in order. */
+static int
+longest_first (gconstpointer a,
+               gconstpointer b,
+               gpointer      user_data)
+{
+  guint la = expected_length (a), lb = expected_length (b);
+
+  return la > lb ? -1 : la < lb ? 1 : 0;
+}
+
 void
 sight_suite_run_async (SightStore             *store,
                        GPtrArray              *files,
@@ -1277,6 +1299,8 @@ sight_suite_run_async (SightStore             *store,
       g_queue_push_tail (&suite->queue, test);
     }
 
+  if (suite->workers > 1)
+    g_queue_sort (&suite->queue, longest_first, NULL);
   suite->task = g_steal_pointer (&task);
   suite_pump (suite);
 }
