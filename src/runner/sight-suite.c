@@ -88,6 +88,7 @@ struct _Attempt {
   gboolean          loaded;
   gboolean          borrowed_page; /* the caller's: guarded only while the test runs */
   gboolean          stopped;      /* a step failed: the rest are skipped */
+  gboolean          released;     /* its worker went on to the next test */
   SightRunVerdict   verdict;
   SightErrorCode    code;
   char             *explanation;
@@ -102,7 +103,8 @@ struct _Suite {
   GQueue        queue;          /* Test * waiting for an attempt */
   guint         workers;
   guint         retries;
-  guint         running;
+  guint         running;        /* tests holding a worker */
+  guint         alive;          /* attempts not done (holding a worker or finishing) */
   guint         total;          /* before grep and shard */
   guint         shard_index;    /* 0: no shard */
   guint         shard_total;
@@ -445,6 +447,17 @@ attempt_done (Attempt      *attempt,
   attempt->done (attempt, object);
 }
 
+/* The attempt's worker is free for the next test (once). */
+static void
+worker_release (Attempt *attempt)
+{
+  if (attempt->suite != NULL && !attempt->released)
+    {
+      attempt->released = TRUE;
+      attempt->suite->running--;
+    }
+}
+
 /* The suite's end of an attempt: the test is retried or done. */
 static void
 suite_attempt_done (Attempt    *attempt,
@@ -457,7 +470,8 @@ suite_attempt_done (Attempt    *attempt,
   test->n_attempts++;
   test->finished = g_get_real_time ();
 
-  suite->running--;
+  suite->alive--;
+  worker_release (attempt);
   /* Retry what may pass another time; a missing model or a bad argument
    * will not. */
   if (attempt->verdict != SIGHT_RUN_VERDICT_PASS && test->n_attempts <= suite->retries &&
@@ -522,6 +536,14 @@ attempt_finish (Attempt *attempt)
 {
   phase_enter (attempt, PHASE_CLOSE);
   sight_run_recorder_store_log (attempt->recorder, attempt->page);
+  /* The steps are over: while the run is finished (the last step's
+   * screenshot, the store), the worker starts the next test. A retry of
+   * this one waits for its verdict, so it comes after. */
+  if (attempt->suite != NULL)
+    {
+      worker_release (attempt);
+      suite_pump (attempt->suite);
+    }
   if (attempt->borrowed_page)
     sight_web_page_set_allowed_origins (attempt->page, NULL, NULL);
   if (!attempt->stopped)
@@ -823,6 +845,7 @@ attempt_start (Suite *suite,
   Attempt *attempt = g_new0 (Attempt, 1);
   g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
 
+  suite->alive++;
   attempt->suite = suite;
   attempt->test = test;
   attempt->store = g_object_ref (suite->store);
@@ -1076,7 +1099,7 @@ suite_pump (Suite *suite)
       suite->running++;
       attempt_start (suite, g_queue_pop_head (&suite->queue));
     }
-  if (suite->running == 0 && g_queue_is_empty (&suite->queue) && suite->task != NULL)
+  if (suite->alive == 0 && g_queue_is_empty (&suite->queue) && suite->task != NULL)
     suite_return (suite);
 }
 
