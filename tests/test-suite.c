@@ -291,14 +291,15 @@ test_workers_and_shards_agree (void)
   g_assert_cmpuint (failed->observations->len, >=, 3);
   g_assert_nonnull (((SightObservationRecord *) failed->observations->pdata[0])->screenshot);
 
-  /* Two workers: the same verdicts, and the first two tests ran at once. */
+  /* Two workers: the same verdicts, and two tests ran at once (the two
+   * longest, which start first: the first and the last). */
   parallel = run_suite (paths, "{ \"workers\": 2 }", &error);
   g_assert_no_error (error);
   got = verdicts (parallel);
   g_assert_cmpstr (got, ==, expected);
   first = sight_store_load_run (store, first_run_id (test_at (parallel, 0)), &error);
   g_assert_no_error (error);
-  second = sight_store_load_run (store, first_run_id (test_at (parallel, 1)), &error);
+  second = sight_store_load_run (store, first_run_id (test_at (parallel, 2)), &error);
   g_assert_no_error (error);
   g_assert_cmpint (second->run->started_at, <, first->run->finished_at);
   g_assert_cmpint (first->run->started_at, <, second->run->finished_at);
@@ -1087,14 +1088,17 @@ cancel_cb (JsonObject *test,
 /* Interrupted (the command's SIGINT cancels the same way) when the first
  * test ends: the test in flight is recorded as interrupted, the one still
  * queued does not start, and the result still comes back; no web process is
- * left. */
+ * left. (The first test's worker takes the next one, "Queued", as soon as
+ * the first one's steps are over, before it ends: "Queued too" is the one
+ * still queued then.) */
 static void
 test_interrupted (void)
 {
   g_autofree char *quick = blank_test ("quick.sightline.json", "Quick");
   g_autofree char *sign_in = EXAMPLE ("sign-in.sightline.json");
   g_autofree char *queued = blank_test ("queued.sightline.json", "Queued");
-  const char *paths[] = { quick, sign_in, queued, NULL };
+  g_autofree char *queued_too = blank_test ("queued-too.sightline.json", "Queued too");
+  const char *paths[] = { quick, sign_in, queued, queued_too, NULL };
   g_autoptr(GPtrArray) files = sight_suite_load_files (paths, NULL);
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   g_autoptr(JsonObject) args = json_object_new ();
@@ -1123,7 +1127,7 @@ test_interrupted (void)
   g_assert_cmpint (data->run->verdict, ==, SIGHT_RUN_VERDICT_INTERRUPTED);
   /* Its six steps and the load are all recorded, each once. */
   g_assert_cmpuint (data->steps->len, ==, 7);
-  test = test_at (node, 2);
+  test = test_at (node, 3);
   g_assert_cmpstr (json_object_get_string_member (test, "verdict"), ==, "error");
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (test, "attempts")), ==, 0);
   assert_contains (json_object_get_string_member (test, "explanation"), "Not run");
@@ -1270,6 +1274,86 @@ test_tests_isolated (void)
     }
 }
 
+/* When the run of @test (its first attempt's) started. */
+static gint64
+run_started_at (JsonObject *test)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightRunData) data = sight_store_load_run (store, first_run_id (test), &error);
+
+  g_assert_no_error (error);
+  return data->run->started_at;
+}
+
+/* With two workers the longest test starts first, whatever its place in
+ * the suite: two tests with no steps come before one with four in name
+ * order, and the long one starts with the first short one, before the
+ * second. With one worker the order is the suite's. The result lists the
+ * tests in the suite's order either way. */
+static void
+test_longest_first (void)
+{
+  g_autofree char *a = blank_test ("a-short.sightline.json", "Short A");
+  g_autofree char *b = blank_test ("b-short.sightline.json", "Short B");
+  g_autofree char *c = g_build_filename (dir, "c-long.sightline.json", NULL);
+  const char *check = "{ \"do\": \"expect text \\\"Ready\\\"\" }";
+  g_autofree char *text = g_strdup_printf ("{ \"name\": \"Long C\", \"url\": \"%spaint\", "
+                                           "\"steps\": [ %s, %s, %s, %s ] }",
+                                           fixture_url, check, check, check, check);
+  const char *paths[] = { a, b, c, NULL };
+  const char *args[] = { "{ \"workers\": 1 }", "{ \"workers\": 2 }" };
+
+  g_assert_true (g_file_set_contents (c, text, -1, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (args); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(JsonNode) result = run_suite (paths, args[i], &error);
+      g_autofree char *got = NULL;
+      gint64 short_b, long_c;
+
+      g_assert_no_error (error);
+      got = verdicts (result);
+      g_assert_cmpstr (got, ==, "Short A=pass();Short B=pass();Long C=pass();");
+      short_b = run_started_at (test_at (result, 1));
+      long_c = run_started_at (test_at (result, 2));
+      if (i == 0)
+        g_assert_cmpint (short_b, <, long_c);
+      else
+        g_assert_cmpint (long_c, <, short_b);
+    }
+}
+
+/* One worker runs one test's steps at a time, but once a test's steps are
+ * over its worker starts the next test while the run is finished (its last
+ * screenshot, the store): the second run starts before the first one is
+ * finished, and its first step after the first run's last step. */
+static void
+test_next_starts_while_finishing (void)
+{
+  g_autofree char *a = storage_test ("first.sightline.json", "First", "paint", "Ready");
+  g_autofree char *b = storage_test ("second.sightline.json", "Second", "paint", "Ready");
+  const char *paths[] = { a, b, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) result = run_suite (paths, "{ \"workers\": 1 }", &error);
+  g_autoptr(SightRunData) first = NULL;
+  g_autoptr(SightRunData) second = NULL;
+  g_autofree char *got = NULL;
+  SightStepRecord *last, *next;
+
+  g_assert_no_error (error);
+  got = verdicts (result);
+  g_assert_cmpstr (got, ==, "First=pass();Second=pass();");
+  first = sight_store_load_run (store, first_run_id (test_at (result, 0)), &error);
+  g_assert_no_error (error);
+  second = sight_store_load_run (store, first_run_id (test_at (result, 1)), &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (second->run->started_at, <, first->run->finished_at);
+  last = g_ptr_array_index (first->steps, first->steps->len - 1);
+  next = g_ptr_array_index (second->steps, 0);
+  g_assert_cmpint (last->finished_at, >, 0);
+  g_assert_cmpint (last->finished_at, <=, next->started_at);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1309,6 +1393,8 @@ main (int    argc,
   g_test_add_func ("/suite/model-acquisition", test_model_acquisition);
   g_test_add_func ("/suite/failure-evidence", test_failure_evidence);
   g_test_add_func ("/suite/tests-isolated", test_tests_isolated);
+  g_test_add_func ("/suite/longest-first", test_longest_first);
+  g_test_add_func ("/suite/next-starts-while-finishing", test_next_starts_while_finishing);
   g_test_add_func ("/suite/step-shots-in-order", test_step_shots_in_order);
   status = g_test_run ();
 

@@ -7,7 +7,10 @@
 //        [--playwright tests/playwright/node_modules] [--sample-ms 50]
 //        [--tests N] [--json FILE] [--keep]
 //
-// --tests N runs N of the 50, spread over the suite (a quick look).
+// --tests N runs N of the 50, spread over the suite (a quick look). --keep
+// leaves the temporary folder: the suite, each Sightline run's --json result
+// (sightline-K.json) and each Playwright run's reports (pw-K/), for per-test
+// durations across the sequence.
 //
 // Generates the suite (gen-suite.mjs), serves the demo site with `sightline
 // demo-site` (a process of its own, counted on neither side), exports every
@@ -553,6 +556,8 @@ async function runSightline(workers) {
                              '--json'],
                             { env: { ...baseEnv, SIGHTLINE_DATA_DIR: dataDir }, cwd: tmp });
   run.workers = workers;
+  if (KEEP)
+    fs.writeFileSync(path.join(tmp, `sightline-${runIndex}.json`), run.stdout);
   fs.rmSync(dataDir, { recursive: true, force: true });
   let result = null;
   try { result = JSON.parse(run.stdout); } catch { }

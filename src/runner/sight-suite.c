@@ -88,6 +88,7 @@ struct _Attempt {
   gboolean          loaded;
   gboolean          borrowed_page; /* the caller's: guarded only while the test runs */
   gboolean          stopped;      /* a step failed: the rest are skipped */
+  gboolean          released;     /* its worker went on to the next test */
   SightRunVerdict   verdict;
   SightErrorCode    code;
   char             *explanation;
@@ -102,13 +103,14 @@ struct _Suite {
   GQueue        queue;          /* Test * waiting for an attempt */
   guint         workers;
   guint         retries;
-  guint         running;
+  guint         running;        /* tests holding a worker */
+  guint         alive;          /* attempts not done (holding a worker or finishing) */
   guint         total;          /* before grep and shard */
   guint         shard_index;    /* 0: no shard */
   guint         shard_total;
   char         *grep;
   gint64        started;        /* real time */
-  GPtrArray    *spares;         /* the next tests' pages, warming up (one per worker) */
+  GPtrArray    *spares;         /* Spare: the next tests' pages (one per worker) */
   SightSuiteProgressFunc progress;
   gpointer      progress_data;
 };
@@ -445,6 +447,17 @@ attempt_done (Attempt      *attempt,
   attempt->done (attempt, object);
 }
 
+/* The attempt's worker is free for the next test (once). */
+static void
+worker_release (Attempt *attempt)
+{
+  if (attempt->suite != NULL && !attempt->released)
+    {
+      attempt->released = TRUE;
+      attempt->suite->running--;
+    }
+}
+
 /* The suite's end of an attempt: the test is retried or done. */
 static void
 suite_attempt_done (Attempt    *attempt,
@@ -457,7 +470,8 @@ suite_attempt_done (Attempt    *attempt,
   test->n_attempts++;
   test->finished = g_get_real_time ();
 
-  suite->running--;
+  suite->alive--;
+  worker_release (attempt);
   /* Retry what may pass another time; a missing model or a bad argument
    * will not. */
   if (attempt->verdict != SIGHT_RUN_VERDICT_PASS && test->n_attempts <= suite->retries &&
@@ -522,6 +536,14 @@ attempt_finish (Attempt *attempt)
 {
   phase_enter (attempt, PHASE_CLOSE);
   sight_run_recorder_store_log (attempt->recorder, attempt->page);
+  /* The steps are over: while the run is finished (the last step's
+   * screenshot, the store), the worker starts the next test. A retry of
+   * this one waits for its verdict, so it comes after. */
+  if (attempt->suite != NULL)
+    {
+      worker_release (attempt);
+      suite_pump (attempt->suite);
+    }
   if (attempt->borrowed_page)
     sight_web_page_set_allowed_origins (attempt->page, NULL, NULL);
   if (!attempt->stopped)
@@ -644,39 +666,78 @@ sight_test_check_model (SightTestFile  *file,
  * runs, the page of the test after it starts its web process on about:blank,
  * from which the start page's load stays in the same process. Each test
  * still has a page of its own, with its own ephemeral network session: no
- * cookie, storage or cache of one test reaches another. */
-#define SPARE_READY "sight-suite-spare-ready"
+ * cookie, storage or cache of one test reaches another.
+ *
+ * A spare belongs to the suite's list of spares until a test takes its page
+ * or the suite lets go of it. Let go of while its warm-up load is in flight,
+ * it is ended by that load's callback, once the load is over (a view closed
+ * while it loads takes GTK's window with it mid-signal). */
+typedef struct {
+  SightWebPage *page;
+  GCancellable *cancellable;    /* of the warm-up load */
+  gboolean      warming;        /* the warm-up load is in flight */
+  gboolean      ready;          /* it finished: the web process is up */
+  gboolean      dropped;        /* let go of while warming: the callback ends it */
+} Spare;
+
+static void
+spare_end (Spare *spare)
+{
+  g_clear_object (&spare->page);
+  g_clear_object (&spare->cancellable);
+  g_free (spare);
+}
+
+/* The suite lets go of @spare (its list's free function). */
+static void
+spare_free (Spare *spare)
+{
+  if (spare->warming)
+    {
+      spare->dropped = TRUE;
+      g_cancellable_cancel (spare->cancellable);
+      return;
+    }
+  spare_end (spare);
+}
 
 static void
 spare_warmed_cb (GObject      *source,
                  GAsyncResult *result,
                  gpointer      user_data)
 {
-  g_autoptr(SightWebPage) page = user_data;
+  Spare *spare = user_data;
   g_autoptr(GError) error = NULL;
+  gboolean warmed = sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error);
 
-  /* Failed: a new page is made instead. A spare the suite let go of ends
-   * here, once its load is over (a view closed while it loads takes GTK's
-   * window with it mid-signal). */
-  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+  spare->warming = FALSE;
+  if (spare->dropped)
+    {
+      spare_end (spare);
+      return;
+    }
+  /* Failed: the spare stays unready, and a test makes a new page instead. */
+  if (!warmed)
     g_debug ("The spare page did not warm up: %s", error->message);
-  else
-    g_object_set_data (source, SPARE_READY, GINT_TO_POINTER (TRUE));
+  spare->ready = warmed;
 }
 
 static void
 spare_make (Suite *suite)
 {
-  SightWebPage *page = sight_web_page_new ();
+  Spare *spare = g_new0 (Spare, 1);
 
-  g_ptr_array_add (suite->spares, page);
-  sight_web_page_load_async (page, "about:blank", SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
-                             NULL, spare_warmed_cb, g_object_ref (page));
+  spare->page = sight_web_page_new ();
+  spare->cancellable = g_cancellable_new ();
+  spare->warming = TRUE;
+  g_ptr_array_add (suite->spares, spare);
+  sight_web_page_load_async (spare->page, "about:blank", SIGHT_WAIT_UNTIL_LOAD, LOAD_TIMEOUT_MS,
+                             spare->cancellable, spare_warmed_cb, spare);
 }
 
-/* A warm spare page for the test starting now (else a new one: the test's
- * load must not meet about:blank's commit), and spares for the tests after
- * it, one for each worker while tests wait. */
+/* The page of a warm spare for the test starting now (else a new one: the
+ * test's load must not meet about:blank's commit), and spares for the tests
+ * after it, one for each worker while tests wait. */
 static SightWebPage *
 spare_take (Suite *suite)
 {
@@ -684,8 +745,15 @@ spare_take (Suite *suite)
   guint wanted;
 
   for (guint i = 0; i < suite->spares->len && page == NULL; i++)
-    if (g_object_get_data (suite->spares->pdata[i], SPARE_READY) != NULL)
-      page = g_ptr_array_steal_index (suite->spares, i);
+    {
+      Spare *spare = g_ptr_array_index (suite->spares, i);
+
+      if (spare->ready)
+        {
+          page = g_steal_pointer (&spare->page);
+          g_ptr_array_remove_index (suite->spares, i);
+        }
+    }
   if (page == NULL)
     page = sight_web_page_new ();
   wanted = MIN (MAX (suite->workers, 1), g_queue_get_length (&suite->queue));
@@ -777,6 +845,7 @@ attempt_start (Suite *suite,
   Attempt *attempt = g_new0 (Attempt, 1);
   g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
 
+  suite->alive++;
   attempt->suite = suite;
   attempt->test = test;
   attempt->store = g_object_ref (suite->store);
@@ -1030,7 +1099,7 @@ suite_pump (Suite *suite)
       suite->running++;
       attempt_start (suite, g_queue_pop_head (&suite->queue));
     }
-  if (suite->running == 0 && g_queue_is_empty (&suite->queue) && suite->task != NULL)
+  if (suite->alive == 0 && g_queue_is_empty (&suite->queue) && suite->task != NULL)
     suite_return (suite);
 }
 
@@ -1118,6 +1187,28 @@ project_for (GHashTable     *cache,
   return sight_project_ref (project);
 }
 
+/* How long @test is expected to take, in its own unit: its number of
+ * steps (each one an action or a check with its recording). */
+static guint
+expected_length (const Test *test)
+{
+  return test->file->steps->len;
+}
+
+/* With several workers the longest tests start first, so that the last to
+ * end is a short one and no worker waits long for another at the end (the
+ * sort is stable: tests of one length keep their order). One worker runs
+ * the tests in order. */
+static int
+longest_first (gconstpointer a,
+               gconstpointer b,
+               gpointer      user_data)
+{
+  guint la = expected_length (a), lb = expected_length (b);
+
+  return la > lb ? -1 : la < lb ? 1 : 0;
+}
+
 void
 sight_suite_run_async (SightStore             *store,
                        GPtrArray              *files,
@@ -1146,7 +1237,7 @@ sight_suite_run_async (SightStore             *store,
   g_task_set_check_cancellable (task, FALSE);
   g_task_set_task_data (task, suite, (GDestroyNotify) suite_free);
   suite->store = g_object_ref (store);
-  suite->spares = g_ptr_array_new_with_free_func (g_object_unref);
+  suite->spares = g_ptr_array_new_with_free_func ((GDestroyNotify) spare_free);
   suite->progress = progress;
   suite->progress_data = progress_data;
   suite->tests = g_ptr_array_new_with_free_func ((GDestroyNotify) test_free);
@@ -1231,6 +1322,8 @@ sight_suite_run_async (SightStore             *store,
       g_queue_push_tail (&suite->queue, test);
     }
 
+  if (suite->workers > 1)
+    g_queue_sort (&suite->queue, longest_first, NULL);
   suite->task = g_steal_pointer (&task);
   suite_pump (suite);
 }
