@@ -63,7 +63,8 @@ struct _SightStepList
   SightRunVerdict run_verdict;    /* its first step that did not pass */
   char          *run_explanation;
 
-  /* borrowed */
+  /* borrowed, and watched: the window's, which may go first (a run's
+   * callbacks hold the list past it) */
   SightComposer *composer;
 
   int            run_index;       /* the step running, -1 when none */
@@ -1230,9 +1231,7 @@ sight_step_list_dispose (GObject *object)
     g_cancellable_cancel (self->run_cancellable);
   g_clear_object (&self->run_cancellable);
   g_clear_handle_id (&self->next_source, g_source_remove);
-  if (self->composer != NULL)
-    g_signal_handlers_disconnect_by_data (self->composer, self);
-  self->composer = NULL;
+  sight_step_list_set_composer (self, NULL);
   g_clear_object (&self->page);
   g_clear_object (&self->file);
   g_clear_object (&self->store);
@@ -1325,6 +1324,18 @@ sight_step_list_new (void)
   return g_object_new (SIGHT_TYPE_STEP_LIST, NULL);
 }
 
+/* The window closed while the list lives on: a run going ends with it. */
+static void
+composer_gone_cb (gpointer  user_data,
+                  GObject  *composer)
+{
+  SightStepList *self = user_data;
+
+  self->composer = NULL;
+  if (self->run_cancellable != NULL)
+    g_cancellable_cancel (self->run_cancellable);
+}
+
 void
 sight_step_list_set_composer (SightStepList *self,
                               SightComposer *composer)
@@ -1332,10 +1343,14 @@ sight_step_list_set_composer (SightStepList *self,
   g_return_if_fail (SIGHT_IS_STEP_LIST (self));
 
   if (self->composer != NULL)
-    g_signal_handlers_disconnect_by_data (self->composer, self);
+    {
+      g_signal_handlers_disconnect_by_data (self->composer, self);
+      g_object_weak_unref (G_OBJECT (self->composer), composer_gone_cb, self);
+    }
   self->composer = composer;
   if (composer == NULL)
     return;
+  g_object_weak_ref (G_OBJECT (composer), composer_gone_cb, self);
   g_signal_connect_object (composer, "step-finished", G_CALLBACK (step_finished_cb), self, 0);
   g_signal_connect_object (composer, "notify::running", G_CALLBACK (composer_running_cb),
                            self, 0);

@@ -922,6 +922,35 @@ test_close_asks_to_save (void)
   g_clear_object (&window);
 }
 
+/* A window closed while its test runs: the run ends with it, and what
+ * finishes later (the runner's end, the page after a step) touches none
+ * of the closed window's widgets (under ASan, a use after free). */
+static void
+test_close_while_running (void)
+{
+  g_autoptr(SightStepList) list = NULL;
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 deadline;
+
+  app_test_ensure_window (&window, DEADLINE_US);
+  list = g_object_ref (sight_window_get_step_list (window));
+  file = write_test ("close-while-running.sightline.json",
+                     "[ { \"do\": \"expect text \\\"Nobody greets you here\\\"\" },"
+                     "  { \"do\": \"click \\\"Sign in\\\"\" } ]");
+  sight_window_open_test_file (window, file, &error);
+  g_assert_no_error (error);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (sight_step_list_get_running (list));
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_clear_object (&window);
+  /* Until the runner has told its end. */
+  deadline = g_get_monotonic_time () + DEADLINE_US;
+  while (sight_step_list_get_running (list) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (sight_step_list_get_running (list));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -946,6 +975,7 @@ main (int    argc,
   g_test_add_func ("/step-list/single-step-keeps-evidence", test_single_step_keeps_evidence);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
+  g_test_add_func ("/step-list/close-while-running", test_close_while_running);
   status = g_test_run ();
   if (window != NULL)
     gtk_window_destroy (GTK_WINDOW (window));
