@@ -10,6 +10,7 @@
 #include "sight-error.h"
 #include "sight-observation.h"
 #include "sight-run-recorder.h"
+#include "sight-secret-fields.h"
 #include "sight-json.h"
 #include "sight-step-executor.h"
 #include "sight-step-undo.h"
@@ -62,7 +63,8 @@ struct _SightStepList
   SightRunVerdict run_verdict;    /* its first step that did not pass */
   char          *run_explanation;
 
-  /* borrowed */
+  /* borrowed, and watched: the window's, which may go first (a run's
+   * callbacks hold the list past it) */
   SightComposer *composer;
 
   int            run_index;       /* the step running, -1 when none */
@@ -597,9 +599,19 @@ record_run_start (SightStepList *self)
   self->recorder = sight_run_recorder_open_async (self->store, &run);
 }
 
+/* A failed step's row: its explanation, then where its evidence is kept. */
+static char *
+evidence_detail (const char *detail,
+                 const char *path)
+{
+  /* Translators: a failed step's explanation, then where its screenshot was kept */
+  return g_strdup_printf (_("%s\nScreenshot: %s"), detail != NULL ? detail : "", path);
+}
+
 typedef struct {
   SightStepList    *self;
   SightRunRecorder *recorder;
+  guint             index;      /* the step's row */
 } ObservationData;
 
 static void
@@ -612,16 +624,27 @@ observation_data_free (ObservationData *data)
 
 static void continue_run (SightStepList *self);
 
+/* The page after the step is kept (with a failed assertion's evidence, as
+ * every runner keeps it): its row says where, as Run All's do. */
 static void
 record_observation_cb (GObject      *source,
                        GAsyncResult *result,
                        gpointer      user_data)
 {
   ObservationData *data = user_data;
-  g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
+  g_autofree char *evidence = sight_run_recorder_observe_step_finish (data->recorder, result,
+                                                                      NULL);
 
-  if (observation != NULL)
-    sight_run_recorder_observe (data->recorder, "after", observation);
+  if (evidence != NULL && data->index < data->self->states->len)
+    {
+      StepState *state = g_ptr_array_index (data->self->states, data->index);
+      g_autofree char *shown = evidence_detail (state->detail, evidence);
+
+      g_free (state->detail);
+      state->detail = g_steal_pointer (&shown);
+      if (data->index < data->self->rows->len)
+        update_row (data->self, data->index);
+    }
   continue_run (data->self);
   observation_data_free (data);
 }
@@ -634,7 +657,8 @@ record_step (SightStepList *self,
              const char    *masked,
              const char    *verdict,
              const char    *code,
-             const char    *detail)
+             const char    *detail,
+             gboolean       secret_filled)
 {
   g_autoptr(GError) error = NULL;
   SightErrorCode error_code;
@@ -670,8 +694,11 @@ record_step (SightStepList *self,
   data = g_new0 (ObservationData, 1);
   data->self = g_object_ref (self);
   data->recorder = g_object_ref (self->recorder);
-  sight_observation_capture_async (self->page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT,
-                                   OBSERVE_TIMEOUT_MS, NULL, record_observation_cb, data);
+  data->index = (guint) self->run_index;
+  sight_run_recorder_observe_step_async (self->recorder, self->page, SIGHT_OBSERVE_FULL_TEXT,
+                                         secret_filled ||
+                                         sight_web_page_get_secret_fills (self->page) > 0,
+                                         OBSERVE_TIMEOUT_MS, NULL, record_observation_cb, data);
 }
 
 static void
@@ -834,7 +861,7 @@ run_current (SightStepList *self)
   self->waiting = TRUE;
   if (self->recorder != NULL)
     sight_run_recorder_step_open (self->recorder, kind, NULL,
-                                  json_object_get_string_member (step, kind), NULL);
+                                  json_object_get_string_member (step, kind), options);
   if (!sight_composer_run_step (self->composer, kind,
                                 json_object_get_string_member (step, kind), options))
     end_run (self);
@@ -890,7 +917,8 @@ step_finished_cb (SightComposer *composer,
   masked = json_object_get_boolean_member_with_default (object, "masked", FALSE)
            ? json_object_get_string_member_with_default (object, "instruction", NULL) : NULL;
   record_step (self, masked, verdict,
-               json_object_get_string_member_with_default (object, "code", NULL), detail);
+               json_object_get_string_member_with_default (object, "code", NULL), detail,
+               json_object_get_boolean_member_with_default (object, "secretFilled", FALSE));
 }
 
 static void
@@ -981,9 +1009,7 @@ test_step_cb (int              index,
     }
   if (result->screenshot_path != NULL)
     {
-      /* Translators: a failed step's explanation, then where its screenshot was kept */
-      g_autofree char *shown = g_strdup_printf (_("%s\nScreenshot: %s"), detail ? detail : "",
-                                                result->screenshot_path);
+      g_autofree char *shown = evidence_detail (detail, result->screenshot_path);
 
       set_state (self, row, sight_step_verdict_to_string (result->verdict), cache, shown);
     }
@@ -1205,9 +1231,7 @@ sight_step_list_dispose (GObject *object)
     g_cancellable_cancel (self->run_cancellable);
   g_clear_object (&self->run_cancellable);
   g_clear_handle_id (&self->next_source, g_source_remove);
-  if (self->composer != NULL)
-    g_signal_handlers_disconnect_by_data (self->composer, self);
-  self->composer = NULL;
+  sight_step_list_set_composer (self, NULL);
   g_clear_object (&self->page);
   g_clear_object (&self->file);
   g_clear_object (&self->store);
@@ -1300,6 +1324,18 @@ sight_step_list_new (void)
   return g_object_new (SIGHT_TYPE_STEP_LIST, NULL);
 }
 
+/* The window closed while the list lives on: a run going ends with it. */
+static void
+composer_gone_cb (gpointer  user_data,
+                  GObject  *composer)
+{
+  SightStepList *self = user_data;
+
+  self->composer = NULL;
+  if (self->run_cancellable != NULL)
+    g_cancellable_cancel (self->run_cancellable);
+}
+
 void
 sight_step_list_set_composer (SightStepList *self,
                               SightComposer *composer)
@@ -1307,10 +1343,14 @@ sight_step_list_set_composer (SightStepList *self,
   g_return_if_fail (SIGHT_IS_STEP_LIST (self));
 
   if (self->composer != NULL)
-    g_signal_handlers_disconnect_by_data (self->composer, self);
+    {
+      g_signal_handlers_disconnect_by_data (self->composer, self);
+      g_object_weak_unref (G_OBJECT (self->composer), composer_gone_cb, self);
+    }
   self->composer = composer;
   if (composer == NULL)
     return;
+  g_object_weak_ref (G_OBJECT (composer), composer_gone_cb, self);
   g_signal_connect_object (composer, "step-finished", G_CALLBACK (step_finished_cb), self, 0);
   g_signal_connect_object (composer, "notify::running", G_CALLBACK (composer_running_cb),
                            self, 0);

@@ -354,10 +354,17 @@ test_assert (void)
   g_assert_true (sight_step_result_passed (passed));
   g_assert_nonnull (strstr (passed->summary, "\"Sign in\""));
 
+  /* A failed assertion keeps its evidence as the model's would, where the
+   * agent keeps it (`sightline step`, an MCP session). */
+  sight_agent_set_evidence_dir (f.agent, f.evidence_dir);
   failed = execute (&f, SIGHT_STEP_ASSERT, "the page shows \"Goodbye\"", NULL, NULL, &error);
   assert_code (failed, error, SIGHT_ERROR_ASSERTION_FAILED);
   g_assert_nonnull (strstr (failed->error->message, "Goodbye"));
+  g_assert_nonnull (failed->screenshot_path);
+  g_assert_true (g_str_has_prefix (failed->screenshot_path, f.evidence_dir));
+  g_assert_true (g_file_test (failed->screenshot_path, G_FILE_TEST_IS_REGULAR));
   g_clear_error (&error);
+  sight_agent_set_evidence_dir (f.agent, NULL);
 
   no_quote = execute (&f, SIGHT_STEP_ASSERT, "the page is fine", NULL, NULL, &error);
   assert_code (no_quote, error, SIGHT_ERROR_TEST_SETUP_FAILED);

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "mcp-agent-test-common.h"
+#include "sight-store.h"
 
 /* Tasks through MCP (run_task, get_task, get_report of a task) and the
  * task command, with the scripted model, real WebKitGTK and the demo site. */
@@ -125,6 +126,32 @@ test_task_budget (void)
   g_assert_true (g_str_has_prefix (json_array_get_string_element (
                    json_object_get_array_member (structured (open_report), "notes"), 0),
                    "The session log is not available"));
+
+  /* The page it stopped on is kept after its last step, as a test's failed
+   * step's is: the tree and the screenshot the report shows. */
+  {
+    g_autoptr(GError) error = NULL;
+    SightStore *store = sight_store_get_default (&error);
+    SightRunData *data;
+    const SightObservationRecord *after = NULL;
+
+    g_assert_no_error (error);
+    data = sight_store_load_run (store, task_id, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (data->steps->len, ==, 1);
+    for (guint i = 0; i < data->observations->len; i++)
+      {
+        const SightObservationRecord *o = g_ptr_array_index (data->observations, i);
+
+        if (o->step_index == 0 && g_strcmp0 (o->phase, "after") == 0)
+          after = o;
+      }
+    g_assert_nonnull (after);
+    g_assert_nonnull (after->screenshot);
+    g_assert_nonnull (after->tree_json);
+    g_assert_nonnull (strstr (after->url, "/pricing"));
+    sight_run_data_free (data);
+  }
 
   json_object_unref (call ("stop_session", "{\"sessionId\":\"%s\"}", session_id));
   closed_report = call ("get_report", "{\"id\":\"%s\"}", task_id);

@@ -795,6 +795,47 @@ test_undo_delete_keeps_options (void)
   g_assert_false (sight_step_list_get_modified (list));
 }
 
+/* A step run on its own fails as a test file's would: the screenshot of
+ * the page it failed on is kept as the failure's evidence, in the stored
+ * run (the Runs page and the report name it) and on the step's row. */
+static void
+test_single_step_keeps_evidence (void)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *shown = NULL;
+  const SightRunData *data;
+  const SightStepRecord *step;
+  const char *evidence;
+  SightStepList *list;
+  guint n_shown;
+
+  app_test_ensure_window (&window, DEADLINE_US);
+  list = sight_window_get_step_list (window);
+  file = write_test ("evidence.sightline.json",
+                     "[ { \"do\": \"expect text \\\"Nobody greets you here\\\"\" } ]");
+  sight_window_open_test_file (window, file, &error);
+  g_assert_no_error (error);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (list), "step.run", "u", 0));
+  g_assert_true (app_test_wait_list_idle (list, DEADLINE_US));
+  g_assert_cmpstr (sight_step_list_get_verdict (list, 0), ==, "fail");
+
+  data = open_listed_run (0, &n_shown);
+  g_assert_nonnull (data);
+  g_assert_cmpuint (data->steps->len, ==, 1);
+  step = g_ptr_array_index (data->steps, 0);
+  g_assert_cmpstr (step->code, ==, "ASSERTION_FAILED");
+  evidence = sight_run_data_get_step_evidence (data, 0);
+  g_assert_nonnull (evidence);
+  g_assert_true (g_file_test (evidence, G_FILE_TEST_IS_REGULAR));
+  /* The row and the status line say where it is, as Run All's do. */
+  shown = g_strdup_printf ("Screenshot: %s", evidence);
+  g_assert_nonnull (strstr (sight_step_list_get_status (list), shown));
+  sight_window_show_page (window, "test");
+  g_assert_false (sight_step_list_get_modified (list));
+}
+
 static void
 test_recorder_appends (void)
 {
@@ -881,6 +922,35 @@ test_close_asks_to_save (void)
   g_clear_object (&window);
 }
 
+/* A window closed while its test runs: the run ends with it, and what
+ * finishes later (the runner's end, the page after a step) touches none
+ * of the closed window's widgets (under ASan, a use after free). */
+static void
+test_close_while_running (void)
+{
+  g_autoptr(SightStepList) list = NULL;
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 deadline;
+
+  app_test_ensure_window (&window, DEADLINE_US);
+  list = g_object_ref (sight_window_get_step_list (window));
+  file = write_test ("close-while-running.sightline.json",
+                     "[ { \"do\": \"expect text \\\"Nobody greets you here\\\"\" },"
+                     "  { \"do\": \"click \\\"Sign in\\\"\" } ]");
+  sight_window_open_test_file (window, file, &error);
+  g_assert_no_error (error);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.run-all", NULL));
+  g_assert_true (sight_step_list_get_running (list));
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_clear_object (&window);
+  /* Until the runner has told its end. */
+  deadline = g_get_monotonic_time () + DEADLINE_US;
+  while (sight_step_list_get_running (list) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (sight_step_list_get_running (list));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -902,8 +972,10 @@ main (int    argc,
   g_test_add_func ("/step-list/run-all-applies-timeout", test_run_all_applies_timeout);
   g_test_add_func ("/step-list/run-all-without-model", test_run_all_without_model);
   g_test_add_func ("/step-list/undo-delete-keeps-options", test_undo_delete_keeps_options);
+  g_test_add_func ("/step-list/single-step-keeps-evidence", test_single_step_keeps_evidence);
   g_test_add_func ("/step-list/recorder-appends", test_recorder_appends);
   g_test_add_func ("/step-list/close-asks-to-save", test_close_asks_to_save);
+  g_test_add_func ("/step-list/close-while-running", test_close_while_running);
   status = g_test_run ();
   if (window != NULL)
     gtk_window_destroy (GTK_WINDOW (window));

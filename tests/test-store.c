@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #define G_LOG_DOMAIN "test-store"
+#define _GNU_SOURCE   /* sched_setaffinity () */
 
 #include "config.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <string.h>
@@ -451,6 +453,63 @@ test_async (Fixture       *f,
 }
 
 static void
+open_cancelled_cb (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  guint *pending = user_data;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_false (sight_store_write_finish (SIGHT_STORE (source), result, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  (*pending)--;
+}
+
+/* The id sight_store_open_run_async () returns is the run's however soon the
+ * store's thread is done with the run: here at once (the open is cancelled),
+ * with both threads on one CPU, so that the store's may run first. The id
+ * was once read from the run after the store's thread had freed it (a
+ * garbage run id, and "FOREIGN KEY constraint failed" for its steps). */
+static void
+test_open_run_id (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autoptr(SightStore) store = NULL;
+  g_autoptr(GCancellable) cancelled = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+  SightRunRecord run = { .kind = (char *) "test", .name = (char *) "soon done" };
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  cpu_set_t all, one;
+  guint pending = 0;
+  int cpu = 0;
+
+  g_assert_cmpint (sched_getaffinity (0, sizeof all, &all), ==, 0);
+  while (!CPU_ISSET (cpu, &all))
+    cpu++;
+  CPU_ZERO (&one);
+  CPU_SET (cpu, &one);
+  /* The store's thread, started now, shares this one's CPU. */
+  g_assert_cmpint (sched_setaffinity (0, sizeof one, &one), ==, 0);
+  store = sight_store_new (f->path, &error);
+  g_assert_no_error (error);
+  g_cancellable_cancel (cancelled);
+  for (guint i = 0; i < 500; i++)
+    {
+      g_autofree char *want = g_strdup_printf ("run_%03u_of_a_soon_done_job", i);
+      g_autofree char *id = NULL;
+
+      run.id = want;
+      id = sight_store_open_run_async (store, &run, cancelled, open_cancelled_cb, &pending);
+      pending++;
+      g_assert_cmpstr (id, ==, want);
+    }
+  while (pending > 0 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (pending, ==, 0);
+  g_assert_cmpint (sched_setaffinity (0, sizeof all, &all), ==, 0);
+}
+
+static void
 test_sessions (Fixture       *f,
                gconstpointer  data)
 {
@@ -855,6 +914,7 @@ main (int    argc,
   ADD ("newer-schema-refused", test_newer_schema_refused);
   ADD ("roundtrip", test_roundtrip);
   ADD ("async", test_async);
+  ADD ("open-run-id", test_open_run_id);
   ADD ("sessions", test_sessions);
   ADD ("corrupt-header", test_corrupt_header);
   ADD ("corrupt-pages", test_corrupt_pages);

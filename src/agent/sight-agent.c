@@ -10,6 +10,7 @@
 #include "sight-secrets.h"
 #include "sight-step-act.h"
 #include "sight-step-context.h"
+#include "sight-step-evidence.h"
 #include "sight-step-judge.h"
 
 G_STATIC_ASSERT (SIGHT_AGENT_MAX_IMAGES == SIGHT_STEP_MAX_IMAGES);
@@ -447,6 +448,15 @@ run_check_process (GTask *task)
 }
 
 static void
+evidence_kept_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  sight_step_evidence_keep_finish (result);
+  run_check_process (user_data);
+}
+
+static void
 step_done_cb (GObject      *source,
               GAsyncResult *result,
               gpointer      user_data)
@@ -460,7 +470,8 @@ step_done_cb (GObject      *source,
     sight_step_act_run_finish (run->ctx, result);
   else
     sight_step_judgment_run_finish (run->ctx, result);
-  run_check_process (task);
+  /* The page the step failed on, before anything else touches it. */
+  sight_step_evidence_keep_async (run->ctx, evidence_kept_cb, task);
 }
 
 static gboolean

@@ -5,10 +5,6 @@
 
 #include "sight-step-judge.h"
 
-#include <fcntl.h>
-#include <glib/gstdio.h>
-#include <unistd.h>
-
 #include "sight-error.h"
 #include "sight-json-schema.h"
 
@@ -478,51 +474,12 @@ run_return (GTask  *task,
 /* assert */
 
 static void
-evidence_observed_cb (GObject      *source,
-                      GAsyncResult *result,
-                      gpointer      user_data)
-{
-  GTask *task = user_data;
-  Run *run = g_task_get_task_data (task);
-  SightStepContext *ctx = run->ctx;
-  g_autoptr(SightObservation) observation = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *name = NULL;
-  g_autofree char *path = NULL;
-  const SightScreenshot *shot;
-
-  observation = sight_step_context_observe_finish (ctx, result, NULL, &error);
-  if (observation != NULL && sight_observation_masking_proven (observation) &&
-      (shot = sight_observation_get_screenshot (observation)) != NULL &&
-      g_mkdir_with_parents (ctx->evidence_dir, 0700) == 0)
-    {
-      int fd;
-
-      /* The folder outlives the run (a command's, a session's): each
-       * failure keeps a file of its own, named for what it holds. */
-      name = sight_step_evidence_name (ctx->number, shot->format, TRUE);
-      path = g_build_filename (ctx->evidence_dir, name, NULL);
-      fd = g_mkstemp_full (path, O_RDWR | O_CLOEXEC, 0600);
-      if (fd >= 0 && close (fd) == 0 &&
-          g_file_set_contents_full (path, g_bytes_get_data (shot->bytes, NULL),
-                                    g_bytes_get_size (shot->bytes),
-                                    G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error))
-        ctx->result->screenshot_path = g_steal_pointer (&path);
-      else if (fd >= 0)
-        g_unlink (path);
-    }
-  run_return (task, g_error_new (SIGHT_ERROR, SIGHT_ERROR_ASSERTION_FAILED, "%s",
-                                 run->judgment.explanation));
-}
-
-static void
 assert_judged_cb (GObject      *source,
                   GAsyncResult *result,
                   gpointer      user_data)
 {
   GTask *task = user_data;
   Run *run = g_task_get_task_data (task);
-  SightStepContext *ctx = run->ctx;
   GError *error = NULL;
 
   if (!judge_finish (result, &run->judgment, &error))
@@ -535,17 +492,9 @@ assert_judged_cb (GObject      *source,
       run_return (task, NULL);
       return;
     }
-  /* The failure's evidence, as sight_step_shot_for () decides. */
-  error = g_error_new (SIGHT_ERROR, SIGHT_ERROR_ASSERTION_FAILED, "%s", run->judgment.explanation);
-  if (ctx->evidence_dir != NULL && sight_budget_remaining_ms (ctx->budget) > 0 &&
-      sight_step_shot_for (ctx->request->limits.screenshot, error,
-                           sight_step_context_secret_filled (ctx)) == SIGHT_STEP_SHOT_EVIDENCE)
-    {
-      g_error_free (error);
-      sight_step_context_observe_async (ctx, TRUE, evidence_observed_cb, task);
-      return;
-    }
-  run_return (task, error);
+  /* Its evidence is kept by the agent (sight-step-evidence.h). */
+  run_return (task, g_error_new (SIGHT_ERROR, SIGHT_ERROR_ASSERTION_FAILED, "%s",
+                                 run->judgment.explanation));
 }
 
 static void

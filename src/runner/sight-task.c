@@ -9,6 +9,7 @@
 
 #include "sight-agent.h"
 #include "sight-error.h"
+#include "sight-observation.h"
 #include "sight-step-executor.h"
 #include "sight-run-recorder.h"
 #include "sight-run-video.h"
@@ -16,6 +17,8 @@
 #include "sight-tool-args.h"
 
 #define TEXT_MAX_CHARS 2000
+/* How long the page a failed task ended on may take to be observed. */
+#define END_OBSERVE_TIMEOUT_MS 10000
 /* The model calls a task may make beyond one per step: the conclusion and a
  * few tool errors the agent recovers from. */
 #define EXTRA_MODEL_CALLS 5
@@ -556,6 +559,41 @@ finish (SightTask       *self,
   store_outcome (self, code, finished_stored_cb, g_object_ref (self));
 }
 
+/* A task that failed keeps the page it failed on, as a test's failed step
+ * does (sight_step_shot_for ()): its tree and masked screenshot, after its
+ * last step, before its session can go. */
+typedef struct {
+  SightTask       *task;
+  SightStepResult *outcome;
+  GError          *error;
+} Ending;
+
+static void
+ending_free (Ending *ending)
+{
+  g_object_unref (ending->task);
+  g_clear_pointer (&ending->outcome, sight_step_result_unref);
+  g_clear_error (&ending->error);
+  g_free (ending);
+}
+
+static void
+end_observed_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  Ending *ending = user_data;
+  SightTask *self = ending->task;
+  g_autoptr(SightObservation) observation = sight_observation_capture_finish (result, NULL);
+
+  if (observation != NULL)
+    sight_run_recorder_observe (self->recorder,
+                                sight_run_recorder_get_n_steps (self->recorder) > 0
+                                ? "after" : "final", observation);
+  finish (self, ending->outcome, ending->error);
+  ending_free (ending);
+}
+
 static void
 agent_done_cb (GObject      *source,
                GAsyncResult *result,
@@ -564,8 +602,24 @@ agent_done_cb (GObject      *source,
   g_autoptr(SightTask) self = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(SightStepResult) outcome = sight_step_execute_finish (result, &error);
+  const GError *failure = outcome != NULL ? outcome->error : error;
+  SightWebPage *page = sight_session_get_page (self->session);
+  Ending *ending;
 
-  finish (self, outcome, error);
+  if (failure == NULL || g_error_matches (failure, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      page == NULL ||
+      sight_step_shot_for (TRUE, failure,
+                           sight_agent_get_secret_filled (self->agent)) == SIGHT_STEP_SHOT_NONE)
+    {
+      finish (self, outcome, error);
+      return;
+    }
+  ending = g_new0 (Ending, 1);
+  ending->task = g_steal_pointer (&self);
+  ending->outcome = g_steal_pointer (&outcome);
+  ending->error = g_steal_pointer (&error);
+  sight_observation_capture_async (page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT,
+                                   END_OBSERVE_TIMEOUT_MS, NULL, end_observed_cb, ending);
 }
 
 /* A session that ends after its tasks: their log is stored now. */

@@ -118,15 +118,19 @@ sight_store_open_run_async (SightStore           *self,
                             gpointer              user_data)
 {
   SightRunRecord *copy;
+  char *id;
 
   g_return_val_if_fail (SIGHT_IS_STORE (self), NULL);
   g_return_val_if_fail (run != NULL, NULL);
 
   copy = prepare_run (run);
+  /* Taken before the job is queued: the store's thread frees @copy once it
+   * is done, which may be before this thread runs again. */
+  id = g_strdup (copy->id);
   _sight_store_run_async (self, NULL, sight_store_open_run_async, job_open_run, copy,
                           (GDestroyNotify) sight_run_record_free, NULL,
                           cancellable, callback, user_data);
-  return g_strdup (copy->id);
+  return id;
 }
 
 static gpointer
