@@ -592,6 +592,46 @@ test_session_typing_withheld (void)
 }
 
 static void
+opened_then_stopped_cb (GObject      *source,
+                        GAsyncResult *result,
+                        gpointer      user_data)
+{
+  SightSession **session = user_data;
+  g_autoptr(GError) error = NULL;
+
+  *session = sight_session_registry_create_finish (SIGHT_SESSION_REGISTRY (source), result,
+                                                   &error);
+  g_assert_no_error (error);
+  g_assert_true (sight_session_stop (*session, "stopped"));
+}
+
+/* A recorded session stopped as soon as it is open, before any frame of
+ * its loaded page was kept: the recording still ends with the page as it
+ * ends (its web process goes after that frame), so there is a video. */
+static void
+test_session_stopped_at_once (void)
+{
+  g_autoptr(SightSession) session = NULL;
+  g_autoptr(JsonObject) args = json_object_new ();
+  g_autoptr(JsonObject) recording = NULL;
+
+  json_object_set_string_member (args, "startUrl", base);
+  json_object_set_boolean_member (args, "record", TRUE);
+  sight_session_registry_create_async (sight_session_registry_get_default (), args, NULL,
+                                       opened_then_stopped_cb, &session);
+  while (session == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  recording = wait_recording (session);
+  g_test_message ("%s: %" G_GINT64_FORMAT " frames%s%s",
+                  json_object_get_string_member (recording, "status"),
+                  json_object_get_int_member (recording, "frames"),
+                  json_object_has_member (recording, "error") ? ", " : "",
+                  json_object_get_string_member_with_default (recording, "error", ""));
+  g_assert_cmpstr (json_object_get_string_member (recording, "status"), ==, "kept");
+  g_assert_cmpuint (check_field_black (json_object_get_string_member (recording, "path")), >=, 1);
+}
+
+static void
 test_session_without_record (void)
 {
   g_autoptr(SightSession) session = open_session (FALSE);
@@ -695,6 +735,7 @@ main (int    argc,
   g_test_add_func ("/video/session/records", test_session_records);
   g_test_add_func ("/video/session/secret-fill", test_session_secret_fill);
   g_test_add_func ("/video/session/typing-withheld", test_session_typing_withheld);
+  g_test_add_func ("/video/session/stopped-at-once", test_session_stopped_at_once);
   g_test_add_func ("/video/session/without-record", test_session_without_record);
   g_test_add_func ("/video/smoke/records", test_smoke_records);
   status = g_test_run ();
