@@ -246,6 +246,76 @@ test_resolve_headless (void)
   g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE);
 }
 
+/* Locks the keyring's default collection, as a screen lock or a logout
+ * would: no prompt is needed to lock. */
+static void
+lock_default_collection (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SecretService) service = secret_service_get_sync (SECRET_SERVICE_NONE, NULL, &error);
+  g_autoptr(SecretCollection) collection = NULL;
+  g_autolist(GDBusProxy) locked = NULL;
+  GList objects = { NULL, NULL, NULL };
+
+  g_assert_no_error (error);
+  collection = secret_collection_for_alias_sync (service, SECRET_COLLECTION_DEFAULT,
+                                                 SECRET_COLLECTION_NONE, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (collection);
+  objects.data = collection;
+  g_assert_cmpint (secret_service_lock_sync (service, &objects, NULL, &locked, &error), ==, 1);
+  g_assert_no_error (error);
+  g_assert_true (secret_collection_get_locked (collection));
+}
+
+/* A keyring that is locked: the credential's item is there, but reading it
+ * would need an unlock nobody answers (a prompt on a display no one looks
+ * at, or no prompter at all). The step gets AUTH_CREDENTIAL_UNAVAILABLE
+ * naming the credential within its deadline, with the loop running all the
+ * while and no value in the message; nothing is kept for the call that
+ * never waits. */
+static void
+test_locked (void)
+{
+  const char *secret = "harbor-kr-locked-5e21";
+  g_autoptr(GHashTable) attrs = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(SightProject) project = NULL;
+  g_autoptr(GError) error = NULL;
+  guint timeout_ms = 1500;
+  guint ticks = 0;
+  gint64 start, elapsed_ms;
+
+  if (!keyring_available ())
+    return;
+
+  sight_secrets_forget_all ();
+  g_hash_table_insert (attrs, (gpointer) "application", (gpointer) "sightline-test");
+  g_hash_table_insert (attrs, (gpointer) "credential", (gpointer) "member.password");
+  store (NULL, attrs, secret);
+  lock_default_collection ();
+  project = sight_project_new_from_data (project_json, -1, NULL, &error);
+  g_assert_no_error (error);
+
+  start = g_get_monotonic_time ();
+  g_assert_null (resolve (sight_project_get_secrets (project), "member.password",
+                          "http://127.0.0.1:8765/login", timeout_ms, &ticks, &error));
+  elapsed_ms = (g_get_monotonic_time () - start) / 1000;
+  g_test_message ("locked: %s after %" G_GINT64_FORMAT " ms, %u ticks of %u ms",
+                  error ? error->message : "no error", elapsed_ms, ticks, TICK_MS);
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, "member.password"));
+  g_assert_nonnull (strstr (error->message, "locked"));
+  g_assert_null (strstr (error->message, secret));
+  g_assert_cmpint (elapsed_ms, <, timeout_ms + 4000);
+  /* The loop ran while the keyring was waited for (at a 20 ms tick; a
+   * loaded machine gives fewer). */
+  g_assert_cmpuint (ticks, >=, elapsed_ms / (TICK_MS * 4));
+  g_clear_error (&error);
+  g_assert_null (sight_secrets_resolve (sight_project_get_secrets (project), "member.password",
+                                        &error));
+  g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE);
+}
+
 /* A Secret Service that owns its name and never answers a call: every
  * message to it is dropped. */
 static GDBusMessage *
@@ -378,6 +448,8 @@ main (int    argc,
 
   g_test_add_func ("/keyring/round-trip", test_round_trip);
   g_test_add_func ("/keyring/resolve-headless", test_resolve_headless);
+  /* Last of the tests on the session's keyring: it leaves it locked. */
+  g_test_add_func ("/keyring/locked", test_locked);
   g_test_add_data_func ("/keyring/absent-service", GINT_TO_POINTER (FALSE), test_fault);
   g_test_add_data_func ("/keyring/hung-service", GINT_TO_POINTER (TRUE), test_fault);
   return g_test_run ();

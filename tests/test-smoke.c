@@ -150,6 +150,33 @@ test_broken_link_and_failed_step_in_one_report (void)
   g_assert_true (saw_links && saw_step && saw_skipped_flow);
 }
 
+/* The console check covers the whole run: a page that logs an error and
+ * throws while it loads, whether it is the start page or one a step
+ * reaches, fails it with both. */
+static void
+test_console_errors (gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = run_smoke (data, &error);
+  JsonObject *object, *report;
+  JsonArray *steps;
+  JsonObject *console = NULL;
+
+  g_assert_no_error (error);
+  object = json_node_get_object (node);
+  report = json_object_get_object_member (object, "report");
+  steps = json_object_get_array_member (report, "steps");
+  for (guint i = 0; i < json_array_get_length (steps); i++)
+    if (g_str_equal (json_object_get_string_member (json_array_get_object_element (steps, i),
+                                                    "kind"), "console"))
+      console = json_array_get_object_element (steps, i);
+  g_assert_nonnull (console);
+  g_assert_cmpstr (json_object_get_string_member (console, "verdict"), ==, "fail");
+  g_assert_cmpstr (json_object_get_string_member (console, "explanation"), ==,
+                   "2 console errors");
+  g_assert_cmpstr (json_object_get_string_member (object, "verdict"), ==, "fail");
+}
+
 static void
 test_strict_links_false_is_a_finding (void)
 {
@@ -225,6 +252,11 @@ main (int    argc,
 
   g_test_add_func ("/smoke/sign-in-flow-passes", test_sign_in_flow_passes);
   g_test_add_func ("/smoke/broken-link-and-failed-step", test_broken_link_and_failed_step_in_one_report);
+  g_test_add_data_func ("/smoke/console-errors/start-page",
+                        "{ \"url\": \"SITE/status\", \"maxLinks\": 0 }", test_console_errors);
+  g_test_add_data_func ("/smoke/console-errors/step",
+                        "{ \"url\": \"SITE/pricing\", \"maxLinks\": 0,"
+                        "  \"steps\": [\"click Status\"] }", test_console_errors);
   g_test_add_func ("/smoke/strict-links-false", test_strict_links_false_is_a_finding);
   g_test_add_func ("/smoke/unreachable", test_unreachable_is_an_error);
   g_test_add_func ("/smoke/bad-arguments", test_bad_arguments);

@@ -563,16 +563,32 @@ test_secret_param_stays_out (void)
   g_assert_null (strstr (suite_json, SIGHT_DEMO_SITE_PASSWORD));
 }
 
-/* Dark (near black) pixels of @pixbuf in the CSS box, in thousandths. */
-static guint
-dark_share (GdkPixbuf *pixbuf,
-            double     scale,
-            double     x,
-            double     y,
-            double     width,
-            double     height)
+/* Whether one RGB pixel is of the kind a share counts. */
+typedef gboolean (*PixelKind) (const guint8 *p);
+
+static gboolean
+is_dark (const guint8 *p)
 {
-  guint dark = 0, all = 0;
+  return p[0] < 40 && p[1] < 40 && p[2] < 40;
+}
+
+static gboolean
+is_red (const guint8 *p)
+{
+  return p[0] > 200 && p[1] < 60 && p[2] < 60;
+}
+
+/* The pixels of @pixbuf in the CSS box that are of @kind, in thousandths. */
+static guint
+pixel_share (GdkPixbuf *pixbuf,
+             double     scale,
+             double     x,
+             double     y,
+             double     width,
+             double     height,
+             PixelKind  kind)
+{
+  guint counted = 0, all = 0;
   int channels = gdk_pixbuf_get_n_channels (pixbuf);
   int stride = gdk_pixbuf_get_rowstride (pixbuf);
   const guint8 *pixels = gdk_pixbuf_read_pixels (pixbuf);
@@ -580,13 +596,11 @@ dark_share (GdkPixbuf *pixbuf,
   for (int py = (int) ceil (y * scale); py < (int) ((y + height) * scale); py++)
     for (int px = (int) ceil (x * scale); px < (int) ((x + width) * scale); px++)
       {
-        const guint8 *p = pixels + py * stride + px * channels;
-
         all++;
-        if (p[0] < 40 && p[1] < 40 && p[2] < 40)
-          dark++;
+        if (kind (pixels + py * stride + px * channels))
+          counted++;
       }
-  return all > 0 ? dark * 1000 / all : 0;
+  return all > 0 ? counted * 1000 / all : 0;
 }
 
 /* The issue's example: a password credential aimed at the plain Email field is
@@ -667,35 +681,9 @@ test_secret_masked_when_shown (void)
   shot = gdk_pixbuf_loader_get_pixbuf (loader);
   /* The field (a text field now, white with black text unmasked) and the echo's
    * run are painted over whole; the checkbox's label is not. */
-  g_assert_cmpuint (dark_share (shot, last->scale, 40, 40, 400, 60), >, 990);
-  g_assert_cmpuint (dark_share (shot, last->scale, 320, 170, 200, 30), >, 990);
-  g_assert_cmpuint (dark_share (shot, last->scale, 40, 300, 200, 20), <, 500);
-}
-
-/* Red (pure) pixels of @pixbuf in the CSS box, in thousandths. */
-static guint
-red_share (GdkPixbuf *pixbuf,
-           double     scale,
-           double     x,
-           double     y,
-           double     width,
-           double     height)
-{
-  guint red = 0, all = 0;
-  int channels = gdk_pixbuf_get_n_channels (pixbuf);
-  int stride = gdk_pixbuf_get_rowstride (pixbuf);
-  const guint8 *pixels = gdk_pixbuf_read_pixels (pixbuf);
-
-  for (int py = (int) ceil (y * scale); py < (int) ((y + height) * scale); py++)
-    for (int px = (int) ceil (x * scale); px < (int) ((x + width) * scale); px++)
-      {
-        const guint8 *p = pixels + py * stride + px * channels;
-
-        all++;
-        if (p[0] > 200 && p[1] < 60 && p[2] < 60)
-          red++;
-      }
-  return all > 0 ? red * 1000 / all : 0;
+  g_assert_cmpuint (pixel_share (shot, last->scale, 40, 40, 400, 60, is_dark), >, 990);
+  g_assert_cmpuint (pixel_share (shot, last->scale, 320, 170, 200, 30, is_dark), >, 990);
+  g_assert_cmpuint (pixel_share (shot, last->scale, 40, 300, 200, 20, is_dark), <, 500);
 }
 
 /* The page after each step is kept while the next step goes on: each step's
@@ -738,8 +726,8 @@ test_step_shots_in_order (void)
       g_assert_true (gdk_pixbuf_loader_close (loader, &error));
       g_assert_no_error (error);
       shot[obs->step_index] = TRUE;
-      red[obs->step_index] = red_share (gdk_pixbuf_loader_get_pixbuf (loader), obs->scale,
-                                        600, 300, 200, 200);
+      red[obs->step_index] = pixel_share (gdk_pixbuf_loader_get_pixbuf (loader), obs->scale,
+                                          600, 300, 200, 200, is_red);
     }
   /* 0: the start page, 1: the first expectation, 2: the click, 3: the second */
   for (guint i = 0; i < 4; i++)

@@ -62,6 +62,30 @@ handler (SoupServer        *srv,
   soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_COPY, body, strlen (body));
 }
 
+/* The same page with a user name field (type=text: not secure, so masked
+ * only once it holds the filled secret) that shows its text in green; the
+ * page turns yellow again as soon as the field gets its input. */
+static void
+typing_handler (SoupServer        *srv,
+                SoupServerMessage *msg,
+                const char        *path,
+                GHashTable        *query,
+                gpointer           user_data)
+{
+  g_autofree char *body = g_strdup_printf (
+    "<!doctype html><html lang=en><title>Sign in</title>"
+    "<style>html,body{margin:0;background:#ffff00}"
+    "#user{position:absolute;left:%dpx;top:%dpx;width:%dpx;height:%dpx;box-sizing:border-box;"
+    "border:0;padding:0;margin:0;background:#ff00ff;color:#00ff00;font-size:40px}</style>"
+    "<label for=user>User name</label><input id=user type=text autocomplete=username "
+    "oninput=\"document.documentElement.style.background=document.body.style.background="
+    "'#ffff00'\"></html>",
+    FIELD_X, FIELD_Y, FIELD_W, FIELD_H);
+
+  soup_server_message_set_status (msg, 200, NULL);
+  soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_COPY, body, strlen (body));
+}
+
 static void
 done_cb (GObject      *source,
          GAsyncResult *result,
@@ -88,14 +112,16 @@ spin (guint ms)
 }
 
 static SightSession *
-open_session (gboolean record)
+open_session_at (const char *path,
+                 gboolean    record)
 {
   g_autoptr(JsonObject) args = json_object_new ();
   g_autoptr(GAsyncResult) opened = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *url = g_strconcat (base, path, NULL);
   SightSession *session;
 
-  json_object_set_string_member (args, "startUrl", base);
+  json_object_set_string_member (args, "startUrl", url);
   if (record)
     json_object_set_boolean_member (args, "record", TRUE);
   sight_session_registry_create_async (sight_session_registry_get_default (), args, NULL,
@@ -106,6 +132,12 @@ open_session (gboolean record)
                                                   &error);
   g_assert_no_error (error);
   return session;
+}
+
+static SightSession *
+open_session (gboolean record)
+{
+  return open_session_at ("", record);
 }
 
 /* The session record's recording, once it is no longer being written. */
@@ -208,11 +240,18 @@ measure (const guint8 *pixels,
       }
 }
 
-/* Decodes the file to RGB and looks at every frame: once the page shows
- * (yellow beside the field), the password field's box (inset a little for
- * the codec's edges) is black in each. Returns the frames showing the page. */
+/* One decoded frame (RGB, @stride bytes a row) handed to a FrameFunc. */
+typedef void (*FrameFunc) (const guint8 *pixels,
+                           int           stride,
+                           guint         index,
+                           gpointer      user_data);
+
+/* Decodes the file to RGB and hands every frame to @func, in order;
+ * returns how many there were. */
 static guint
-check_field_black (const char *path)
+decode_frames (const char *path,
+               FrameFunc   func,
+               gpointer    user_data)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *quoted = g_strescape (path, NULL);
@@ -221,7 +260,6 @@ check_field_black (const char *path)
     "video/x-raw,format=RGB ! appsink name=sink sync=false", quoted);
   g_autoptr(GstElement) pipeline = gst_parse_launch (description, &error);
   g_autoptr(GstElement) sink = NULL;
-  guint frames = 0;
   guint seen = 0;
 
   g_assert_no_error (error);
@@ -234,7 +272,6 @@ check_field_black (const char *path)
                                                                   10 * GST_SECOND);
       GstVideoInfo info;
       GstMapInfo map;
-      Area field, page;
 
       if (sample == NULL)
         {
@@ -243,33 +280,78 @@ check_field_black (const char *path)
         }
       g_assert_true (gst_video_info_from_caps (&info, gst_sample_get_caps (sample)));
       g_assert_true (gst_buffer_map (gst_sample_get_buffer (sample), &map, GST_MAP_READ));
-      measure (map.data, GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), FIELD_X + 4, FIELD_Y + 4,
-               FIELD_W - 8, FIELD_H - 8, &field);
-      measure (map.data, GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), FIELD_X + FIELD_W + 40,
-               FIELD_Y, 100, FIELD_H, &page);
+      func (map.data, GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), seen++, user_data);
       gst_buffer_unmap (gst_sample_get_buffer (sample), &map);
-      g_test_message ("frame %u: field rgb %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
-                      "/%" G_GUINT64_FORMAT " (max %u), page %" G_GUINT64_FORMAT
-                      "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT, seen,
-                      field.sum[0] / field.n, field.sum[1] / field.n, field.sum[2] / field.n,
-                      field.max, page.sum[0] / page.n, page.sum[1] / page.n,
-                      page.sum[2] / page.n);
-      seen++;
-      /* Frames of the blank page before the load are white; once the page
-       * shows (yellow)… */
-      if (!(page.sum[0] / page.n > 180 && page.sum[1] / page.n > 180 &&
-            page.sum[2] / page.n < 80))
-        {
-          g_assert_cmpuint (frames, ==, 0);
-          continue;
-        }
-      /* …the field does not (black, not magenta), in every frame. */
-      for (int c = 0; c < 3; c++)
-        g_assert_cmpuint (field.sum[c] / field.n, <, 24);
-      g_assert_cmpuint (field.max, <, 80);
-      frames++;
     }
   gst_element_set_state (pipeline, GST_STATE_NULL);
+  return seen;
+}
+
+/* The page beside the field: yellow, the page's own background. */
+static gboolean
+is_yellow (const Area *area)
+{
+  return area->sum[0] / area->n > 180 && area->sum[1] / area->n > 180 &&
+         area->sum[2] / area->n < 80;
+}
+
+/* The field's box (inset a little for the codec's edges) is black: masked. */
+static gboolean
+is_black (const Area *area)
+{
+  for (int c = 0; c < 3; c++)
+    if (area->sum[c] / area->n >= 24)
+      return FALSE;
+  return area->max < 80;
+}
+
+static void
+measure_frame (const guint8 *pixels,
+               int           stride,
+               guint         index,
+               Area         *field,
+               Area         *page)
+{
+  measure (pixels, stride, FIELD_X + 4, FIELD_Y + 4, FIELD_W - 8, FIELD_H - 8, field);
+  measure (pixels, stride, FIELD_X + FIELD_W + 40, FIELD_Y, 100, FIELD_H, page);
+  g_test_message ("frame %u: field rgb %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                  "/%" G_GUINT64_FORMAT " (max %u), page %" G_GUINT64_FORMAT
+                  "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT, index,
+                  field->sum[0] / field->n, field->sum[1] / field->n, field->sum[2] / field->n,
+                  field->max, page->sum[0] / page->n, page->sum[1] / page->n,
+                  page->sum[2] / page->n);
+}
+
+static void
+field_black_cb (const guint8 *pixels,
+                int           stride,
+                guint         index,
+                gpointer      user_data)
+{
+  guint *frames = user_data;
+  Area field, page;
+
+  measure_frame (pixels, stride, index, &field, &page);
+  /* Frames of the blank page before the load are white; once the page
+   * shows (yellow)… */
+  if (!is_yellow (&page))
+    {
+      g_assert_cmpuint (*frames, ==, 0);
+      return;
+    }
+  /* …the field does not (black, not magenta), in every frame. */
+  g_assert_true (is_black (&field));
+  (*frames)++;
+}
+
+/* Once the page shows (yellow beside the field), the password field's box
+ * is black in every frame. Returns the frames showing the page. */
+static guint
+check_field_black (const char *path)
+{
+  guint frames = 0;
+
+  decode_frames (path, field_black_cb, &frames);
   return frames;
 }
 
@@ -355,6 +437,198 @@ test_session_secret_fill (void)
   recording = wait_recording (session);
   g_assert_cmpstr (json_object_get_string_member (recording, "status"), ==, "kept");
   g_assert_cmpuint (check_field_black (json_object_get_string_member (recording, "path")), >=, 3);
+}
+
+/* The frames the recording holds so far. */
+static gint64
+recorded_frames (SightSession *session)
+{
+  g_autoptr(JsonNode) node = sight_session_to_json (session);
+  JsonObject *recording = json_object_get_object_member (json_node_get_object (node),
+                                                         "recording");
+
+  return json_object_get_int_member (recording, "frames");
+}
+
+/* Iterates the main loop until @session's recording holds @frames frames
+ * (20 s at most). */
+static void
+wait_frames (SightSession *session,
+             gint64        frames)
+{
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+
+  while (recorded_frames (session) < frames)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+}
+
+typedef struct {
+  SightWebPage *page;
+  const char   *ref;
+  GAsyncResult *filled;
+} Typing;
+
+/* The page is cyan now and the field hidden for a while: the fill starts in
+ * the same dispatch, so no capture begins in between, and it waits for the
+ * field to show again. */
+static void
+cyan_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  Typing *typing = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = sight_web_page_evaluate_finish (typing->page, result, &error);
+
+  g_assert_no_error (error);
+  sight_web_page_fill_secret_async (typing->page, typing->ref, CANARY "-user", "username", 10000,
+                                    NULL, done_cb, &typing->filled);
+}
+
+typedef struct {
+  guint cyan;       /* frames captured while the secret was being typed */
+  guint shown;      /* frames in which green text shows in the field */
+  guint empty;      /* the field before the fill: magenta */
+  guint masked;     /* the field after it: black */
+} TypingFrames;
+
+static void
+typing_frame_cb (const guint8 *pixels,
+                 int           stride,
+                 guint         index,
+                 gpointer      user_data)
+{
+  TypingFrames *frames = user_data;
+  Area field, page;
+
+  measure_frame (pixels, stride, index, &field, &page);
+  if (page.sum[0] / page.n < 80 && page.sum[1] / page.n > 180 && page.sum[2] / page.n > 180)
+    frames->cyan++;
+  for (int row = FIELD_Y + 4; row < FIELD_Y + FIELD_H - 4; row++)
+    for (int col = FIELD_X + 4; col < FIELD_X + FIELD_W - 4; col++)
+      {
+        const guint8 *p = pixels + row * stride + col * 3;
+
+        if (p[1] > 160 && p[0] < 120 && p[2] < 120)
+          {
+            frames->shown++;
+            row = FIELD_Y + FIELD_H;
+            break;
+          }
+      }
+  if (!is_yellow (&page))
+    return;
+  if (is_black (&field))
+    frames->masked++;
+  else if (field.sum[0] / field.n > 180 && field.sum[1] / field.n < 80 &&
+           field.sum[2] / field.n > 180)
+    {
+      /* The field is never unmasked again once the secret is in it. */
+      g_assert_cmpuint (frames->masked, ==, 0);
+      frames->empty++;
+    }
+}
+
+/* A secret typed into a field that is not secure (a user name) while the
+ * session records: from the call until the fill ends no frame is kept (the
+ * page turned cyan just before the call and yellow again when the field got
+ * its input, so a cyan frame is one of that interval), and after it the
+ * field holding the secret is black. */
+static void
+test_session_typing_withheld (void)
+{
+  g_autoptr(SightSession) session = open_session_at ("typing", TRUE);
+  SightWebPage *page = sight_session_get_page (session);
+  g_autoptr(GAsyncResult) observed = NULL;
+  g_autoptr(SightObservation) observation = NULL;
+  g_autoptr(JsonObject) reply = NULL;
+  g_autoptr(JsonObject) recording = NULL;
+  g_autoptr(GError) error = NULL;
+  Typing typing = { page, NULL, NULL };
+  TypingFrames frames = { 0 };
+  gint64 before;
+
+  sight_observation_capture_async (page, SIGHT_OBSERVE_DEFAULT, 10000, NULL, done_cb, &observed);
+  while (observed == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  observation = sight_observation_capture_finish (observed, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (sight_observation_get_n_secure (observation), ==, 0);
+  typing.ref = sight_observation_hit_test (observation, FIELD_X + FIELD_W / 2.0,
+                                           FIELD_Y + FIELD_H / 2.0);
+  g_assert_nonnull (typing.ref);
+
+  /* The page with its empty field in a few frames first. */
+  wait_frames (session, 3);
+  sight_web_page_evaluate_async (
+    page,
+    "const field = document.getElementById ('user');"
+    "document.documentElement.style.background = document.body.style.background = '#00ffff';"
+    "field.style.display = 'none';"
+    "setTimeout (() => { field.style.display = 'block'; }, 1500);"
+    "return true;", NULL, 5000, NULL, cyan_cb, &typing);
+  while (typing.filled == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  reply = sight_web_page_fill_secret_finish (page, typing.filled, &error);
+  g_clear_object (&typing.filled);
+  g_assert_no_error (error);
+  before = recorded_frames (session);
+  /* …and the page after the fill in a few more. */
+  wait_frames (session, before + 3);
+
+  g_assert_true (sight_session_stop (session, "stopped"));
+  recording = wait_recording (session);
+  g_assert_cmpstr (json_object_get_string_member (recording, "status"), ==, "kept");
+  decode_frames (json_object_get_string_member (recording, "path"), typing_frame_cb, &frames);
+  g_test_message ("%u frames of the typing, %u with the field's text, %u empty, %u masked",
+                  frames.cyan, frames.shown, frames.empty, frames.masked);
+  g_assert_cmpuint (frames.cyan, ==, 0);
+  g_assert_cmpuint (frames.shown, ==, 0);
+  g_assert_cmpuint (frames.empty, >=, 1);
+  g_assert_cmpuint (frames.masked, >=, 2);
+}
+
+static void
+opened_then_stopped_cb (GObject      *source,
+                        GAsyncResult *result,
+                        gpointer      user_data)
+{
+  SightSession **session = user_data;
+  g_autoptr(GError) error = NULL;
+
+  *session = sight_session_registry_create_finish (SIGHT_SESSION_REGISTRY (source), result,
+                                                   &error);
+  g_assert_no_error (error);
+  g_assert_true (sight_session_stop (*session, "stopped"));
+}
+
+/* A recorded session stopped as soon as it is open, before any frame of
+ * its loaded page was kept: the recording still ends with the page as it
+ * ends (its web process goes after that frame), so there is a video. */
+static void
+test_session_stopped_at_once (void)
+{
+  g_autoptr(SightSession) session = NULL;
+  g_autoptr(JsonObject) args = json_object_new ();
+  g_autoptr(JsonObject) recording = NULL;
+
+  json_object_set_string_member (args, "startUrl", base);
+  json_object_set_boolean_member (args, "record", TRUE);
+  sight_session_registry_create_async (sight_session_registry_get_default (), args, NULL,
+                                       opened_then_stopped_cb, &session);
+  while (session == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  recording = wait_recording (session);
+  g_test_message ("%s: %" G_GINT64_FORMAT " frames%s%s",
+                  json_object_get_string_member (recording, "status"),
+                  json_object_get_int_member (recording, "frames"),
+                  json_object_has_member (recording, "error") ? ", " : "",
+                  json_object_get_string_member_with_default (recording, "error", ""));
+  g_assert_cmpstr (json_object_get_string_member (recording, "status"), ==, "kept");
+  g_assert_cmpuint (check_field_black (json_object_get_string_member (recording, "path")), >=, 1);
 }
 
 static void
@@ -452,6 +726,7 @@ main (int    argc,
 
   server = soup_server_new (NULL, NULL);
   soup_server_add_handler (server, NULL, handler, NULL, NULL);
+  soup_server_add_handler (server, "/typing", typing_handler, NULL, NULL);
   g_assert_true (soup_server_listen_local (server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error));
   uris = soup_server_get_uris (server);
   base = g_uri_to_string (uris->data);
@@ -459,6 +734,8 @@ main (int    argc,
 
   g_test_add_func ("/video/session/records", test_session_records);
   g_test_add_func ("/video/session/secret-fill", test_session_secret_fill);
+  g_test_add_func ("/video/session/typing-withheld", test_session_typing_withheld);
+  g_test_add_func ("/video/session/stopped-at-once", test_session_stopped_at_once);
   g_test_add_func ("/video/session/without-record", test_session_without_record);
   g_test_add_func ("/video/smoke/records", test_smoke_records);
   status = g_test_run ();

@@ -16,29 +16,37 @@ typedef enum {
 } OpKind;
 
 /* One call to the Secret Service, under its deadline. libsecret sees @inner,
- * which the caller's cancellable and the deadline both cancel, so the answer
- * says which of the two ended the wait. */
+ * which the caller's cancellable and the deadline both cancel. The call
+ * finishes when either fires, without waiting for libsecret to answer: a
+ * cancelled unlock prompt (a locked keyring) can leave its operation never
+ * finishing. An answer that comes after that is dropped. */
 typedef struct {
   OpKind        kind;
   guint         timeout_ms;
-  gboolean      timed_out;
+  gboolean      returned;
+  gboolean      locked;        /* a lookup's items are all locked */
+  GTask        *task;          /* borrowed: the task owns this Op */
+  const SecretSchema *schema;  /* a lookup's, until it is asked */
+  GHashTable   *attributes;
   GCancellable *inner;
-  GCancellable *outer;
-  gulong        outer_id;
   GSource      *deadline;
+  GSource      *cancelled;     /* of the caller's cancellable */
 } Op;
+
+static void
+clear_source (GSource **source)
+{
+  if (*source == NULL)
+    return;
+  g_source_destroy (*source);
+  g_clear_pointer (source, g_source_unref);
+}
 
 static void
 op_stop (Op *op)
 {
-  if (op->deadline != NULL)
-    {
-      g_source_destroy (op->deadline);
-      g_clear_pointer (&op->deadline, g_source_unref);
-    }
-  if (op->outer_id != 0)
-    g_cancellable_disconnect (op->outer, op->outer_id);
-  op->outer_id = 0;
+  clear_source (&op->deadline);
+  clear_source (&op->cancelled);
 }
 
 static void
@@ -46,8 +54,21 @@ op_free (Op *op)
 {
   op_stop (op);
   g_clear_object (&op->inner);
-  g_clear_object (&op->outer);
+  g_clear_pointer (&op->attributes, g_hash_table_unref);
   g_free (op);
+}
+
+/* Finishes the call with @error (taken) before libsecret answers. */
+static void
+op_give_up (Op     *op,
+            GError *error)
+{
+  GTask *task = op->task;
+
+  op->returned = TRUE;
+  op_stop (op);
+  g_cancellable_cancel (op->inner);
+  g_task_return_error (task, error);
 }
 
 static gboolean
@@ -55,16 +76,37 @@ deadline_cb (gpointer data)
 {
   Op *op = data;
 
-  op->timed_out = TRUE;
-  g_cancellable_cancel (op->inner);
+  if (op->locked)
+    op_give_up (op, g_error_new (SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
+                                 "the keyring is locked and was not unlocked within %u ms",
+                                 op->timeout_ms));
+  else
+    op_give_up (op, g_error_new (SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
+                                 "the keyring did not answer within %u ms", op->timeout_ms));
   return G_SOURCE_REMOVE;
 }
 
-static void
-outer_cancelled_cb (GCancellable *outer,
-                    gpointer      inner)
+static gboolean
+cancelled_cb (GCancellable *cancellable,
+              gpointer      data)
 {
-  g_cancellable_cancel (G_CANCELLABLE (inner));
+  Op *op = data;
+
+  op_give_up (op, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                       "the keyring call was cancelled"));
+  return G_SOURCE_REMOVE;
+}
+
+static GSource *
+op_attach (Op          *op,
+           GSource     *source,
+           GSourceFunc  callback,
+           const char  *name)
+{
+  g_source_set_static_name (source, name);
+  g_source_set_callback (source, callback, op, NULL);
+  g_source_attach (source, g_task_get_context (op->task));
+  return source;
 }
 
 static GTask *
@@ -80,19 +122,16 @@ op_start (OpKind               kind,
 
   g_task_set_source_tag (task, source_tag);
   op->kind = kind;
+  op->task = task;
   op->timeout_ms = timeout_ms > 0 ? timeout_ms : SIGHT_KEYRING_TIMEOUT_MS;
   op->inner = g_cancellable_new ();
   g_task_set_task_data (task, op, (GDestroyNotify) op_free);
+  op->deadline = op_attach (op, g_timeout_source_new (op->timeout_ms), deadline_cb,
+                            "[sightline] keyring deadline");
   if (cancellable != NULL)
-    {
-      op->outer = g_object_ref (cancellable);
-      op->outer_id = g_cancellable_connect (cancellable, G_CALLBACK (outer_cancelled_cb),
-                                            g_object_ref (op->inner), g_object_unref);
-    }
-  op->deadline = g_timeout_source_new (op->timeout_ms);
-  g_source_set_static_name (op->deadline, "[sightline] keyring deadline");
-  g_source_set_callback (op->deadline, deadline_cb, op, NULL);
-  g_source_attach (op->deadline, g_task_get_context (task));
+    op->cancelled = op_attach (op, g_cancellable_source_new (cancellable),
+                               G_SOURCE_FUNC (cancelled_cb),
+                               "[sightline] keyring cancelled");
   return task;
 }
 
@@ -138,12 +177,15 @@ done_cb (GObject      *source,
     }
   op_stop (op);
 
+  /* Told already: the deadline or the caller's cancellable came first. */
+  if (op->returned)
+    {
+      g_clear_pointer (&value, secret_value_unref);
+      return;
+    }
   if (error != NULL)
     {
-      if (op->timed_out)
-        g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
-                                 "the keyring did not answer within %u ms", op->timeout_ms);
-      else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         g_task_return_error (task, g_steal_pointer (&error));
       else
         {
@@ -156,6 +198,13 @@ done_cb (GObject      *source,
   if (op->kind != OP_LOOKUP)
     {
       g_task_return_boolean (task, TRUE);
+      return;
+    }
+  /* An unlock that was refused or could not be asked (no prompter). */
+  if (value == NULL && op->locked)
+    {
+      g_task_return_new_error (task, SIGHT_ERROR, SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE,
+                               "the keyring is locked, and it was not unlocked");
       return;
     }
   if (value != NULL)
@@ -205,6 +254,30 @@ sight_keyring_store_finish (GAsyncResult  *result,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+/* The items matching, looked at without unlocking any: the lookup then
+ * reads the value (which unlocks, prompting when the keyring asks to). */
+static void
+searched_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  GTask *task = user_data;
+  Op *op = g_task_get_task_data (task);
+  GList *items = secret_service_search_finish (NULL, result, NULL);
+
+  op->locked = items != NULL;
+  for (GList *l = items; l != NULL; l = l->next)
+    if (!secret_item_get_locked (l->data))
+      op->locked = FALSE;
+  g_list_free_full (items, g_object_unref);
+  if (op->returned)
+    {
+      g_object_unref (task);
+      return;
+    }
+  secret_service_lookup (NULL, op->schema, op->attributes, op->inner, done_cb, task);
+}
+
 void
 sight_keyring_lookup_async (const SecretSchema  *schema,
                             GHashTable          *attributes,
@@ -214,13 +287,19 @@ sight_keyring_lookup_async (const SecretSchema  *schema,
                             gpointer             user_data)
 {
   GTask *task;
+  Op *op;
 
   g_return_if_fail (attributes != NULL && g_hash_table_size (attributes) > 0);
 
   task = op_start (OP_LOOKUP, timeout_ms, cancellable, callback, user_data,
                    sight_keyring_lookup_async);
-  secret_service_lookup (NULL, schema, attributes, ((Op *) g_task_get_task_data (task))->inner,
-                         done_cb, task);
+  op = g_task_get_task_data (task);
+  op->schema = schema;
+  op->attributes = g_hash_table_ref (attributes);
+  /* Whether the items are locked is asked first, unlocking nothing, so that
+   * a lookup that ends waiting for an unlock says so. */
+  secret_service_search (NULL, schema, attributes, SECRET_SEARCH_NONE, op->inner, searched_cb,
+                         task);
 }
 
 char *

@@ -15,10 +15,12 @@ G_BEGIN_DECLS
  * written by hand in sightline.json names an item). Every call has a
  * deadline of @timeout_ms (0: SIGHT_KEYRING_TIMEOUT_MS): a keyring that does
  * not answer in time (a hung service, an unlock prompt nobody answers) is
- * SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE saying so, and so is any other
- * failure of the keyring (no Secret Service on the bus, a refusal). The
- * caller's @cancellable cancelling is G_IO_ERROR_CANCELLED. Messages never
- * hold a value. */
+ * SIGHT_ERROR_AUTH_CREDENTIAL_UNAVAILABLE saying so (a lookup whose items
+ * are locked says the keyring is locked), and so is any other failure of
+ * the keyring (no Secret Service on the bus, a refusal, an unlock that
+ * could not be asked). The call finishes at its deadline, or when the
+ * caller's @cancellable cancels (G_IO_ERROR_CANCELLED), even when the
+ * service never answers. Messages never hold a value. */
 
 /* A keyring that has not answered in this long is not going to. */
 #define SIGHT_KEYRING_TIMEOUT_MS 25000

@@ -98,9 +98,10 @@ unfinished_drop (const char *part_path)
       }
 }
 
-static void complete   (SightVideoRecorder *self,
-                        GError             *error);
-static void end_stream (SightVideoRecorder *self);
+static void     complete      (SightVideoRecorder *self,
+                               GError             *error);
+static void     end_stream    (SightVideoRecorder *self);
+static gboolean start_capture (SightVideoRecorder *self);
 
 /* Stops every capture, timer and GStreamer thread and drops the pipeline
  * and the page; TRUE when a pipeline was running (its file is then whole
@@ -283,6 +284,7 @@ frame_cb (GObject      *source,
   g_autoptr(SightScreenshot) shot = NULL;
   g_autoptr(GError) error = NULL;
   gboolean typing = FALSE;
+  gboolean pushed = FALSE;
   guint mark;
 
   shot = sight_web_page_screenshot_finish (SIGHT_WEB_PAGE (source), result, &error);
@@ -301,13 +303,23 @@ frame_cb (GObject      *source,
     self->n_unsettled++;
   else if (gst_app_src_get_current_level_bytes (GST_APP_SRC (self->src)) <
            (guint64) MAX_QUEUED_FRAMES * gdk_pixbuf_get_byte_length (shot->pixbuf))
-    push_pixbuf (self, shot->pixbuf, capture->pts);
+    {
+      push_pixbuf (self, shot->pixbuf, capture->pts);
+      pushed = TRUE;
+    }
   else
     self->n_dropped++;
   g_free (capture);
-  /* The last frame of a recording that is finishing is in. */
-  if (self->state == STATE_FINISHING)
-    end_stream (self);
+  if (self->state != STATE_FINISHING)
+    return;
+  /* The last frame of a recording that is finishing is in. One that could
+   * not be kept (begun across the load, say) is taken again while the wait
+   * for the last frame lasts: a recording stopped early still shows the
+   * page as it ends. */
+  if (!pushed && !self->ending && self->last_frame_id != 0 && self->page != NULL &&
+      start_capture (self))
+    return;
+  end_stream (self);
 }
 
 /* Starts a capture; FALSE when none started: a secret is being typed (the

@@ -208,6 +208,19 @@ video_finished_cb (GObject      *source,
     }
 }
 
+/* A stopped session's page whose recording took its last frame of it. */
+static void
+recorded_page_done_cb (GObject      *source,
+                       GAsyncResult *result,
+                       gpointer      user_data)
+{
+  g_autoptr(SightWebPage) page = user_data;
+  g_autofree char *path = sight_video_recorder_finish_finish (SIGHT_VIDEO_RECORDER (source),
+                                                              result, NULL);
+
+  sight_web_page_terminate_web_process (page, "The session was stopped");
+}
+
 static gboolean
 idle_timeout_cb (gpointer user_data)
 {
@@ -262,13 +275,21 @@ sight_session_stop (SightSession *self,
   g_signal_emit (sight_session_registry_get_default (), registry_signals[SESSION_CLOSED], 0, self);
 
   /* Then the page and its web process go: a step still running on it is
-   * stopped, and whoever still holds the page finds it without a process. */
+   * stopped, and whoever still holds the page finds it without a process.
+   * A recording's last frame is of the page as it ends: with one, the web
+   * process goes once the recording is complete (its finish has a
+   * deadline), so that frame is not lost, nor the whole video when it
+   * would be the first. */
   _sight_session_drop_agent (self);
   if (self->page != NULL)
     {
       g_autoptr(SightWebPage) page = g_steal_pointer (&self->page);
 
-      sight_web_page_terminate_web_process (page, "The session was stopped");
+      if (self->video != NULL)
+        sight_video_recorder_finish_async (self->video, NULL, recorded_page_done_cb,
+                                           g_steal_pointer (&page));
+      else
+        sight_web_page_terminate_web_process (page, "The session was stopped");
     }
   _sight_session_registry_capacity_freed (sight_session_registry_get_default ());
   return TRUE;
