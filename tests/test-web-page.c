@@ -38,6 +38,12 @@ static const char after_load_html[] =
   "img.id = 'late'; img.src = '/delay/3000/late.png'; document.body.append (img); });</script>"
   "<p>loaded</p>";
 
+/* A page that fires a load event of its own while its image still loads. */
+static const char fake_load_html[] =
+  "<!doctype html><title>Fake load</title><img id=img src='/delay/1500/pixel.png'>"
+  "<script>window.dispatchEvent (new Event ('load')); "
+  "document.dispatchEvent (new Event ('load'));</script>";
+
 static const char console_html[] =
   "<!doctype html><title>Console</title>"
   "<script>console.log('hello', {answer: 42}); console.warn('careful');"
@@ -99,6 +105,7 @@ server_cb (SoupServer        *soup_server,
     { "/slow-image", slow_image_html },
     { "/idle", idle_html },
     { "/after-load", after_load_html },
+    { "/fake-load", fake_load_html },
     { "/console", console_html },
     { "/isolated", isolated_html },
     { "/hang", hang_html },
@@ -302,6 +309,15 @@ test_load_event (void)
   g_test_message ("after the load: %s", state);
   g_assert_cmpstr (state, ==, "complete false");
   g_assert_true (g_str_has_suffix (sight_web_page_get_uri (page), "/after-load"));
+  g_clear_pointer (&state, g_free);
+
+  /* A load event the page's script fires is not the browser's. */
+  g_assert_true (load (page, "/fake-load", SIGHT_WAIT_UNTIL_LOAD, 20000, &error));
+  g_assert_no_error (error);
+  state = evaluate_string (page, "return document.readyState + ' ' + "
+                                 "String (document.getElementById ('img').complete);");
+  g_test_message ("after a page's own load event: %s", state);
+  g_assert_cmpstr (state, ==, "complete true");
 }
 
 static void

@@ -24,9 +24,15 @@
       ready ();
     /* WebKit reports the load finished some time after the document's load
      * event (up to half a second in a new web process); a load waits for
-     * this event, as a browser's does. */
+     * this event, as a browser's does. Only the browser's own: a page's
+     * script can dispatch a load event before its subresources are in. */
+    const loaded = (event) => {
+      if (!event.isTrusted || event.target !== document)
+        return;
+      window.removeEventListener ('load', loaded);
+      post ({ type: 'load', url: String (location.href) });
+    };
     if (document.readyState !== 'complete')
-      window.addEventListener ('load', () => post ({ type: 'load', url: String (location.href) }),
-                               { once: true });
+      window.addEventListener ('load', loaded);
   }
 }) ();
