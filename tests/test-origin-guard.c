@@ -183,6 +183,22 @@ flag_cb (gpointer user_data)
 /* Loads /subresources on a page allowed @origins, waits for the network to
  * go quiet and a second more (the beacon), and counts what reached the
  * other server. */
+/* Filter stores being compiled in the test's TMPDIR (see main). */
+static guint
+filter_stores (void)
+{
+  g_autoptr(GDir) dir = g_dir_open (g_get_tmp_dir (), 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_prefix (name, "sightline-filter-"))
+      n++;
+  return n;
+}
+
+static guint stores_at_guard;   /* filter_stores() as the last page was guarded */
+
 static guint
 subresources_reaching (const char * const *origins,
                        GString            *blocked)
@@ -196,6 +212,7 @@ subresources_reaching (const char * const *origins,
 
   g_assert_true (sight_web_page_set_allowed_origins (page, origins, &error));
   g_assert_no_error (error);
+  stores_at_guard = filter_stores ();
   elsewhere_subresources = 0;
   sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_NETWORKIDLE, 20000, NULL, done_cb,
                              &result);
@@ -247,6 +264,30 @@ test_subresources (void)
   g_assert_cmpstr (blocked->str, ==, "");
 }
 
+/* Pages guarded alike share one compiled filter (every test of a suite on
+ * one site): the second page's guard is in at once, without a store compiled
+ * for it, and it holds that page to its origins as the first did. */
+static void
+test_filter_shared (void)
+{
+  g_autofree char *own = g_strndup (home_url, strlen (home_url) - 1);
+  const char *origins[] = { own, "https://shared.example", NULL };
+  g_autofree char *img = g_strdup_printf ("(img) outside the allowed origins %ssub/img.png\n",
+                                          elsewhere_url);
+
+  for (guint round = 0; round < 2; round++)
+    {
+      g_autoptr(GString) blocked = g_string_new ("");
+      guint n = subresources_reaching (origins, blocked);
+
+      g_test_message ("page %u: %u filter stores as it was guarded, %u subresource requests "
+                      "elsewhere", round + 1, stores_at_guard, n);
+      g_assert_cmpuint (stores_at_guard, ==, round == 0 ? 1 : 0);
+      g_assert_cmpuint (n, ==, 0);
+      g_assert_nonnull (strstr (blocked->str, img));
+    }
+}
+
 /* Loads /subresources on a new page allowed @origins; the load's error, or
  * NULL when it loaded. */
 static GError *
@@ -284,7 +325,8 @@ test_filter_unusable (void)
   g_autofree char *own = g_strndup (home_url, strlen (home_url) - 1);
   g_autofree char *url = g_strconcat (home_url, "subresources", NULL);
   g_autofree char *moved = g_strconcat (g_get_tmp_dir (), ".away", NULL);
-  const char *origins[] = { own, NULL };
+  /* rules no page compiled before (compiled ones are shared) */
+  const char *origins[] = { own, "https://unusable.example", NULL };
   gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
 
   /* The test's own TMPDIR (see main) is moved away while the filter's store
@@ -474,6 +516,7 @@ main (int    argc,
   home_url = serve (&home, home_cb);
   g_test_add_func ("/origin-guard/act-leaves", test_act_leaves);
   g_test_add_func ("/origin-guard/subresources", test_subresources);
+  g_test_add_func ("/origin-guard/filter-shared", test_filter_shared);
   g_test_add_func ("/origin-guard/filter-unusable", test_filter_unusable);
   g_test_add_func ("/origin-guard/idna-host", test_idna_host);
   g_test_add_func ("/origin-guard/navigation-while-compiling", test_navigation_while_compiling);

@@ -30,6 +30,20 @@ static const char idle_html[] =
   "fetch('/delay/700/data.json').then(r => r.text()).then(t => "
   "{ document.getElementById('status').textContent = 'done'; }), 50));</script>";
 
+/* An image its load handler asks for, which WebKit waits for before it
+ * reports the load finished. */
+static const char after_load_html[] =
+  "<!doctype html><title>After load</title>"
+  "<script>window.addEventListener('load', () => { const img = new Image (); "
+  "img.id = 'late'; img.src = '/delay/3000/late.png'; document.body.append (img); });</script>"
+  "<p>loaded</p>";
+
+/* A page that fires a load event of its own while its image still loads. */
+static const char fake_load_html[] =
+  "<!doctype html><title>Fake load</title><img id=img src='/delay/1500/pixel.png'>"
+  "<script>window.dispatchEvent (new Event ('load')); "
+  "document.dispatchEvent (new Event ('load'));</script>";
+
 static const char console_html[] =
   "<!doctype html><title>Console</title>"
   "<script>console.log('hello', {answer: 42}); console.warn('careful');"
@@ -90,6 +104,8 @@ server_cb (SoupServer        *soup_server,
     { "/", index_html },
     { "/slow-image", slow_image_html },
     { "/idle", idle_html },
+    { "/after-load", after_load_html },
+    { "/fake-load", fake_load_html },
     { "/console", console_html },
     { "/isolated", isolated_html },
     { "/hang", hang_html },
@@ -273,6 +289,35 @@ test_load_wait_until (void)
   state = evaluate_string (page, "return document.getElementById ('status').textContent;");
   g_assert_cmpstr (state, ==, "done");
   g_assert_cmpuint (sight_web_page_get_requests_in_flight (page), ==, 0);
+}
+
+/* A load is done at the document's load event, as in a browser (Playwright's
+ * goto waits for the same), not when WebKit reports it finished: that waits
+ * for what the page's load handler asked for, and in a new web process came
+ * up to half a second after the event with nothing asked for. */
+static void
+test_load_event (void)
+{
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *state = NULL;
+
+  g_assert_true (load (page, "/after-load", SIGHT_WAIT_UNTIL_LOAD, 20000, &error));
+  g_assert_no_error (error);
+  state = evaluate_string (page, "return document.readyState + ' ' + "
+                                 "String (document.getElementById ('late')?.complete);");
+  g_test_message ("after the load: %s", state);
+  g_assert_cmpstr (state, ==, "complete false");
+  g_assert_true (g_str_has_suffix (sight_web_page_get_uri (page), "/after-load"));
+  g_clear_pointer (&state, g_free);
+
+  /* A load event the page's script fires is not the browser's. */
+  g_assert_true (load (page, "/fake-load", SIGHT_WAIT_UNTIL_LOAD, 20000, &error));
+  g_assert_no_error (error);
+  state = evaluate_string (page, "return document.readyState + ' ' + "
+                                 "String (document.getElementById ('img').complete);");
+  g_test_message ("after a page's own load event: %s", state);
+  g_assert_cmpstr (state, ==, "complete true");
 }
 
 static void
@@ -662,6 +707,7 @@ main (int    argc,
 
   g_test_add_func ("/web-page/names", test_names);
   g_test_add_func ("/web-page/load-wait-until", test_load_wait_until);
+  g_test_add_func ("/web-page/load-event", test_load_event);
   g_test_add_func ("/web-page/load-timeout", test_load_timeout);
   g_test_add_func ("/web-page/load-bad-input", test_load_bad_input);
   g_test_add_func ("/web-page/console", test_console_capture);

@@ -17,13 +17,41 @@
 /* Allowed origins: the subresource filter, navigations and popups         */
 
 #define FILTER_COMPILE_TIMEOUT_MS 10000
+#define COMPILED_FILTERS_MAX 8
 
 typedef struct {
   SightWebPage                 *page;        /* owned until the compile ends */
   guint                         generation;
+  char                         *rules;       /* what was compiled, its key in the cache */
   char                         *dir;         /* the store's folder, removed after */
   WebKitUserContentFilterStore *store;
 } FilterCompile;
+
+/* The filters compiled in this process, by their content rules: pages
+ * guarded alike (every test of a suite on one site) share one compile, and
+ * their loads do not wait for another. A compiled filter is immutable, and
+ * WebKit hands the same rules to each content manager it is added to. */
+static GHashTable *compiled_filters;   /* rules → WebKitUserContentFilter */
+
+static WebKitUserContentFilter *
+compiled_filter_lookup (const char *rules)
+{
+  return compiled_filters != NULL ? g_hash_table_lookup (compiled_filters, rules) : NULL;
+}
+
+static void
+compiled_filter_add (const char              *rules,
+                     WebKitUserContentFilter *filter)
+{
+  if (compiled_filters == NULL)
+    compiled_filters = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                              (GDestroyNotify) webkit_user_content_filter_unref);
+  /* Rules seldom differ within a run; a run that keeps changing them keeps
+   * only its latest few. */
+  if (g_hash_table_size (compiled_filters) >= COMPILED_FILTERS_MAX)
+    g_hash_table_remove_all (compiled_filters);
+  g_hash_table_replace (compiled_filters, g_strdup (rules), webkit_user_content_filter_ref (filter));
+}
 
 static void
 remove_store_dir (const char *path)
@@ -117,6 +145,8 @@ filter_saved_cb (GObject      *source,
   filter = webkit_user_content_filter_store_save_finish (compile->store, result, &error);
   /* WebKit keeps the compiled rules mapped; the file is not read again. */
   remove_store_dir (compile->dir);
+  if (filter != NULL)
+    compiled_filter_add (compile->rules, filter);
   if (compile->generation == self->filter_generation)
     {
       if (filter != NULL)
@@ -130,23 +160,31 @@ filter_saved_cb (GObject      *source,
     }
   g_clear_pointer (&filter, webkit_user_content_filter_unref);
   g_object_unref (compile->store);
+  g_free (compile->rules);
   g_free (compile->dir);
   g_object_unref (compile->page);
   g_free (compile);
 }
 
 /* Compiles the policy's content rules in a store of our own, in a temporary
- * folder; loads wait for it (see sight_web_page_load_async). */
+ * folder; loads wait for it (see sight_web_page_load_async). Rules this
+ * process compiled before are in at once. */
 static void
 filter_compile (SightWebPage *self)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *rules = sight_origin_policy_to_content_rules (self->origin_policy);
+  WebKitUserContentFilter *compiled = compiled_filter_lookup (rules);
   g_autoptr(GBytes) source = NULL;
   FilterCompile *compile;
-  gsize len;
-  char *dir = g_dir_make_tmp ("sightline-filter-XXXXXX", &error);
+  char *dir;
 
+  if (compiled != NULL)
+    {
+      filter_settle (self, compiled, NULL);
+      return;
+    }
+  dir = g_dir_make_tmp ("sightline-filter-XXXXXX", &error);
   if (dir == NULL)
     {
       filter_settle (self, NULL,
@@ -160,8 +198,8 @@ filter_compile (SightWebPage *self)
   compile->generation = self->filter_generation;
   compile->dir = dir;
   compile->store = webkit_user_content_filter_store_new (dir);
-  len = strlen (rules);
-  source = g_bytes_new_take (g_steal_pointer (&rules), len);
+  source = g_bytes_new (rules, strlen (rules));
+  compile->rules = g_steal_pointer (&rules);
   self->filter_timeout = g_timeout_add (FILTER_COMPILE_TIMEOUT_MS, filter_timeout_cb, self);
   webkit_user_content_filter_store_save (compile->store, "allowed-origins", source, NULL,
                                          filter_saved_cb, compile);

@@ -635,6 +635,7 @@ load_changed_cb (WebKitWebView   *view,
     case WEBKIT_LOAD_COMMITTED:
       op->committed = TRUE;
       op->dom_ready = FALSE;
+      op->loaded = FALSE;
       /* WebKit answers a URL it refuses to fetch, such as one on a port
        * browsers block (9, 25, 6000, …), by committing an empty document
        * under another URL (about:blank, or the page before) and no
@@ -711,6 +712,16 @@ script_message_cb (WebKitUserContentManager *manager,
            self->load_op->committed)
     {
       self->load_op->dom_ready = TRUE;
+      _sight_web_page_load_op_check (self->load_op);
+    }
+  /* The committed document's load event: the load is done, whenever WebKit
+   * gets to say so (LOAD_FINISHED). */
+  else if (g_str_equal (type, "load") && self->load_op != NULL && self->load_op->committed &&
+           g_strcmp0 (json_object_get_string_member_with_default (object, "url", ""),
+                      webkit_web_view_get_uri (self->view)) == 0)
+    {
+      self->load_op->dom_ready = TRUE;
+      self->load_op->loaded = TRUE;
       _sight_web_page_load_op_check (self->load_op);
     }
 }
