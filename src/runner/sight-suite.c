@@ -153,6 +153,7 @@ attempt_free (Attempt *attempt)
 static void attempt_next (Attempt *attempt);
 static void suite_pump (Suite *suite);
 static JsonObject *test_result (Test *test);
+static void spare_fill (Suite *suite);
 
 /* The time since the last change goes to the phase that ends. */
 static void
@@ -316,9 +317,13 @@ loaded_cb (GObject      *source,
 {
   Attempt *attempt = user_data;
   g_autoptr(GError) error = NULL;
+  gboolean loaded;
   guint status;
 
-  if (!sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error))
+  loaded = sight_web_page_load_finish (SIGHT_WEB_PAGE (source), result, &error);
+  if (attempt->suite != NULL && !g_cancellable_is_cancelled (attempt->cancellable))
+    spare_fill (attempt->suite);
+  if (!loaded)
     {
       /* The test could not start: not a product failure. */
       if (error_code_of (error) == SIGHT_ERROR_ACTION_FAILED)
@@ -735,14 +740,24 @@ spare_make (Suite *suite)
                              spare->cancellable, spare_warmed_cb, spare);
 }
 
-/* The page of a warm spare for the test starting now (else a new one: the
- * test's load must not meet about:blank's commit), and spares for the tests
- * after it, one for each worker while tests wait. */
+/* Spares for the tests after the ones running, one for each worker while
+ * tests wait. Called once a test's start page has loaded: a spare's new web
+ * process started with that load would compete with it for the CPU. */
+static void
+spare_fill (Suite *suite)
+{
+  guint wanted = MIN (MAX (suite->workers, 1), g_queue_get_length (&suite->queue));
+
+  while (suite->spares->len < wanted)
+    spare_make (suite);
+}
+
+/* The page of a warm spare for the test starting now, else a new one (the
+ * test's load must not meet about:blank's commit). */
 static SightWebPage *
 spare_take (Suite *suite)
 {
   SightWebPage *page = NULL;
-  guint wanted;
 
   for (guint i = 0; i < suite->spares->len && page == NULL; i++)
     {
@@ -756,9 +771,6 @@ spare_take (Suite *suite)
     }
   if (page == NULL)
     page = sight_web_page_new ();
-  wanted = MIN (MAX (suite->workers, 1), g_queue_get_length (&suite->queue));
-  while (suite->spares->len < wanted)
-    spare_make (suite);
   return page;
 }
 
