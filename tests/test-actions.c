@@ -55,7 +55,27 @@ static const char settle_html[] =
   " x.onload = () => out.textContent = 'xhr ' + x.responseText; x.send ()\">XHR</button>"
   "<button id=spin onclick=\"(function tick () { out.dataset.n = (+out.dataset.n || 0) + 1;"
   " requestAnimationFrame (tick); }) ()\">Spin</button>"
+  "<button id=idle-frames onclick=\"(function t () { requestAnimationFrame (t); }) ()\">"
+  "Idle frames</button>"
+  "<button id=forever onclick=\"setInterval (() => {}, 30)\">Forever</button>"
   "<button id=noop>Nothing</button>"
+  /* what the hooks did not count before: an interval that ticks three times,
+   * a timer a little over the old 500 ms bound, a MessageChannel hop that
+   * sets a timer, a window.postMessage to itself, an animation-frame count
+   * that changes the DOM only at its end, and a same-origin iframe */
+  "<button id=interval onclick=\"let n = 0; const i = setInterval (() => {"
+  " if (++n === 3) { clearInterval (i); out.textContent = 'ticked'; } }, 40)\">Interval</button>"
+  "<button id=longer onclick=\"setTimeout (() => out.textContent = 'later', 700)\">Longer</button>"
+  "<button id=channel onclick=\"const c = new MessageChannel ();"
+  " c.port1.onmessage = () => setTimeout (() => out.textContent = 'messaged', 60);"
+  " c.port2.postMessage (1)\">Channel</button>"
+  "<button id=post onclick=\"window.addEventListener ('message', function m () {"
+  " window.removeEventListener ('message', m);"
+  " setTimeout (() => out.textContent = 'posted', 60); }); postMessage ('go', '*')\">Post</button>"
+  "<button id=frames onclick=\"let n = 0; (function step () {"
+  " if (++n < 5) requestAnimationFrame (step); else out.textContent = 'animated'; }) ()\">"
+  "Frames</button>"
+  "<iframe id=inner src=/settle-inner></iframe>"
   "<p id=out>none</p>";
 
 static void
@@ -93,6 +113,16 @@ server_cb (SoupServer        *soup_server,
       soup_server_message_set_status (msg, 200, NULL);
       soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, settle_html,
                                         strlen (settle_html));
+    }
+  else if (g_str_equal (path, "/settle-inner"))
+    {
+      static const char html[] =
+        "<!doctype html><button id=late onclick=\"setTimeout (() => out.textContent = 'framed',"
+        " 80)\">Framed</button><p id=out>none</p>";
+
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, html,
+                                        strlen (html));
     }
   else if (g_str_equal (path, "/hold"))
     {
@@ -182,7 +212,8 @@ evaluate_string (const char *body)
   return g_strdup (json_node_get_string (node));
 }
 
-/* The ref an observation gives the element @selector matches. */
+/* The ref an observation gives the element @selector matches; "#frame >>
+ * #button" is #button in the same-origin iframe #frame. */
 static char *
 ref_for (const char *selector)
 {
@@ -192,7 +223,9 @@ ref_for (const char *selector)
 
   body = g_strconcat (sight_observation_get_script (),
                       "\n__sight.snapshot.observe ({ text: 'none' });"
-                      "\nconst el = document.querySelector (args.selector);"
+                      "\nconst [outer, inner] = args.selector.split (' >> ');"
+                      "\nconst el = inner === undefined ? document.querySelector (outer)"
+                      "\n  : document.querySelector (outer).contentDocument.querySelector (inner);"
                       "\nreturn el ? __sight.snapshot.refOf (el) : null;", NULL);
   args = g_strdup_printf ("{\"selector\": \"%s\"}", selector);
   node = evaluate (body, args);
@@ -499,16 +532,18 @@ test_settles_after_slow_request (void)
  * as the action's own handlers started the work; the reason is a signal, not
  * a window. */
 static void
-check_settles_after (const char *path,
-                     const char *button,
-                     const char *expected)
+check_settles_in (const char *path,
+                  const char *button,
+                  const char *out,
+                  const char *expected)
 {
   g_autoptr(JsonObject) result = NULL;
   g_autofree char *text = NULL;
+  g_autofree char *read = g_strdup_printf ("return %s.getElementById ('out').textContent;", out);
 
   load (page, path);
   result = perform_ok (button, "{\"type\": \"click\"}");
-  text = evaluate_string ("return document.getElementById ('out').textContent;");
+  text = evaluate_string (read);
   g_test_message ("%s %s: %s after %" G_GINT64_FORMAT " ms (%s)", path, button, text,
                   json_object_get_int_member (result, "settleMs"),
                   json_object_get_string_member_with_default (result, "settleReason", "?"));
@@ -516,6 +551,14 @@ check_settles_after (const char *path,
   g_assert_true (json_object_get_boolean_member (result, "settled"));
   g_assert_cmpstr (json_object_get_string_member_with_default (result, "settleReason", ""), ==,
                    "signals");
+}
+
+static void
+check_settles_after (const char *path,
+                     const char *button,
+                     const char *expected)
+{
+  check_settles_in (path, button, "document", expected);
 }
 
 static void
@@ -532,8 +575,9 @@ test_settles_by_signals (void)
   check_settles_after ("/settle?hostile=1", "#late", "late");
   check_settles_after ("/settle?hostile=1", "#chain", "chained loaded");
 
-  /* A quiet page settles on the first frame after the action, with no window
-   * waited; the request in flight since load is not the action's. */
+  /* A quiet page (nothing pending, nothing animating, no frame callback of
+   * its own) settles in the task after the action, with no frame and no
+   * window waited; the request in flight since load is not the action's. */
   load (page, "/settle?hold=1");
   result = perform_ok ("#noop", "{\"type\": \"click\"}");
   g_assert_true (json_object_get_boolean_member (result, "settled"));
@@ -541,21 +585,47 @@ test_settles_by_signals (void)
                    "signals");
   settle = json_object_get_object_member (result, "settle");
   g_assert_nonnull (settle);
-  g_assert_cmpint (json_object_get_int_member (settle, "frames"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (settle, "frames"), ==, 0);
   g_assert_cmpint (json_object_get_int_member (settle, "waitedForWork"), ==, 0);
   g_assert_cmpint (json_object_get_int_member (result, "settleMs"), <, 3000);
 }
 
-/* A page that never stops changing settles within a bound (not the action's
- * timeout), and says it was still changing. */
+/* Work the hooks did not count before: each case is a button of /settle
+ * whose change comes after the first frame. */
+typedef struct {
+  const char *button;
+  const char *out;       /* the document whose #out changes */
+  const char *expected;
+} SettleCase;
+
+static const SettleCase settle_cases[] = {
+  { "#interval", "document", "ticked" },   /* an interval that ticks three times */
+  { "#longer", "document", "later" },      /* a timer a little past the old 500 ms bound */
+  { "#channel", "document", "messaged" },  /* a MessageChannel hop that sets a timer */
+  { "#post", "document", "posted" },       /* window.postMessage to itself, then a timer */
+  { "#frames", "document", "animated" },   /* animation frames, the DOM changed at the end */
+  { "#inner >> #late", "document.getElementById ('inner').contentDocument", "framed" },
+};
+
 static void
-test_settles_while_mutating (void)
+test_settles_after_case (gconstpointer data)
+{
+  const SettleCase *c = data;
+
+  check_settles_in ("/settle", c->button, c->out, c->expected);
+}
+
+/* A page that never stops changing settles within a bound (not the action's
+ * timeout), and says it was still changing: one that mutates in every frame,
+ * one that asks for every frame without mutating, an interval never cleared. */
+static void
+check_settles_while_busy (const char *button)
 {
   g_autoptr(JsonObject) result = NULL;
   g_autoptr(GError) error = NULL;
 
   load (page, "/settle");
-  result = perform ("#spin", "{\"type\": \"click\"}", 10000, &error);
+  result = perform (button, "{\"type\": \"click\"}", 10000, &error);
   g_assert_no_error (error);
   g_test_message ("mutating page: %" G_GINT64_FORMAT " ms (%s)",
                   json_object_get_int_member (result, "settleMs"),
@@ -565,6 +635,18 @@ test_settles_while_mutating (void)
                    "mutating");
   g_assert_cmpint (json_object_get_int_member (result, "settleMs"), <, 4000);
   g_assert_cmpint (json_object_get_int_member (result, "durationMs"), <, 6000);
+}
+
+static void
+test_settles_while_mutating (void)
+{
+  check_settles_while_busy ("#spin");
+}
+
+static void
+test_settles_while_busy (gconstpointer button)
+{
+  check_settles_while_busy (button);
 }
 
 static void
@@ -737,6 +819,17 @@ main (int    argc,
   g_test_add_func ("/actions/settles-after-slow-request", test_settles_after_slow_request);
   g_test_add_func ("/actions/settles-by-signals", test_settles_by_signals);
   g_test_add_func ("/actions/settles-while-mutating", test_settles_while_mutating);
+  for (guint i = 0; i < G_N_ELEMENTS (settle_cases); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("/actions/settles-after/%s",
+                                               settle_cases[i].expected);
+
+      g_test_add_data_func (name, &settle_cases[i], test_settles_after_case);
+    }
+  g_test_add_data_func ("/actions/settles-while-busy/frames", "#idle-frames",
+                        test_settles_while_busy);
+  g_test_add_data_func ("/actions/settles-while-busy/interval", "#forever",
+                        test_settles_while_busy);
   g_test_add_func ("/actions/popup", test_popup);
   g_test_add_func ("/actions/tap-at", test_tap_at);
   g_test_add_func ("/actions/tap-at-control-roles", test_tap_at_control_roles);

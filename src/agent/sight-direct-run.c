@@ -46,8 +46,24 @@ static const char change_js[] =
   "  timer = setTimeout (() => done (false), args.ms);\n"
   "});";
 
+/* Whether the page's text holds args.value, as args.want has it: at once,
+ * else as soon as a change of the document makes it so, or the document goes
+ * away for another, or args.ms pass; -> whether it holds the value. */
 static const char text_js[] =
-  "return document.body ? document.body.innerText : '';";
+  "const has = () => (document.body ? document.body.innerText : '').includes (args.value);\n"
+  "if (has () === args.want || !(args.ms > 0)) return has ();\n"
+  "return await new Promise (resolve => {\n"
+  "  let timer = 0;\n"
+  "  const observer = new MutationObserver (() => { if (has () === args.want) done (); });\n"
+  "  function done () {\n"
+  "    observer.disconnect (); clearTimeout (timer);\n"
+  "    removeEventListener ('pagehide', done); resolve (has ());\n"
+  "  }\n"
+  "  observer.observe (document, { subtree: true, childList: true, attributes: true,\n"
+  "                                characterData: true });\n"
+  "  addEventListener ('pagehide', done);\n"
+  "  timer = setTimeout (done, args.ms);\n"
+  "});";
 
 typedef struct {
   SightWebPage    *page;
@@ -64,6 +80,7 @@ typedef struct {
   JsonObject      *record;        /* the action as a trace records it, or NULL */
   char            *masked_text;   /* the step's text without a secret typed literally, or NULL */
   guint            mark;          /* sight_web_page_get_process_mark () at the start */
+  gint64           started;       /* monotonic µs */
   char            *summary;       /* the outcome, until the page is checked */
   GError          *error;
 } Run;
@@ -569,8 +586,9 @@ text_cb (GObject      *source,
   Run *run = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) reply = sight_web_page_evaluate_finish (SIGHT_WEB_PAGE (source), result, &error);
-  const char *text = reply != NULL && JSON_NODE_HOLDS_VALUE (reply) ? json_node_get_string (reply) : NULL;
-  gboolean present = text != NULL && strstr (text, run->step->value) != NULL;
+  gboolean present = reply != NULL && JSON_NODE_HOLDS_VALUE (reply) &&
+                     json_node_get_value_type (reply) == G_TYPE_BOOLEAN &&
+                     json_node_get_boolean (reply);
   gboolean want = run->step->expect == SIGHT_EXPECT_TEXT;
   SightErrorCode code = run->step->verb == SIGHT_DIRECT_WAIT_FOR_TEXT ? SIGHT_ERROR_STEP_TIMEOUT
                                                                       : SIGHT_ERROR_ASSERTION_FAILED;
@@ -583,6 +601,14 @@ text_cb (GObject      *source,
                                                   run->step->value, want ? "" : "not ");
 
       succeed (task, summary);
+      return;
+    }
+  /* The page answered before the deadline: its document went away for
+   * another, which is read as soon as it is there. */
+  if (reply != NULL && g_get_monotonic_time () + RETRY_MS * 1000 < run->deadline &&
+      sight_web_page_get_process_mark (run->page) == run->mark)
+    {
+      g_timeout_add (MIN_RETRY_MS, retry_cb, task);
       return;
     }
   retry_or_fail (task, code,
@@ -651,6 +677,24 @@ waited_cb (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* Looks for the step's text, and waits in the page for it to come (or go)
+ * until shortly before the deadline: one round trip, not one per change. */
+static void
+read_text (GTask *task)
+{
+  Run *run = g_task_get_task_data (task);
+  g_autoptr(JsonNode) args = json_from_string ("{}", NULL);
+  JsonObject *object = json_node_get_object (args);
+  guint left = remaining_ms (run);
+  guint wait = left > RETRY_MS ? left - RETRY_MS : 0;
+
+  json_object_set_string_member (object, "value", run->step->value);
+  json_object_set_boolean_member (object, "want", run->step->expect == SIGHT_EXPECT_TEXT);
+  json_object_set_int_member (object, "ms", wait);
+  sight_web_page_evaluate_async (run->page, text_js, args, wait + MAX (RETRY_MS, wait),
+                                 g_task_get_cancellable (task), text_cb, task);
+}
+
 static void
 attempt (GTask *task)
 {
@@ -680,14 +724,12 @@ attempt (GTask *task)
                                             step->value));
           return;
         }
-      sight_web_page_evaluate_async (run->page, text_js, NULL, remaining_ms (run),
-                                     g_task_get_cancellable (task), text_cb, task);
+      read_text (task);
       return;
     }
   if (step->verb == SIGHT_DIRECT_WAIT_FOR_TEXT)
     {
-      sight_web_page_evaluate_async (run->page, text_js, NULL, remaining_ms (run),
-                                     g_task_get_cancellable (task), text_cb, task);
+      read_text (task);
       return;
     }
   sight_observation_capture_async (run->page, SIGHT_OBSERVE_DEFAULT, remaining_ms (run),
@@ -790,8 +832,8 @@ step_done_cb (GObject      *source,
       g_object_unref (outer);
       return;
     }
-  sight_web_page_check_process_async (run->page, run->mark, g_task_get_cancellable (outer),
-                                      page_checked_cb, outer);
+  sight_web_page_check_process_since_async (run->page, run->mark, run->started,
+                                            g_task_get_cancellable (outer), page_checked_cb, outer);
 }
 
 /* The value an `expect` compares with a Secret: read without blocking (a
@@ -843,6 +885,7 @@ sight_direct_step_run_async (SightWebPage        *page,
   run->origin = g_strdup (sight_web_page_get_uri (page));
   run->deadline = g_get_monotonic_time () + (gint64) MAX (timeout_ms, 1u) * 1000;
   run->mark = sight_web_page_get_process_mark (page);
+  run->started = g_get_monotonic_time ();
   g_task_set_task_data (outer, run, (GDestroyNotify) run_free);
 
   run->step = sight_direct_step_parse (text, &error);

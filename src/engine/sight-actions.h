@@ -10,15 +10,19 @@ G_BEGIN_DECLS
 
 /* Acting on a page: the engine contract of spec/agent-api.txt (perform by
  * node, tapAt by point). Each call checks actionability (attached, visible,
- * stable across two animation frames, enabled, editable for fill, not covered
- * by another element, which the error names) until @timeout_ms, acts, then
- * settles by signals: a navigation the action started has loaded, no request
- * the action started is in flight (fetch, XHR and reading their bodies, as
- * the page hooks count them; any other load WebKit reports), no short timer
- * its handlers scheduled is pending, and a frame was rendered with no DOM
- * mutation in it or after it. Only a page that keeps mutating falls back to
- * a short window (half a second for such a frame), then is given up on. All
- * of it is bounded by the same deadline.
+ * stable across two animation frames when anything could move it, enabled,
+ * editable for fill, not covered by another element, which the error names)
+ * until @timeout_ms, acts, then settles by signals: a navigation the action
+ * started has loaded, no request the action started is in flight (fetch, XHR
+ * and reading their bodies, as the page hooks count them; any other load
+ * WebKit reports), no timer of at most a second and no posted message its
+ * handlers started is pending, in the page or a same-origin frame, and no DOM
+ * mutation came after the action: in the task after it when a rendering
+ * update would run nothing of the page's, else in or after a rendered frame.
+ * Only a page that keeps mutating, or runs an interval or animation frames
+ * the action started, falls back to a short window (half a second for a clean
+ * frame), then is given up on ("mutating"). All of it is bounded by the same
+ * deadline.
  *
  * @action is a JSON object with "type" and the type's fields:
  *   click        button ("left", "middle", "right"), clickCount (1-3),

@@ -257,6 +257,8 @@ evaluate_done_cb (GObject      *source,
   else
     {
       answer = jsc_value_to_string (value);
+      if (op->page != NULL)
+        op->page->last_answer = g_get_monotonic_time ();
       /* The fetch owns the op from here. */
       if (fetch_start (op, answer))
         return;

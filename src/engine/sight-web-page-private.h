@@ -37,6 +37,7 @@ struct _SightWebPage
   gboolean headless;
 
   gint64   last_network_activity;         /* monotonic µs */
+  gint64   last_answer;                   /* monotonic µs: a script last answered */
   guint    hang_timeout_ms;
   guint    hang_source;
   guint    generation;                    /* bumped when the web process goes away */

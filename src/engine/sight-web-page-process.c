@@ -457,6 +457,18 @@ sight_web_page_check_process_async (SightWebPage        *self,
                                     GAsyncReadyCallback  callback,
                                     gpointer             user_data)
 {
+  sight_web_page_check_process_since_async (self, mark, G_MAXINT64, cancellable, callback,
+                                            user_data);
+}
+
+void
+sight_web_page_check_process_since_async (SightWebPage        *self,
+                                          guint                mark,
+                                          gint64               since,
+                                          GCancellable        *cancellable,
+                                          GAsyncReadyCallback  callback,
+                                          gpointer             user_data)
+{
   g_autoptr(GTask) task = NULL;
   g_autoptr(GError) error = NULL;
   SightPageOp *op;
@@ -471,8 +483,9 @@ sight_web_page_check_process_async (SightWebPage        *self,
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
-  /* A page that never loaded has no web process to ask. */
-  if (self->navigation_count == 0)
+  /* A page that never loaded has no web process to ask; one that just
+   * answered is not stuck. */
+  if (self->navigation_count == 0 || self->last_answer >= since)
     {
       g_task_return_pointer (task, GINT_TO_POINTER (TRUE), NULL);
       return;

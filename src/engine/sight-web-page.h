@@ -194,6 +194,14 @@ void           sight_web_page_check_process_async (SightWebPage        *self,
                                                    GCancellable        *cancellable,
                                                    GAsyncReadyCallback  callback,
                                                    gpointer             user_data);
+/* The same, but a web process that answered a script at or after @since
+ * (monotonic µs; the step's last round trip) is not asked again. */
+void           sight_web_page_check_process_since_async (SightWebPage        *self,
+                                                         guint                mark,
+                                                         gint64               since,
+                                                         GCancellable        *cancellable,
+                                                         GAsyncReadyCallback  callback,
+                                                         gpointer             user_data);
 gboolean       sight_web_page_check_process_finish (SightWebPage       *self,
                                                     GAsyncResult       *result,
                                                     GError            **error);

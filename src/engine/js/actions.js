@@ -287,9 +287,10 @@
         const win = el.ownerDocument.defaultView;
         if (r.top < 0 || r.left < 0 || r.bottom > win.innerHeight || r.right > win.innerWidth)
           el.scrollIntoView ({ block: 'center', inline: 'center', behavior: 'instant' });
-        if (checks.stable) {
+        if (checks.stable && framesMatter (hooks ('state'))) {
           /* The box at the last rendering update and at the next one: two
-           * animation frames, so anything animating shows as moving. */
+           * animation frames, so anything animating shows as moving. With
+           * nothing animating and no frame callback, nothing moves it. */
           const a = el.getBoundingClientRect ();
           await nextFrame ();
           const b = el.getBoundingClientRect ();
@@ -900,36 +901,116 @@
    * the action's; every answer comes back at once as a STATE event. */
   const SETTLE = '__sightline_settle__';
   const STATE = '__sightline_settle_state__';
-  let hookPending = 0;
   let wake = null;
-  addEventListener (STATE, (event) => {
-    try {
-      hookPending = JSON.parse (event.detail).pending | 0;
-    } catch (e) {
-      return;
-    }
-    if (hookPending === 0 && wake)
-      wake ();
-  }, true);
-  const hooks = (op) => {
-    dispatchEvent (new CustomEvent (SETTLE, { detail: op }));
-    return hookPending;
+  const heard = new WeakMap ();  /* a frame's window → its hooks' last answer */
+  /* This document's window and those of its same-origin frames, at any depth:
+   * an action in one can start work in another. */
+  const windows = () => {
+    const found = [];
+    const visit = (win) => {
+      let doc = null;
+      try {
+        doc = win.document;
+      } catch (e) {
+        return;
+      }
+      if (!doc)
+        return;
+      found.push (win);
+      for (const frame of doc.querySelectorAll ('iframe, frame')) {
+        let inner = null;
+        try {
+          inner = frame.contentWindow;
+        } catch (e) {
+        }
+        if (inner)
+          visit (inner);
+      }
+    };
+    visit (window);
+    return found;
   };
+  const listenTo = (win) => {
+    if (heard.has (win))
+      return;
+    heard.set (win, { pending: 0, busy: 0, frames: 0, observers: 0 });
+    win.addEventListener (STATE, (event) => {
+      let state;
+      try {
+        state = JSON.parse (event.detail);
+      } catch (e) {
+        return;
+      }
+      heard.set (win, { pending: state.pending | 0, busy: state.busy | 0,
+                        frames: state.frames | 0, observers: state.observers | 0 });
+      if ((state.pending | 0) === 0 && wake)
+        wake ();
+    }, true);
+  };
+  /* Tells every frame's hooks @op; -> the work they count, summed. */
+  const hooks = (op) => {
+    const sum = { pending: 0, busy: 0, frames: 0, observers: 0 };
+    for (const win of windows ()) {
+      listenTo (win);
+      try {
+        win.dispatchEvent (new CustomEvent (SETTLE, { detail: op }));
+      } catch (e) {
+        continue;
+      }
+      const state = heard.get (win);
+      for (const key in sum)
+        sum[key] += state[key];
+    }
+    return sum;
+  };
+  /* What the action did that a rendering update or a task it queued goes on
+   * with: a form submitted (its navigation is scheduled), a window scrolled
+   * (scroll events come with the next frame). */
+  let sequel = false;
   /* Runs @act (the action) as the action whose work the hooks count. */
   async function acting (act) {
+    const wins = windows ();
+    const scrolled = wins.map (win => win.scrollX + ',' + win.scrollY);
+    const submitted = () => { sequel = true; };
+    sequel = false;
+    for (const win of wins)
+      win.addEventListener ('submit', submitted, true);
     hooks ('begin');
     try {
       return await act ();
     } finally {
       hooks ('end');
+      wins.forEach ((win, i) => {
+        win.removeEventListener ('submit', submitted, true);
+        if (win.scrollX + ',' + win.scrollY !== scrolled[i])
+          sequel = true;
+      });
     }
   }
 
+  /* Whether a rendering update may run page work or move something: an
+   * animation in any frame, an animation frame or a resize or intersection
+   * observer of the page's. */
+  function framesMatter (work) {
+    if (work.frames > 0 || work.observers > 0 || work.busy > 0)
+      return true;
+    for (const win of windows ()) {
+      try {
+        if (win.document.getAnimations ().length > 0)
+          return true;
+      } catch (e) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /* Resolves once the page is done with the action: no work it started is
-   * pending and a frame was rendered with no mutation in it or after it (reason
-   * "signals"). A page that keeps mutating with nothing pending (an
-   * animation, a ticking clock) has args.busyMaxMs for one such frame, then
-   * is given up on ("mutating"). Every wait ends
+   * pending and a frame was rendered with no mutation in it or after it, in
+   * this document or a same-origin frame (reason "signals"). A page that
+   * keeps mutating with nothing pending, or runs an interval or animation
+   * frames the action started (an animation, a ticking clock), has
+   * args.busyMaxMs for one clean frame, then is given up on ("mutating"). Every wait ends
    * at args.timeout ("timeout"), and a document that is being navigated away
    * from answers at once ("navigation"): once it is torn down, nothing it
    * runs would ever answer. -> { quiet, reason, frames, waitedForWork,
@@ -966,13 +1047,14 @@
       const check = () => {
         if (done)
           return;
-        if (hooks ('state') > 0) {
+        const work = hooks ('state');
+        if (work.pending > 0) {
           waitedForWork++;
           busySince = -1;
           wake = () => { wake = null; frame (); };
           return;
         }
-        const late = mutated || observer.takeRecords ().length > 0;
+        const late = mutated || observer.takeRecords ().length > 0 || work.busy > 0;
         mutated = false;
         if (!late) {
           finish (true, 'signals');
@@ -1012,9 +1094,24 @@
         finish (false, 'navigation');
         return;
       }
-      observer.observe (document, { subtree: true, childList: true, attributes: true,
-                                    characterData: true });
-      frame ();
+      for (const win of windows ())
+        observer.observe (win.document, { subtree: true, childList: true, attributes: true,
+                                          characterData: true });
+      /* A task after the action: with nothing pending, nothing changed since,
+       * and nothing a rendering update would run or move, the page is done
+       * now; otherwise a frame is waited for as below. */
+      const after = sequel;
+      setTimeout (() => {
+        if (done)
+          return;
+        const work = hooks ('state');
+        if (!after && work.pending === 0 && !framesMatter (work) && !mutated &&
+            observer.takeRecords ().length === 0) {
+          finish (true, 'signals');
+          return;
+        }
+        frame ();
+      }, 0);
     });
   }
 
