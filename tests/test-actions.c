@@ -124,6 +124,28 @@ server_cb (SoupServer        *soup_server,
       soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, html,
                                         strlen (html));
     }
+  else if (g_str_equal (path, "/onward"))
+    {
+      static const char html[] =
+        "<!doctype html><title>Onward</title><a id=onward href=/after-load>Onward</a>";
+
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, html,
+                                        strlen (html));
+    }
+  else if (g_str_equal (path, "/after-load"))
+    {
+      /* an image its load handler asks for, which WebKit waits for before it
+       * says the load finished */
+      static const char html[] =
+        "<!doctype html><title>After load</title><p>arrived</p>"
+        "<script>window.addEventListener ('load', () => { const img = new Image ();"
+        " img.id = 'late'; img.src = '/slow?ms=3000'; document.body.append (img); });</script>";
+
+      soup_server_message_set_status (msg, 200, NULL);
+      soup_server_message_set_response (msg, "text/html", SOUP_MEMORY_STATIC, html,
+                                        strlen (html));
+    }
   else if (g_str_equal (path, "/hold"))
     {
       soup_server_message_pause (msg);
@@ -615,6 +637,26 @@ test_settles_after_case (gconstpointer data)
   check_settles_in ("/settle", c->button, c->out, c->expected);
 }
 
+/* A click that navigates settles at the new document's load event, as a load
+ * does: not when WebKit reports the load finished, which waits for what the
+ * page's load handler asked for (an image taking 3 s). */
+static void
+test_settles_at_load_event (void)
+{
+  g_autoptr(JsonObject) result = NULL;
+  g_autofree char *state = NULL;
+
+  load (page, "/onward");
+  result = perform_ok ("#onward", "{\"type\": \"click\"}");
+  g_test_message ("navigating click: %" G_GINT64_FORMAT " ms (%s)",
+                  json_object_get_int_member (result, "settleMs"),
+                  json_object_get_string_member_with_default (result, "settleReason", "?"));
+  g_assert_true (g_str_has_suffix (sight_web_page_get_uri (page), "/after-load"));
+  state = evaluate_string ("return document.readyState + ' ' + "
+                           "String (document.getElementById ('late')?.complete);");
+  g_assert_cmpstr (state, ==, "complete false");
+}
+
 /* A page that never stops changing settles within a bound (not the action's
  * timeout), and says it was still changing: one that mutates in every frame,
  * one that asks for every frame without mutating, an interval never cleared. */
@@ -818,6 +860,7 @@ main (int    argc,
   g_test_add_func ("/actions/files-and-drag", test_files_and_drag);
   g_test_add_func ("/actions/settles-after-slow-request", test_settles_after_slow_request);
   g_test_add_func ("/actions/settles-by-signals", test_settles_by_signals);
+  g_test_add_func ("/actions/settles-at-load-event", test_settles_at_load_event);
   g_test_add_func ("/actions/settles-while-mutating", test_settles_while_mutating);
   for (guint i = 0; i < G_N_ELEMENTS (settle_cases); i++)
     {

@@ -106,7 +106,10 @@ remaining_ms (ActData *data)
 }
 
 /* Requests in flight that the action started: a request the page had
- * running before it (a long poll, a stream) is not the action's to wait for. */
+ * running before it (a long poll, a stream) is not the action's to wait for.
+ * Once a navigation the action began has fired its document's load event,
+ * what is still in flight is the new document's own, which a load leaves
+ * running too (an image its load handler asked for). */
 static guint
 requests_started (ActData *data)
 {
@@ -114,6 +117,9 @@ requests_started (ActData *data)
   gpointer resource;
   guint n = 0;
 
+  if (_sight_web_page_get_navigation_count (data->page) != data->nav_before &&
+      !_sight_web_page_is_loading (data->page))
+    return 0;
   g_hash_table_iter_init (&iter, data->page->in_flight);
   while (g_hash_table_iter_next (&iter, &resource, NULL))
     if (!g_hash_table_contains (data->requests_before, resource))
@@ -210,7 +216,7 @@ quiet_cb (GObject      *source,
       return;
     }
   /* A navigation may have begun while the DOM was watched: settle again. */
-  if (webkit_web_view_is_loading (sight_web_page_get_web_view (data->page)) &&
+  if (_sight_web_page_is_loading (data->page) &&
       remaining_ms (data) > 0)
     {
       data->poll_source = g_timeout_add (POLL_MS, settle_poll_cb, g_object_ref (task));
@@ -232,7 +238,6 @@ settle_poll_cb (gpointer user_data)
 {
   GTask *task = user_data;
   ActData *data = g_task_get_task_data (task);
-  WebKitWebView *view = sight_web_page_get_web_view (data->page);
   gint64 since = (g_get_monotonic_time () - data->acted) / 1000;
   g_autoptr(JsonNode) args = NULL;
   g_autofree char *body = NULL;
@@ -262,11 +267,11 @@ settle_poll_cb (gpointer user_data)
         json_object_set_boolean_member (data->result, "filesSelected", FALSE);
       data->set_files = FALSE;
     }
-  if (webkit_web_view_is_loading (view))
+  if (_sight_web_page_is_loading (data->page))
     data->reason = "load";
   else if (requests_started (data) > 0)
     data->reason = data->reason != NULL ? data->reason : "requests";
-  if (since < GRACE_MS || webkit_web_view_is_loading (view) || requests_started (data) > 0)
+  if (since < GRACE_MS || _sight_web_page_is_loading (data->page) || requests_started (data) > 0)
     return G_SOURCE_CONTINUE;
 
   data->poll_source = 0;
@@ -359,7 +364,7 @@ acted_cb (GObject      *source,
    * or a window the action started asked for its policy before that, on the
    * connection the script's answer came by. */
   if (!data->set_files && !data->navigation_asked &&
-      !webkit_web_view_is_loading (sight_web_page_get_web_view (data->page)) &&
+      !_sight_web_page_is_loading (data->page) &&
       requests_started (data) == 0 &&
       _sight_web_page_get_navigation_count (data->page) == data->nav_before &&
       (settled || g_str_equal (reason, "mutating")))

@@ -46,6 +46,8 @@ struct _SightWebPage
   char    *terminate_reason;              /* why we are terminating the web process */
 
   guint         navigation_count;         /* main-frame loads started */
+  gboolean      document_committed;       /* the latest main-frame load committed */
+  gboolean      document_loaded;          /* … and its document's load event fired */
   guint         slice_chars;              /* results longer are read in slices of it
                                            * (sight-web-page-evaluate.c); 0: its default */
   char        **pending_files;            /* the answer to the next file chooser */
@@ -170,6 +172,7 @@ void     _sight_web_page_set_slice_chars           (SightWebPage       *self,
 
 /* Main-frame loads started over the page's life. */
 guint    _sight_web_page_get_navigation_count      (SightWebPage       *self);
+gboolean _sight_web_page_is_loading                (SightWebPage       *self);
 /* The next file chooser the page opens is answered with @files (paths);
  * NULL makes it cancel. */
 void     _sight_web_page_set_pending_files         (SightWebPage       *self,

@@ -620,7 +620,14 @@ load_changed_cb (WebKitWebView   *view,
   if (event == WEBKIT_LOAD_STARTED)
     {
       self->navigation_count++;
+      self->document_committed = FALSE;
+      self->document_loaded = FALSE;
       g_clear_pointer (&self->lost_reason, g_free);
+    }
+  else if (event == WEBKIT_LOAD_COMMITTED)
+    {
+      self->document_committed = TRUE;
+      self->document_loaded = FALSE;
     }
   if (op == NULL)
     return;
@@ -716,13 +723,17 @@ script_message_cb (WebKitUserContentManager *manager,
     }
   /* The committed document's load event: the load is done, whenever WebKit
    * gets to say so (LOAD_FINISHED). */
-  else if (g_str_equal (type, "load") && self->load_op != NULL && self->load_op->committed &&
+  else if (g_str_equal (type, "load") && self->document_committed &&
            g_strcmp0 (json_object_get_string_member_with_default (object, "url", ""),
                       webkit_web_view_get_uri (self->view)) == 0)
     {
-      self->load_op->dom_ready = TRUE;
-      self->load_op->loaded = TRUE;
-      _sight_web_page_load_op_check (self->load_op);
+      self->document_loaded = TRUE;
+      if (self->load_op != NULL && self->load_op->committed)
+        {
+          self->load_op->dom_ready = TRUE;
+          self->load_op->loaded = TRUE;
+          _sight_web_page_load_op_check (self->load_op);
+        }
     }
 }
 
@@ -973,6 +984,15 @@ guint
 _sight_web_page_get_navigation_count (SightWebPage *self)
 {
   return self->navigation_count;
+}
+
+/* A main-frame load is under way: WebKit says so and the document it
+ * committed has not fired its load event (after which WebKit may take a
+ * while to report the load finished). */
+gboolean
+_sight_web_page_is_loading (SightWebPage *self)
+{
+  return webkit_web_view_is_loading (self->view) && !self->document_loaded;
 }
 
 void
