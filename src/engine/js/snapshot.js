@@ -196,9 +196,15 @@
     /* Rendered with a box and visibility: visible (so display is neither
      * none nor contents). False says nothing: ask display and visibility. */
     get rendered () {
-      if (this.shown === undefined)
-        this.shown = typeof this.el.checkVisibility === 'function' &&
-                     this.el.checkVisibility (VISIBILITY_CHECK);
+      if (this.shown === undefined) {
+        if (this.decl !== null || typeof this.el.checkVisibility !== 'function') {
+          /* Its display already read (a name from content asked): one
+           * more property is cheaper than the native call. */
+          const d = this.display;
+          this.shown = d !== 'none' && d !== 'contents' && this.visibility === 'visible';
+        } else
+          this.shown = this.el.checkVisibility (VISIBILITY_CHECK);
+      }
       return this.shown;
     }
     get display () {
@@ -208,7 +214,7 @@
     }
     get visibility () {
       if (this.vis === undefined)
-        this.vis = this.rendered ? 'visible' : this.d.visibility;
+        this.vis = this.shown === true ? 'visible' : this.d.visibility;
       return this.vis;
     }
     /* display: none, read only for an element that is not rendered. */
