@@ -217,6 +217,15 @@
         this.vis = this.shown === true ? 'visible' : this.d.visibility;
       return this.vis;
     }
+    /* rendered, from display and visibility: where a name from content
+     * asks, which reads display anyway to join the text. */
+    get styled () {
+      if (this.shown === undefined) {
+        const d = this.display;
+        this.shown = d !== 'none' && d !== 'contents' && this.visibility === 'visible';
+      }
+      return this.shown;
+    }
     /* display: none, read only for an element that is not rendered. */
     get none () {
       return !this.rendered && this.display === 'none';
@@ -724,7 +733,7 @@
   }
 
   function isHiddenForName (el, cs) {
-    return (!cs.rendered && (cs.display === 'none' || cs.visibility !== 'visible')) ||
+    return (!cs.styled && (cs.display === 'none' || cs.visibility !== 'visible')) ||
            (!isPlain (el) && el.getAttribute ('aria-hidden') === 'true');
   }
 
