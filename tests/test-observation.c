@@ -1265,7 +1265,7 @@ main (int    argc,
 
   {
     static const char *const rules[] = { "roles", "names", "states", "hidden", "modal", "frames",
-                                         "classes", "details" };
+                                         "classes", "details", "cursors" };
 
     for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
       {

@@ -19,6 +19,8 @@ const inject = `
   const __native = (proto, key, name) => { const d = Object.getOwnPropertyDescriptor (proto, key); if (!d) return; if (d.value) { const f = d.value; proto[key] = function (...a) { const t0 = performance.now (); __S.push (0); try { return f.apply (this, a); } finally { __rec (name, performance.now () - t0); } }; } else if (d.get) { const g = d.get; Object.defineProperty (proto, key, { get () { const t0 = performance.now (); __S.push (0); try { return g.call (this); } finally { __rec (name, performance.now () - t0); } }, configurable: true }); } };
   __native (Window.prototype, 'getComputedStyle', 'N:getComputedStyle');
   __native (Element.prototype, 'getBoundingClientRect', 'N:getBoundingClientRect');
+  __native (Element.prototype, 'checkVisibility', 'N:checkVisibility');
+  __native (Element.prototype, 'getAttributeNames', 'N:getAttributeNames');
   __native (Range.prototype, 'getBoundingClientRect', 'N:range.getBoundingClientRect');
   __native (Element.prototype, 'getAttribute', 'N:getAttribute');
   __native (Element.prototype, 'hasAttribute', 'N:hasAttribute');

@@ -170,13 +170,78 @@
     contents = new Map ();
     cellGrids = new Map ();
     pseudoDocs = new WeakMap ();
+    cursorScopes = new Map ();
+    cursorAnywhere = false;
   }
+
+  /* An element's computed style, each property asked for when first
+   * needed: most elements are rendered (checkVisibility(), one native call
+   * that builds no style declaration, says so), and for those the walk
+   * needs display only where text meets the element's boundary and the
+   * cursor only where a rule can set one (cursorMayDiffer()). */
+  class Style {
+    constructor (el) {
+      this.el = el;
+      this.decl = null;
+      this.shown = undefined;
+      this.disp = undefined;
+      this.vis = undefined;
+      this.cursor = undefined;
+    }
+    get d () {
+      if (this.decl === null)
+        this.decl = this.el.ownerDocument.defaultView.getComputedStyle (this.el);
+      return this.decl;
+    }
+    /* Rendered with a box and visibility: visible (so display is neither
+     * none nor contents). False says nothing: ask display and visibility. */
+    get rendered () {
+      if (this.shown === undefined) {
+        if (this.decl !== null || typeof this.el.checkVisibility !== 'function') {
+          /* Its display already read (a name from content asked): one
+           * more property is cheaper than the native call. */
+          const d = this.display;
+          this.shown = d !== 'none' && d !== 'contents' && this.visibility === 'visible';
+        } else
+          this.shown = this.el.checkVisibility (VISIBILITY_CHECK);
+      }
+      return this.shown;
+    }
+    get display () {
+      if (this.disp === undefined)
+        this.disp = this.d.display;
+      return this.disp;
+    }
+    get visibility () {
+      if (this.vis === undefined)
+        this.vis = this.shown === true ? 'visible' : this.d.visibility;
+      return this.vis;
+    }
+    /* rendered, from display and visibility: where a name from content
+     * asks, which reads display anyway to join the text. */
+    get styled () {
+      if (this.shown === undefined) {
+        const d = this.display;
+        this.shown = d !== 'none' && d !== 'contents' && this.visibility === 'visible';
+      }
+      return this.shown;
+    }
+    /* display: none, read only for an element that is not rendered. */
+    get none () {
+      return !this.rendered && this.display === 'none';
+    }
+    get contents () {
+      return !this.rendered && this.display === 'contents';
+    }
+  }
+
+  const VISIBILITY_CHECK = { visibilityProperty: true, contentVisibilityAuto: false,
+                             opacityProperty: false };
 
   function cssOf (el) {
     let cs = styles.get (el);
     if (cs === undefined) {
-      const d = el.ownerDocument.defaultView.getComputedStyle (el);
-      cs = { d, display: d.display, visibility: d.visibility, cursor: undefined };
+      cs = new Style (el);
       styles.set (el, cs);
     }
     return cs;
@@ -189,6 +254,98 @@
     if (cs.cursor === undefined)
       cs.cursor = cs.d.cursor;
     return cs.cursor;
+  }
+
+  /* ---------- where a cursor can be set ---------- */
+
+  /* An element's computed cursor is its parent's unless a rule, its style
+   * attribute or the UA sheet sets one on it. Per tree scope (a document
+   * or a shadow root), once per observation: the elements the scope's
+   * style rules that mention cursor (or all) select, a superset (@media
+   * and @supports conditions are not asked), or null where that cannot be
+   * told (an unreadable sheet, a selector querySelectorAll cannot match
+   * here: :host, ::slotted, ::part, nesting). */
+  let cursorScopes = new Map ();
+  let cursorAnywhere = false;
+  /* Tags the UA sheet may give a cursor. */
+  const UA_CURSOR_TAGS = new Set (['a', 'area', 'button', 'input', 'select', 'textarea',
+    'summary', 'label', 'option', 'details', 'img', 'svg']);
+  const CURSOR_DECL = /(^|[\s;{])(cursor|all)\s*:/i;
+
+  /* Adds the selectors of @sheets' rules that mention a cursor to @sels;
+   * false where that cannot be told. */
+  function cursorSelectors (rules, sels) {
+    for (const rule of rules) {
+      if (rule.styleSheet) {
+        let sub;
+        try { sub = rule.styleSheet.cssRules; } catch (e) { return false; }
+        if (!sub || !cursorSelectors (sub, sels)) return false;
+        continue;
+      }
+      const t = rule.cssText;
+      if (!CURSOR_DECL.test (t))
+        continue;
+      if (rule.selectorText !== undefined) {
+        const sel = rule.selectorText;
+        if (/:host|::|&|:scope/.test (sel) || (rule.cssRules && rule.cssRules.length))
+          return false;
+        sels.push (sel);
+      } else if (rule.cssRules) {
+        if (!cursorSelectors (rule.cssRules, sels)) return false;
+      } else
+        return false;
+    }
+    return true;
+  }
+
+  function cursorScope (root) {
+    let scope = cursorScopes.get (root);
+    if (scope !== undefined)
+      return scope;
+    scope = null;
+    const sels = [];
+    let known = true;
+    const lists = [root.styleSheets, root.adoptedStyleSheets];
+    for (const sheets of lists) {
+      if (!sheets || !known) continue;
+      for (const sheet of sheets) {
+        let rules;
+        try { rules = sheet.cssRules; } catch (e) { rules = null; }
+        if (!rules || !cursorSelectors (rules, sels)) { known = false; break; }
+      }
+    }
+    if (known && root.querySelectorAll) {
+      sels.push ('[style*="cursor" i]', '[style*="all" i]');
+      try {
+        scope = new Set (root.querySelectorAll (sels.join (',')));
+      } catch (e) {
+        scope = null;
+      }
+    }
+    if (scope === null && root.host === undefined)
+      cursorAnywhere = true;
+    cursorScopes.set (root, scope);
+    return scope;
+  }
+
+  /* Whether @el's computed cursor can differ from its parent's in the
+   * walk. */
+  function cursorMayDiffer (el, ctx) {
+    if (cursorAnywhere || UA_CURSOR_TAGS.has (el.localName))
+      return true;
+    if (ctx.owns && ctx.owns.owned.has (el))
+      return true;   /* placed under its owner, it inherits from its parent */
+    const root = el.getRootNode ();
+    /* A shadow root's host scope can reach into it (::part) and its sheets
+     * out of it (::slotted, :host): both scopes must be known. */
+    if (root !== el.ownerDocument && cursorScope (el.ownerDocument) === null)
+      return true;
+    if (el.assignedSlot && cursorScope (el.assignedSlot.getRootNode ()) === null)
+      return true;
+    if (el.shadowRoot && cursorScope (el.shadowRoot) === null)
+      return true;
+    const scope = cursorScope (root);
+    return scope === null || scope.has (el);
   }
 
   /* Attributes that can change an element's role, name, description,
@@ -576,7 +733,7 @@
   }
 
   function isHiddenForName (el, cs) {
-    return cs.display === 'none' || cs.visibility !== 'visible' ||
+    return (!cs.styled && (cs.display === 'none' || cs.visibility !== 'visible')) ||
            (!isPlain (el) && el.getAttribute ('aria-hidden') === 'true');
   }
 
@@ -803,7 +960,7 @@
     const cs = cssOf (el);
     if (!o.hiddenOk && isHiddenForName (el, cs)) {
       /* A hidden element may still hold visible descendants. */
-      if (cs.display === 'none' || (!isPlain (el) && el.getAttribute ('aria-hidden') === 'true'))
+      if (cs.none || (!isPlain (el) && el.getAttribute ('aria-hidden') === 'true'))
         return '';
       let s = '';
       for (const child of children (el))
@@ -1117,13 +1274,13 @@
     if (ctx.count.over && skipped (el, ctx, out))
       return;
     const cs = cssOf (el);
-    const display = cs.display;
-    if (display === 'none')
+    if (cs.none)
       return;
-    if (display !== 'inline' && display !== 'contents') {
+    const contents = cs.contents;
+    {
       /* A block separates the text before it from its own. */
       const last = out[out.length - 1];
-      if (last && last.text !== undefined) out.push (BREAK);
+      if (last && last.text !== undefined && separates (cs)) out.push (BREAK);
     }
     ctx.count.elements++;
     charge (ctx.count, ctx.max);
@@ -1144,7 +1301,8 @@
     let clickable = false;
     if (visible && (FLATTEN.has (role) || role === 'img' || role === 'listitem')) {
       /* The parent's cursor is read only when this one is a pointer. */
-      if ((cursorOf (cs) === 'pointer' && cursorOf (parentStyle) !== 'pointer') ||
+      if ((cursorMayDiffer (el, ctx) && cursorOf (cs) === 'pointer' &&
+           cursorOf (parentStyle) !== 'pointer') ||
           (!plain && el.hasAttribute ('onclick')))
         clickable = true;
     }
@@ -1170,8 +1328,8 @@
                     (role === 'img' && !name && !clickable);
 
     let box = null;
-    if (!flatten || display === 'contents')
-      box = display === 'contents' ? contentsBox (el, ctx, parentBox) : boxOf (el, ctx);
+    if (!flatten || contents)
+      box = contents ? contentsBox (el, ctx, parentBox) : boxOf (el, ctx);
 
     let node = null, target = out;
     if (!flatten) {
@@ -1263,11 +1421,18 @@
     if (node) {
       finishNode (node, fromContent);
       out.push (node);
-    } else if (tag === 'label' || separates (cs)) {
-      /* A block wrapper separates the text around it. */
+    } else if (tag === 'label') {
       const last = out[out.length - 1];
       if (last && last.text !== undefined) last.text += ' ';
       out.push (BREAK);
+    } else {
+      /* A block wrapper separates the text before its end from what
+       * follows (a break after anything but text separates nothing). */
+      const last = out[out.length - 1];
+      if (last && last.text !== undefined && separates (cs)) {
+        last.text += ' ';
+        out.push (BREAK);
+      }
     }
   }
 
