@@ -380,7 +380,7 @@ store_evidence (SightRunRecorder *self,
 /* Screenshots taken while the run goes on -------------------------------- */
 
 struct _DeferredClose {
-  SightRunRecord      record;
+  SightRunRecord     *record;
   GAsyncReadyCallback callback;
   gpointer            user_data;
 };
@@ -401,17 +401,7 @@ static void finish_run (SightRunRecorder    *self,
 static void
 deferred_close_free (DeferredClose *close)
 {
-  SightRunRecord *r = &close->record;
-
-  g_free (r->session_id);
-  g_free (r->kind);
-  g_free (r->name);
-  g_free (r->url);
-  g_free (r->code);
-  g_free (r->explanation);
-  g_free (r->final_url);
-  g_free (r->answer);
-  g_strfreev (r->notes);
+  sight_run_record_free (close->record);
   g_free (close);
 }
 
@@ -449,7 +439,7 @@ later_shot_done_cb (GObject      *source,
     {
       DeferredClose *close = g_steal_pointer (&self->deferred_close);
 
-      finish_run (self, &close->record, close->callback, close->user_data);
+      finish_run (self, close->record, close->callback, close->user_data);
       deferred_close_free (close);
     }
   g_object_unref (self);
@@ -615,16 +605,7 @@ sight_run_recorder_close_record (SightRunRecorder     *self,
        * whoever reads the run back finds them. */
       DeferredClose *close = g_new0 (DeferredClose, 1);
 
-      close->record = *run;
-      close->record.session_id = g_strdup (run->session_id);
-      close->record.kind = g_strdup (run->kind);
-      close->record.name = g_strdup (run->name);
-      close->record.url = g_strdup (run->url);
-      close->record.code = g_strdup (run->code);
-      close->record.explanation = g_strdup (run->explanation);
-      close->record.final_url = g_strdup (run->final_url);
-      close->record.answer = g_strdup (run->answer);
-      close->record.notes = g_strdupv (run->notes);
+      close->record = sight_run_record_copy (run);
       close->callback = callback;
       close->user_data = user_data;
       self->deferred_close = close;

@@ -169,6 +169,8 @@ typedef struct {
 
 void sight_session_record_free     (SightSessionRecord     *record);
 void sight_run_record_free         (SightRunRecord         *record);
+/* A deep copy of @record (its strings and notes). */
+SightRunRecord *sight_run_record_copy (const SightRunRecord *record);
 void sight_step_record_free        (SightStepRecord        *record);
 void sight_observation_record_free (SightObservationRecord *record);
 void sight_model_call_record_free  (SightModelCallRecord   *record);
