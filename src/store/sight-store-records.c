@@ -107,6 +107,14 @@ sight_run_record_copy (const SightRunRecord *r)
   return c;
 }
 
+gboolean
+sight_run_record_is_unstored (const SightRunRecord *r)
+{
+  g_return_val_if_fail (r != NULL, FALSE);
+  return r->verdict == SIGHT_RUN_VERDICT_ERROR && r->explanation != NULL &&
+         g_str_has_prefix (r->explanation, UNSTORED);
+}
+
 void
 sight_step_record_free (SightStepRecord *r)
 {
