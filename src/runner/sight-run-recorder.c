@@ -34,7 +34,6 @@ struct _SightRunRecorder
   GError     *closed_error;
 
   /* screenshots still being taken and encoded; the run closes after them */
-  gboolean       overlap_shots;
   guint          shots_pending;
   DeferredClose *deferred_close;
 };
@@ -473,7 +472,7 @@ step_observed_cb (GObject      *source,
   ObserveStep *data = g_task_get_task_data (task);
 
   data->observation = sight_observation_capture_finish (result, NULL);
-  if (data->observation != NULL && data->shot == SIGHT_STEP_SHOT_PAGE && self->overlap_shots)
+  if (data->observation != NULL && data->shot == SIGHT_STEP_SHOT_PAGE)
     {
       /* The page's snapshot is painted when its request arrives, before
        * anything the next step sends: the next step goes on while the
@@ -519,21 +518,12 @@ sight_run_recorder_observe_step_async (SightRunRecorder    *self,
   data->page = g_object_ref (page);
   /* A page's screenshot is taken after the tree (take_shot_later); a
    * failure's evidence with it, before the step's result is told. */
-  if (data->shot == SIGHT_STEP_SHOT_EVIDENCE ||
-      (data->shot == SIGHT_STEP_SHOT_PAGE && !self->overlap_shots))
+  if (data->shot == SIGHT_STEP_SHOT_EVIDENCE)
     flags |= SIGHT_OBSERVE_SCREENSHOT;
   else
     flags &= ~SIGHT_OBSERVE_SCREENSHOT;
   sight_observation_capture_async (page, flags, MAX (1, timeout_ms), cancellable,
                                    step_observed_cb, task);
-}
-
-void
-sight_run_recorder_set_overlap_shots (SightRunRecorder *self,
-                                      gboolean          overlap)
-{
-  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
-  self->overlap_shots = overlap;
 }
 
 char *
