@@ -101,7 +101,11 @@ void              sight_run_recorder_observe       (SightRunRecorder *self,
  * The page's screenshot is taken while the next step goes on: observe
  * answers once the tree is in and the snapshot asked for (WebKit paints it
  * before anything sent after), and the run is finished after the last
- * screenshot is kept. A failure's evidence is in before observe answers. */
+ * screenshot is kept. A failure's evidence is in before observe answers.
+ * When the page has not changed since it was recorded last (no mutation,
+ * input, scroll or viewport change: sight_observation_capture_since_async()),
+ * the step is recorded with that same tree and screenshot, with no walk
+ * and no paint. */
 void              sight_run_recorder_observe_step_async  (SightRunRecorder    *self,
                                                           SightWebPage        *page,
                                                           SightObserveFlags    flags,
