@@ -1752,6 +1752,7 @@
     id: performance.timeOrigin + '-' + Math.random ().toString (36).slice (2),
     generation: 0,
     observer: null,
+    observing: false,
     values: null,
     sawShadow: false,
   };
@@ -1767,6 +1768,14 @@
     watch.generation++;
   }
 
+  /* One mutation is enough until the next state is taken: a page that
+   * keeps mutating pays for one record per observation, not one each. */
+  function mutated () {
+    bump ();
+    watch.observer.disconnect ();
+    watch.observing = false;
+  }
+
   function fieldValues () {
     const parts = [];
     for (const f of document.querySelectorAll ('input, textarea, select'))
@@ -1776,15 +1785,18 @@
 
   function pageState () {
     if (!watch.observer) {
-      watch.observer = new MutationObserver (bump);
-      watch.observer.observe (document, { subtree: true, childList: true, attributes: true,
-                                          characterData: true });
+      watch.observer = new MutationObserver (mutated);
       for (const type of WATCHED_EVENTS)
         window.addEventListener (type, bump, true);
       document.addEventListener ('selectionchange', bump, true);
     }
-    if (watch.observer.takeRecords ().length > 0)
-      bump ();
+    if (watch.observing && watch.observer.takeRecords ().length > 0)
+      mutated ();
+    if (!watch.observing) {
+      watch.observer.observe (document, { subtree: true, childList: true, attributes: true,
+                                          characterData: true });
+      watch.observing = true;
+    }
     const values = fieldValues ();
     if (values !== watch.values) {
       watch.values = values;
