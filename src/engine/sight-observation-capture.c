@@ -186,26 +186,15 @@ evaluate_done_cb (GObject      *source,
                                           g_object_ref (task));
 }
 
-void
-sight_observation_capture_async (SightWebPage        *page,
-                                 SightObserveFlags    flags,
-                                 guint                timeout_ms,
-                                 GCancellable        *cancellable,
-                                 GAsyncReadyCallback  callback,
-                                 gpointer             user_data)
-{
-  sight_observation_capture_since_async (page, flags, NULL, timeout_ms, cancellable, callback,
-                                         user_data);
-}
-
-void
-sight_observation_capture_since_async (SightWebPage        *page,
-                                       SightObserveFlags    flags,
-                                       SightObservation    *since,
-                                       guint                timeout_ms,
-                                       GCancellable        *cancellable,
-                                       GAsyncReadyCallback  callback,
-                                       gpointer             user_data)
+static void
+capture_start (SightWebPage        *page,
+               SightObserveFlags    flags,
+               gboolean             watch,
+               SightObservation    *since,
+               guint                timeout_ms,
+               GCancellable        *cancellable,
+               GAsyncReadyCallback  callback,
+               gpointer             user_data)
 {
   g_autoptr(GTask) task = NULL;
   g_autoptr(JsonBuilder) builder = json_builder_new ();
@@ -232,10 +221,14 @@ sight_observation_capture_since_async (SightWebPage        *page,
   json_builder_add_string_value (builder, (flags & SIGHT_OBSERVE_FULL_TEXT) ? "full" : "compact");
   json_builder_set_member_name (builder, "tree");
   json_builder_add_boolean_value (builder, (flags & SIGHT_OBSERVE_NO_TREE) == 0);
-  if (c->since != NULL)
+  /* A caller that compares states gets the page's (none asked: no cost). */
+  if (watch)
     {
       json_builder_set_member_name (builder, "since");
-      json_builder_add_string_value (builder, sight_observation_get_state (since));
+      if (c->since != NULL)
+        json_builder_add_string_value (builder, sight_observation_get_state (since));
+      else
+        json_builder_add_null_value (builder);
     }
   json_builder_end_object (builder);
   args = json_builder_get_root (builder);
@@ -243,6 +236,29 @@ sight_observation_capture_since_async (SightWebPage        *page,
   body = sight_observation_build_call ("observe (args)");
   sight_web_page_evaluate_text_async (page, body, args, timeout_ms, cancellable,
                                       evaluate_done_cb, g_steal_pointer (&task));
+}
+
+void
+sight_observation_capture_async (SightWebPage        *page,
+                                 SightObserveFlags    flags,
+                                 guint                timeout_ms,
+                                 GCancellable        *cancellable,
+                                 GAsyncReadyCallback  callback,
+                                 gpointer             user_data)
+{
+  capture_start (page, flags, FALSE, NULL, timeout_ms, cancellable, callback, user_data);
+}
+
+void
+sight_observation_capture_since_async (SightWebPage        *page,
+                                       SightObserveFlags    flags,
+                                       SightObservation    *since,
+                                       guint                timeout_ms,
+                                       GCancellable        *cancellable,
+                                       GAsyncReadyCallback  callback,
+                                       gpointer             user_data)
+{
+  capture_start (page, flags, TRUE, since, timeout_ms, cancellable, callback, user_data);
 }
 
 SightObservation *

@@ -46,7 +46,9 @@ void              sight_observation_capture_async    (SightWebPage        *page,
 /* The same, unless the page is still as @since saw it (the same document,
  * no mutation or input, scroll or viewport change since, nothing that
  * changes with no such signal: sight_observation_get_state()): then
- * _finish returns @since itself, with no walk and no screenshot taken. */
+ * _finish returns @since itself, with no walk and no screenshot taken.
+ * A new observation carries the page's state to compare with next time
+ * (@since NULL: the first); sight_observation_capture_async() gives none. */
 void              sight_observation_capture_since_async (SightWebPage        *page,
                                                          SightObserveFlags    flags,
                                                          SightObservation    *since,
