@@ -193,6 +193,37 @@ test_summary_wording (Fixture       *f,
   }
 }
 
+/* A run whose late write failed (the disk filled) after one of its steps
+ * failed: the text says the run could not be stored, as well as which step
+ * failed. The step's failure alone used to stand in for the run's. */
+static void
+test_unstored_with_failed_step (Fixture       *f,
+                                gconstpointer  data)
+{
+  const char *url = "https://webagent-test-web.pages.dev/app/login";
+  g_autofree char *id = write_smoke_run (f->store, url, TRUE);
+  g_autoptr(SightRunData) d = sight_store_load_run (f->store, id, NULL);
+  g_autofree char *summary = NULL;
+  g_autofree char *text = NULL;
+
+  /* As the store reads back a run with a failed write (sight_store_finish_run ()). */
+  d->run->verdict = SIGHT_RUN_VERDICT_ERROR;
+  g_free (d->run->code);
+  d->run->code = g_strdup ("ENVIRONMENT_UNAVAILABLE");
+  g_free (d->run->explanation);
+  d->run->explanation = g_strdup ("The run could not be stored: database or disk is full");
+  g_assert_true (sight_run_record_is_unstored (d->run));
+  summary = sight_report_summary (d);
+  text = sight_report_text (d);
+  g_assert_cmpstr (summary, ==,
+                   "Smoke test of https://webagent-test-web.pages.dev/app/login could not run "
+                   "(ERROR) in 7 s: 2 of 4 steps passed. The run could not be stored: database or disk is "
+                   "full. Step 3 (assert 1 condition) failed: Expected text \"Dashboard overview\" "
+                   "is not on the page. No console errors or failed network calls.");
+  g_assert_true (g_str_has_prefix (text, summary));
+  g_assert_nonnull (strstr (text, "\nFailed steps:\n- Step 3 (assert 1 condition)"));
+}
+
 static void
 test_task_and_running (Fixture       *f,
                        gconstpointer  data)
@@ -739,6 +770,7 @@ main (int    argc,
 #define ADD(name, func) \
   g_test_add ("/report/" name, Fixture, NULL, fixture_setup, func, fixture_teardown)
   ADD ("summary-wording", test_summary_wording);
+  ADD ("unstored-with-failed-step", test_unstored_with_failed_step);
   ADD ("long-run", test_long_run);
   ADD ("task-and-running", test_task_and_running);
   ADD ("json-structure", test_json_structure);

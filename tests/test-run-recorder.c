@@ -3,14 +3,17 @@
 
 #include "config.h"
 
+#include <gtk/gtk.h>
 #include <string.h>
 
 #include "test-files.h"
+#include "sight-demo-site.h"
 #include "sight-direct-run.h"
 #include "sight-error.h"
 #include "sight-run-recorder.h"
 #include "sight-step-result.h"
 #include "sight-store.h"
+#include "sight-web-page.h"
 
 #define DEADLINE_US (30 * G_USEC_PER_SEC)
 
@@ -277,6 +280,153 @@ test_interrupted (Fixture       *f,
   g_assert_cmpstr (step->instruction, ==, "Sign in");
 }
 
+static void
+async_done_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  GAsyncResult **out = user_data;
+
+  *out = g_object_ref (result);
+}
+
+static GAsyncResult *
+wait_for (GAsyncResult **result)
+{
+  gint64 deadline = g_get_monotonic_time () + DEADLINE_US;
+
+  while (*result == NULL && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (*result);
+  return *result;
+}
+
+/* Runs @script in the page (the Sightline world shares its DOM). */
+static void
+page_run (SightWebPage *page,
+          const char   *script)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(JsonNode) value = NULL;
+  g_autoptr(GError) error = NULL;
+
+  sight_web_page_evaluate_async (page, script, NULL, 10000, NULL, async_done_cb, &result);
+  value = sight_web_page_evaluate_finish (page, wait_for (&result), &error);
+  g_assert_no_error (error);
+}
+
+/* One passing step, then the page after it, as the suite records it. */
+static SightObservation *
+record_step (SightRunRecorder *recorder,
+             SightWebPage     *page,
+             const char       *instruction)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autofree char *evidence = NULL;
+  SightObservation *observation = NULL;
+
+  sight_run_recorder_step_open (recorder, "do", NULL, instruction, NULL);
+  sight_run_recorder_step_close (recorder, SIGHT_RUN_VERDICT_PASS, NULL, "done", NULL, NULL);
+  sight_run_recorder_observe_step_async (recorder, page, SIGHT_OBSERVE_DEFAULT, FALSE, 10000, NULL,
+                                         async_done_cb, &result);
+  evidence = sight_run_recorder_observe_step_finish (recorder, wait_for (&result), &observation);
+  g_assert_null (evidence);
+  g_assert_nonnull (observation);
+  return observation;
+}
+
+static SightObservationRecord *
+after_step (SightRunData *data,
+            int           index)
+{
+  for (guint i = 0; i < data->observations->len; i++)
+    {
+      SightObservationRecord *o = data->observations->pdata[i];
+
+      if (o->step_index == index && g_strcmp0 (o->phase, "after") == 0)
+        return o;
+    }
+  g_assert_not_reached ();
+}
+
+/* A step after which the page is as it was recorded last (an expectation)
+ * is recorded with that same tree and screenshot, with no new walk: the
+ * observation is the one of the step before. A step that changed the page
+ * (its DOM, a field's value, the scroll position) gets a new one. */
+static void
+test_unchanged_page_recorded_again (Fixture       *f,
+                                    gconstpointer  data)
+{
+  SightRunRecord run = { .kind = (char *) "test", .name = (char *) "unchanged" };
+  g_autoptr(SightDemoSite) site = sight_demo_site_new ();
+  g_autoptr(SightWebPage) page = sight_web_page_new ();
+  g_autoptr(SightRunRecorder) recorder = NULL;
+  g_autoptr(GAsyncResult) loaded = NULL;
+  g_autofree char *url = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SightRunData) stored = NULL;
+  g_autoptr(SightObservation) load = NULL;
+  g_autoptr(SightObservation) expect = NULL;
+  g_autoptr(SightObservation) expect_again = NULL;
+  g_autoptr(SightObservation) mutated = NULL;
+  g_autoptr(SightObservation) typed = NULL;
+  g_autoptr(SightObservation) scrolled = NULL;
+  SightObservationRecord *o0, *o1, *o2, *o3;
+
+  g_assert_true (sight_demo_site_start (site, 0, &error));
+  g_assert_no_error (error);
+  url = g_strconcat (sight_demo_site_get_url (site), "login", NULL);
+  sight_web_page_set_viewport (page, 800, 600, 1.0);
+  sight_web_page_load_async (page, url, SIGHT_WAIT_UNTIL_LOAD, 10000, NULL, async_done_cb,
+                             &loaded);
+  g_assert_true (sight_web_page_load_finish (page, wait_for (&loaded), &error));
+  g_assert_no_error (error);
+  recorder = sight_run_recorder_open (f->store, &run, &error);
+  g_assert_no_error (error);
+
+  load = record_step (recorder, page, "load the start page");
+  expect = record_step (recorder, page, "expect text \"Sign in\"");
+  expect_again = record_step (recorder, page, "expect the Email field visible");
+  g_assert_true (expect == load);
+  g_assert_true (expect_again == load);
+
+  page_run (page, "const p = document.createElement ('p');\n"
+                  "p.textContent = 'Changed';\n"
+                  "p.style.cssText = 'height: 3000px; margin: 0; background: red';\n"
+                  "document.body.prepend (p);");
+  mutated = record_step (recorder, page, "click Change");
+  g_assert_true (mutated != load);
+  {
+    g_autofree char *json = sight_observation_to_json (mutated, FALSE);
+
+    g_assert_nonnull (strstr (json, "Changed"));
+  }
+  /* a value set with no mutation and no event */
+  page_run (page, "document.querySelector ('input').value = 'typed@example.test';");
+  typed = record_step (recorder, page, "type into Name");
+  g_assert_true (typed != mutated);
+  page_run (page, "window.scrollTo (0, 400);");
+  scrolled = record_step (recorder, page, "scroll down");
+  g_assert_true (scrolled != typed);
+
+  g_clear_pointer (&stored, sight_run_data_free);
+  stored = close_and_load (f, recorder, SIGHT_RUN_VERDICT_PASS, NULL);
+  o0 = after_step (stored, 0);
+  o1 = after_step (stored, 1);
+  o2 = after_step (stored, 2);
+  o3 = after_step (stored, 3);
+  g_assert_nonnull (o0->screenshot);
+  g_assert_nonnull (o1->screenshot);
+  g_assert_nonnull (o2->screenshot);
+  g_assert_true (g_bytes_equal (o0->screenshot, o1->screenshot));
+  g_assert_true (g_bytes_equal (o0->screenshot, o2->screenshot));
+  g_assert_cmpstr (o0->tree_json, ==, o1->tree_json);
+  g_assert_cmpstr (o0->tree_text, ==, o2->tree_text);
+  g_assert_cmpstr (o3->tree_json, !=, o0->tree_json);
+  g_assert_nonnull (o3->screenshot);
+  g_assert_false (g_bytes_equal (o3->screenshot, o0->screenshot));
+}
+
 /* The one mapping every runner and the app use. */
 static void
 test_verdict_mapping (void)
@@ -309,11 +459,13 @@ int
 main (int   argc,
       char *argv[])
 {
-  g_test_init (&argc, &argv, NULL);
+  gtk_test_init (&argc, &argv, NULL);
   g_test_add ("/run-recorder/each-kind", Fixture, NULL, fixture_setup, test_each_kind,
               fixture_teardown);
   g_test_add ("/run-recorder/interrupted", Fixture, NULL, fixture_setup, test_interrupted,
               fixture_teardown);
+  g_test_add ("/run-recorder/unchanged-page-recorded-again", Fixture, NULL, fixture_setup,
+              test_unchanged_page_recorded_again, fixture_teardown);
   g_test_add_func ("/run-recorder/verdict-mapping", test_verdict_mapping);
   return g_test_run ();
 }

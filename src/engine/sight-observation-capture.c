@@ -5,7 +5,10 @@
 
 #include "sight-observation.h"
 
+#include <string.h>
+
 #include "sight-error.h"
+#include "sight-json.h"
 #include "sight-observation-private.h"
 
 /* Secure fields are masked a little beyond their box, so focus rings and
@@ -15,6 +18,7 @@
 typedef struct {
   SightWebPage      *page;
   SightObserveFlags  flags;
+  SightObservation  *since;
   SightObservation  *observation;
   gint64             start;
   gint64             parse_start;
@@ -25,6 +29,7 @@ static void
 capture_free (Capture *c)
 {
   g_clear_object (&c->page);
+  g_clear_object (&c->since);
   g_clear_object (&c->observation);
   g_free (c);
 }
@@ -137,6 +142,21 @@ parse_done_cb (GObject      *source,
                                               capture_shot_done_cb, g_object_ref (task));
 }
 
+/* snapshot.js's answer when the page is in the state asked about: small,
+ * so parsed here. */
+static gboolean
+page_unchanged (const char *json)
+{
+  g_autoptr(JsonNode) node = NULL;
+
+  if (strlen (json) > 4096)
+    return FALSE;
+  node = sight_json_parse (json, -1, 4, NULL);
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) &&
+         json_object_get_boolean_member_with_default (json_node_get_object (node), "unchanged",
+                                                      FALSE);
+}
+
 static void
 evaluate_done_cb (GObject      *source,
                   GAsyncResult *result,
@@ -155,9 +175,67 @@ evaluate_done_cb (GObject      *source,
     }
   c->parse_start = g_get_monotonic_time ();
   c->round_trip_ms = (c->parse_start - c->start) / 1000.0;
+  if (c->since != NULL && page_unchanged (json))
+    {
+      g_free (json);
+      g_task_return_pointer (task, g_object_ref (c->since), g_object_unref);
+      return;
+    }
   /* Parsed, built and indexed in a worker (sight-observation.c). */
   _sight_observation_new_from_text_async (json, g_task_get_cancellable (task), parse_done_cb,
                                           g_object_ref (task));
+}
+
+static void
+capture_start (SightWebPage        *page,
+               SightObserveFlags    flags,
+               gboolean             watch,
+               SightObservation    *since,
+               guint                timeout_ms,
+               GCancellable        *cancellable,
+               GAsyncReadyCallback  callback,
+               gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) args = NULL;
+  g_autofree char *body = NULL;
+  Capture *c;
+
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
+  g_return_if_fail (since == NULL || SIGHT_IS_OBSERVATION (since));
+
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_observation_capture_async);
+  c = g_new0 (Capture, 1);
+  c->page = g_object_ref (page);
+  c->flags = flags;
+  /* Only a state the page gave can match; none: always a new walk. */
+  if (since != NULL && sight_observation_get_state (since) != NULL)
+    c->since = g_object_ref (since);
+  c->start = g_get_monotonic_time ();
+  g_task_set_task_data (task, c, (GDestroyNotify) capture_free);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "text");
+  json_builder_add_string_value (builder, (flags & SIGHT_OBSERVE_FULL_TEXT) ? "full" : "compact");
+  json_builder_set_member_name (builder, "tree");
+  json_builder_add_boolean_value (builder, (flags & SIGHT_OBSERVE_NO_TREE) == 0);
+  /* A caller that compares states gets the page's (none asked: no cost). */
+  if (watch)
+    {
+      json_builder_set_member_name (builder, "since");
+      if (c->since != NULL)
+        json_builder_add_string_value (builder, sight_observation_get_state (since));
+      else
+        json_builder_add_null_value (builder);
+    }
+  json_builder_end_object (builder);
+  args = json_builder_get_root (builder);
+
+  body = sight_observation_build_call ("observe (args)");
+  sight_web_page_evaluate_text_async (page, body, args, timeout_ms, cancellable,
+                                      evaluate_done_cb, g_steal_pointer (&task));
 }
 
 void
@@ -168,33 +246,19 @@ sight_observation_capture_async (SightWebPage        *page,
                                  GAsyncReadyCallback  callback,
                                  gpointer             user_data)
 {
-  g_autoptr(GTask) task = NULL;
-  g_autoptr(JsonBuilder) builder = json_builder_new ();
-  g_autoptr(JsonNode) args = NULL;
-  g_autofree char *body = NULL;
-  Capture *c;
+  capture_start (page, flags, FALSE, NULL, timeout_ms, cancellable, callback, user_data);
+}
 
-  g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
-
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, sight_observation_capture_async);
-  c = g_new0 (Capture, 1);
-  c->page = g_object_ref (page);
-  c->flags = flags;
-  c->start = g_get_monotonic_time ();
-  g_task_set_task_data (task, c, (GDestroyNotify) capture_free);
-
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "text");
-  json_builder_add_string_value (builder, (flags & SIGHT_OBSERVE_FULL_TEXT) ? "full" : "compact");
-  json_builder_set_member_name (builder, "tree");
-  json_builder_add_boolean_value (builder, (flags & SIGHT_OBSERVE_NO_TREE) == 0);
-  json_builder_end_object (builder);
-  args = json_builder_get_root (builder);
-
-  body = sight_observation_build_call ("observe (args)");
-  sight_web_page_evaluate_text_async (page, body, args, timeout_ms, cancellable,
-                                      evaluate_done_cb, g_steal_pointer (&task));
+void
+sight_observation_capture_since_async (SightWebPage        *page,
+                                       SightObserveFlags    flags,
+                                       SightObservation    *since,
+                                       guint                timeout_ms,
+                                       GCancellable        *cancellable,
+                                       GAsyncReadyCallback  callback,
+                                       gpointer             user_data)
+{
+  capture_start (page, flags, TRUE, since, timeout_ms, cancellable, callback, user_data);
 }
 
 SightObservation *

@@ -454,6 +454,16 @@ sight_observation_get_url (SightObservation *self)
 }
 
 const char *
+sight_observation_get_state (SightObservation *self)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  if (self->result == NULL || !JSON_NODE_HOLDS_OBJECT (self->result))
+    return NULL;
+  return json_object_get_string_member_with_default (json_node_get_object (self->result),
+                                                     "state", NULL);
+}
+
+const char *
 sight_observation_get_title (SightObservation *self)
 {
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
@@ -504,7 +514,7 @@ sight_observation_to_json (SightObservation *self,
   object = json_object_new ();
   members = json_object_get_members (source);
   for (GList *l = members; l != NULL; l = l->next)
-    if (!g_str_equal (l->data, "timing"))
+    if (!g_str_equal (l->data, "timing") && !g_str_equal (l->data, "state"))
       json_object_set_member (object, l->data,
                               json_node_copy (json_object_get_member (source, l->data)));
   copy = json_node_init_object (json_node_alloc (), object);

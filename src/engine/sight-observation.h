@@ -43,6 +43,19 @@ void              sight_observation_capture_async    (SightWebPage        *page,
                                                       GCancellable        *cancellable,
                                                       GAsyncReadyCallback  callback,
                                                       gpointer             user_data);
+/* The same, unless the page is still as @since saw it (the same document,
+ * no mutation or input, scroll or viewport change since, nothing that
+ * changes with no such signal: sight_observation_get_state()): then
+ * _finish returns @since itself, with no walk and no screenshot taken.
+ * A new observation carries the page's state to compare with next time
+ * (@since NULL: the first); sight_observation_capture_async() gives none. */
+void              sight_observation_capture_since_async (SightWebPage        *page,
+                                                         SightObserveFlags    flags,
+                                                         SightObservation    *since,
+                                                         guint                timeout_ms,
+                                                         GCancellable        *cancellable,
+                                                         GAsyncReadyCallback  callback,
+                                                         gpointer             user_data);
 SightObservation *sight_observation_capture_finish   (GAsyncResult        *result,
                                                       GError             **error);
 /* Takes the page's screenshot, masked by @observation's secure boxes, and
@@ -81,6 +94,10 @@ SightObservation *sight_observation_new_from_stored_finish (GAsyncResult        
 
 const char       *sight_observation_get_url          (SightObservation    *self);
 const char       *sight_observation_get_title        (SightObservation    *self);
+/* The page's state as the observation saw it, a token only the page can
+ * compare (sight_observation_capture_since_async()); NULL when the page
+ * could change unseen. Never stored. */
+const char       *sight_observation_get_state        (SightObservation    *self);
 /* The text: bounded for the model, or the whole tree with FULL_TEXT. */
 const char       *sight_observation_get_text         (SightObservation    *self);
 gboolean          sight_observation_is_full_text     (SightObservation    *self);

@@ -76,6 +76,7 @@ sight_report_summary (const SightRunData *data)
   guint n_steps = data->steps ? data->steps->len : 0;
   guint passed = 0;
   const SightStepRecord *first_failed = NULL;
+  gboolean unstored = sight_run_record_is_unstored (run);
 
   for (guint i = 0; i < n_steps; i++)
     {
@@ -132,6 +133,16 @@ sight_report_summary (const SightRunData *data)
   g_string_append_printf (s, " %s in %u s: %u of %u step%s passed.",
                           _sight_report_verdict_word (run->verdict), secs, passed, n_steps,
                           n_steps == 1 ? "" : "s");
+  /* What was stored is not what happened: said first, whatever the steps
+   * say (a late write failed after a step did). */
+  if (unstored)
+    {
+      g_autofree char *why = _sight_report_one_line (run->explanation, 500);
+
+      g_string_append_printf (s, " %s", why);
+      if (!g_str_has_suffix (why, "."))
+        g_string_append_c (s, '.');
+    }
   if (first_failed)
     {
       g_autofree char *why = _sight_report_step_failure_text (first_failed);
@@ -141,7 +152,7 @@ sight_report_summary (const SightRunData *data)
       if (!g_str_has_suffix (why, "."))
         g_string_append_c (s, '.');
     }
-  else if (run->verdict != SIGHT_RUN_VERDICT_PASS && run->explanation)
+  else if (!unstored && run->verdict != SIGHT_RUN_VERDICT_PASS && run->explanation)
     {
       g_autofree char *why = _sight_report_one_line (run->explanation, 500);
       g_string_append_printf (s, " %s", why);

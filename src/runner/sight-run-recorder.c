@@ -13,6 +13,7 @@
 #define SHOT_TIMEOUT_MS 10000
 
 typedef struct _DeferredClose DeferredClose;
+typedef struct _LaterShot LaterShot;
 
 struct _SightRunRecorder
 {
@@ -34,9 +35,15 @@ struct _SightRunRecorder
   GError     *closed_error;
 
   /* screenshots still being taken and encoded; the run closes after them */
-  gboolean       overlap_shots;
   guint          shots_pending;
   DeferredClose *deferred_close;
+
+  /* the page as last recorded after a step, recorded again for the steps
+   * after which the page is still as it was */
+  SightObservation  *recorded;
+  SightObserveFlags  recorded_flags;
+  gboolean           recorded_shot;    /* with its screenshot (taken or being taken) */
+  LaterShot         *recorded_later;   /* its screenshot, while it is being taken */
 };
 
 G_DEFINE_FINAL_TYPE (SightRunRecorder, sight_run_recorder, G_TYPE_OBJECT)
@@ -50,6 +57,7 @@ sight_run_recorder_finalize (GObject *object)
   g_free (self->run_id);
   g_clear_pointer (&self->step_options, json_object_unref);
   g_clear_error (&self->closed_error);
+  g_clear_object (&self->recorded);
 
   G_OBJECT_CLASS (sight_run_recorder_parent_class)->finalize (object);
 }
@@ -336,6 +344,8 @@ sight_run_recorder_observe (SightRunRecorder *self,
 typedef struct {
   SightStepShot     shot;
   guint             index;
+  SightObserveFlags flags;
+  SightObservation *since;
   SightObservation *observation;
   SightWebPage     *page;
   char             *evidence;
@@ -344,6 +354,7 @@ typedef struct {
 static void
 observe_step_free (ObserveStep *data)
 {
+  g_clear_object (&data->since);
   g_clear_object (&data->observation);
   g_clear_object (&data->page);
   g_free (data->evidence);
@@ -379,19 +390,24 @@ store_evidence (SightRunRecorder *self,
 
 /* Screenshots taken while the run goes on -------------------------------- */
 
+typedef struct {
+  guint    index;
+  gboolean with_screenshot;
+} RecordedStep;
+
 struct _DeferredClose {
-  SightRunRecord      record;
+  SightRunRecord     *record;
   GAsyncReadyCallback callback;
   gpointer            user_data;
 };
 
-typedef struct {
+struct _LaterShot {
   SightRunRecorder *recorder;
-  guint             index;
+  GArray           *steps;        /* RecordedStep: the first one's page, and the steps after it */
   SightObservation *observation;
   GCancellable     *cancellable;
   guint             timeout_id;
-} LaterShot;
+};
 
 static void finish_run (SightRunRecorder    *self,
                         const SightRunRecord *run,
@@ -401,17 +417,7 @@ static void finish_run (SightRunRecorder    *self,
 static void
 deferred_close_free (DeferredClose *close)
 {
-  SightRunRecord *r = &close->record;
-
-  g_free (r->session_id);
-  g_free (r->kind);
-  g_free (r->name);
-  g_free (r->url);
-  g_free (r->code);
-  g_free (r->explanation);
-  g_free (r->final_url);
-  g_free (r->answer);
-  g_strfreev (r->notes);
+  sight_run_record_free (close->record);
   g_free (close);
 }
 
@@ -436,11 +442,23 @@ later_shot_done_cb (GObject      *source,
   gboolean shot = sight_observation_capture_screenshot_finish (result, &error);
 
   if (!shot)
-    g_debug ("The page after step %u was kept without its screenshot: %s", later->index + 1,
-             error->message);
-  sight_run_store_observation (self->store, self->run_id, (int) later->index, "after",
-                               later->observation, shot, write_done_cb, NULL);
+    g_debug ("The page after step %u was kept without its screenshot: %s",
+             g_array_index (later->steps, RecordedStep, 0).index + 1, error->message);
+  for (guint i = 0; i < later->steps->len; i++)
+    {
+      RecordedStep *step = &g_array_index (later->steps, RecordedStep, i);
+
+      sight_run_store_observation (self->store, self->run_id, (int) step->index, "after",
+                                   later->observation, shot && step->with_screenshot,
+                                   write_done_cb, NULL);
+    }
+  if (self->recorded_later == later)
+    {
+      self->recorded_later = NULL;
+      self->recorded_shot = shot;
+    }
   g_clear_handle_id (&later->timeout_id, g_source_remove);
+  g_array_unref (later->steps);
   g_object_unref (later->cancellable);
   g_object_unref (later->observation);
   g_free (later);
@@ -449,28 +467,63 @@ later_shot_done_cb (GObject      *source,
     {
       DeferredClose *close = g_steal_pointer (&self->deferred_close);
 
-      finish_run (self, &close->record, close->callback, close->user_data);
+      finish_run (self, close->record, close->callback, close->user_data);
       deferred_close_free (close);
     }
   g_object_unref (self);
 }
 
-static void
+static LaterShot *
 take_shot_later (SightRunRecorder *self,
                  guint             index,
                  SightObservation *observation,
                  SightWebPage     *page)
 {
   LaterShot *later = g_new0 (LaterShot, 1);
+  RecordedStep step = { index, TRUE };
 
   later->recorder = g_object_ref (self);
-  later->index = index;
+  later->steps = g_array_new (FALSE, FALSE, sizeof (RecordedStep));
+  g_array_append_val (later->steps, step);
   later->observation = g_object_ref (observation);
   later->cancellable = g_cancellable_new ();
   later->timeout_id = g_timeout_add (SHOT_TIMEOUT_MS, later_shot_timeout_cb, later);
   self->shots_pending++;
   sight_observation_capture_screenshot_async (observation, page, later->cancellable,
                                               later_shot_done_cb, later);
+  return later;
+}
+
+/* Step @index is recorded with the page as it was recorded last: once its
+ * screenshot is in, when it is still being taken. */
+static void
+record_again (SightRunRecorder *self,
+              guint             index,
+              gboolean          with_screenshot)
+{
+  if (self->recorded_later != NULL)
+    {
+      RecordedStep step = { index, with_screenshot };
+
+      g_array_append_val (self->recorded_later->steps, step);
+      return;
+    }
+  sight_run_store_observation (self->store, self->run_id, (int) index, "after", self->recorded,
+                               with_screenshot, write_done_cb, NULL);
+}
+
+/* @observation is the page after the step, recorded from now on. */
+static void
+set_recorded (SightRunRecorder  *self,
+              SightObservation  *observation,
+              SightObserveFlags  flags,
+              gboolean           with_screenshot,
+              LaterShot         *later)
+{
+  g_set_object (&self->recorded, observation);
+  self->recorded_flags = flags & ~SIGHT_OBSERVE_SCREENSHOT;
+  self->recorded_shot = with_screenshot;
+  self->recorded_later = later;
 }
 
 static void
@@ -483,23 +536,40 @@ step_observed_cb (GObject      *source,
   ObserveStep *data = g_task_get_task_data (task);
 
   data->observation = sight_observation_capture_finish (result, NULL);
-  if (data->observation != NULL && data->shot == SIGHT_STEP_SHOT_PAGE && self->overlap_shots)
+  if (data->observation == NULL)
+    {
+      /* What the page is now is unknown: the next step's is taken anew. */
+      set_recorded (self, NULL, 0, FALSE, NULL);
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+  if (data->observation == data->since && data->since == self->recorded)
+    {
+      /* Nothing changed since the page was recorded last: the same tree
+       * and screenshot again, with no walk and no paint. */
+      g_debug ("Step %u: the page is as recorded after an earlier step", data->index + 1);
+      record_again (self, data->index, data->shot != SIGHT_STEP_SHOT_NONE);
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+  if (data->shot == SIGHT_STEP_SHOT_PAGE)
     {
       /* The page's snapshot is painted when its request arrives, before
        * anything the next step sends: the next step goes on while the
        * pixels are masked, encoded and stored. */
-      take_shot_later (self, data->index, data->observation, data->page);
+      LaterShot *later = take_shot_later (self, data->index, data->observation, data->page);
+
+      set_recorded (self, data->observation, data->flags, TRUE, later);
       g_task_return_boolean (task, TRUE);
       return;
     }
-  if (data->observation != NULL)
-    {
-      sight_run_store_observation (self->store, self->run_id, (int) data->index, "after",
-                                   data->observation, data->shot != SIGHT_STEP_SHOT_NONE,
-                                   write_done_cb, NULL);
-      if (data->shot == SIGHT_STEP_SHOT_EVIDENCE)
-        data->evidence = store_evidence (self, data->index, data->observation);
-    }
+  sight_run_store_observation (self->store, self->run_id, (int) data->index, "after",
+                               data->observation, data->shot != SIGHT_STEP_SHOT_NONE,
+                               write_done_cb, NULL);
+  if (data->shot == SIGHT_STEP_SHOT_EVIDENCE)
+    data->evidence = store_evidence (self, data->index, data->observation);
+  set_recorded (self, data->observation, data->flags,
+                sight_observation_get_screenshot (data->observation) != NULL, NULL);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -527,23 +597,21 @@ sight_run_recorder_observe_step_async (SightRunRecorder    *self,
   data->shot = sight_step_shot_for (self->closed_screenshot, self->closed_error, secret_filled);
   g_task_set_task_data (task, data, (GDestroyNotify) observe_step_free);
   data->page = g_object_ref (page);
-  /* A page's screenshot is taken after the tree (take_shot_later); a
-   * failure's evidence with it, before the step's result is told. */
-  if (data->shot == SIGHT_STEP_SHOT_EVIDENCE ||
-      (data->shot == SIGHT_STEP_SHOT_PAGE && !self->overlap_shots))
+  data->flags = flags & ~SIGHT_OBSERVE_SCREENSHOT;
+  /* The page as recorded last is recorded again if it has not changed
+   * since and has what this step keeps; a failure's evidence is always
+   * taken anew, with the tree, before the step's result is told. */
+  if (self->recorded != NULL && data->shot != SIGHT_STEP_SHOT_EVIDENCE &&
+      self->recorded_flags == data->flags &&
+      (data->shot == SIGHT_STEP_SHOT_NONE || self->recorded_shot))
+    data->since = g_object_ref (self->recorded);
+  /* A page's screenshot is taken after the tree (take_shot_later). */
+  if (data->shot == SIGHT_STEP_SHOT_EVIDENCE)
     flags |= SIGHT_OBSERVE_SCREENSHOT;
   else
     flags &= ~SIGHT_OBSERVE_SCREENSHOT;
-  sight_observation_capture_async (page, flags, MAX (1, timeout_ms), cancellable,
-                                   step_observed_cb, task);
-}
-
-void
-sight_run_recorder_set_overlap_shots (SightRunRecorder *self,
-                                      gboolean          overlap)
-{
-  g_return_if_fail (SIGHT_IS_RUN_RECORDER (self));
-  self->overlap_shots = overlap;
+  sight_observation_capture_since_async (page, flags, data->since, MAX (1, timeout_ms),
+                                         cancellable, step_observed_cb, task);
 }
 
 char *
@@ -615,16 +683,7 @@ sight_run_recorder_close_record (SightRunRecorder     *self,
        * whoever reads the run back finds them. */
       DeferredClose *close = g_new0 (DeferredClose, 1);
 
-      close->record = *run;
-      close->record.session_id = g_strdup (run->session_id);
-      close->record.kind = g_strdup (run->kind);
-      close->record.name = g_strdup (run->name);
-      close->record.url = g_strdup (run->url);
-      close->record.code = g_strdup (run->code);
-      close->record.explanation = g_strdup (run->explanation);
-      close->record.final_url = g_strdup (run->final_url);
-      close->record.answer = g_strdup (run->answer);
-      close->record.notes = g_strdupv (run->notes);
+      close->record = sight_run_record_copy (run);
       close->callback = callback;
       close->user_data = user_data;
       self->deferred_close = close;

@@ -96,7 +96,16 @@ void              sight_run_recorder_observe       (SightRunRecorder *self,
  * adds to what is captured (SIGHT_OBSERVE_FULL_TEXT); the capture gives up
  * after @timeout_ms. _finish returns the evidence's path (NULL: none) and,
  * when @out_observation is given, what was seen (NULL when the capture
- * failed, which is not an error: the step is recorded all the same). */
+ * failed, which is not an error: the step is recorded all the same).
+ *
+ * The page's screenshot is taken while the next step goes on: observe
+ * answers once the tree is in and the snapshot asked for (WebKit paints it
+ * before anything sent after), and the run is finished after the last
+ * screenshot is kept. A failure's evidence is in before observe answers.
+ * When the page has not changed since it was recorded last (no mutation,
+ * input, scroll or viewport change: sight_observation_capture_since_async()),
+ * the step is recorded with that same tree and screenshot, with no walk
+ * and no paint. */
 void              sight_run_recorder_observe_step_async  (SightRunRecorder    *self,
                                                           SightWebPage        *page,
                                                           SightObserveFlags    flags,
@@ -105,12 +114,6 @@ void              sight_run_recorder_observe_step_async  (SightRunRecorder    *s
                                                           GCancellable        *cancellable,
                                                           GAsyncReadyCallback  callback,
                                                           gpointer             user_data);
-/* Whether the page's screenshot after a step is taken while the next step
- * goes on (a suite's tests): observe answers once the tree is in and the
- * snapshot asked for, and the run is finished after the last screenshot
- * is kept. Off (the default): observe answers with the screenshot kept. */
-void              sight_run_recorder_set_overlap_shots   (SightRunRecorder    *self,
-                                                          gboolean             overlap);
 char             *sight_run_recorder_observe_step_finish (SightRunRecorder    *self,
                                                           GAsyncResult        *result,
                                                           SightObservation   **out_observation);

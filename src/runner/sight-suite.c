@@ -805,8 +805,6 @@ attempt_begin (Attempt      *attempt,
   run.url = test->url;
   run.notes = (char **) notes;
   attempt->recorder = sight_run_recorder_open (attempt->store, &run, &error);
-  if (attempt->recorder != NULL)
-    sight_run_recorder_set_overlap_shots (attempt->recorder, TRUE);
   if (attempt->recorder == NULL)
     {
       /* Without the store there is nothing to report into: the result

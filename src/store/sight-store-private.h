@@ -164,7 +164,6 @@ char *_sight_store_artifact_file (StoreCore  *core,
 /* Records (sight-store-records.c): verdict names and deep copies. */
 SightRunVerdict _sight_store_verdict_parse (const char *name);
 SightSessionRecord *_sight_store_session_copy (const SightSessionRecord *s);
-SightRunRecord *_sight_store_run_copy (const SightRunRecord *r);
 SightStepRecord *_sight_store_step_copy (const SightStepRecord *r);
 SightObservationRecord *_sight_store_observation_copy (const SightObservationRecord *r);
 SightModelCallRecord *_sight_store_model_call_copy (const SightModelCallRecord *r);

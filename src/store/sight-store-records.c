@@ -85,6 +85,36 @@ sight_run_record_free (SightRunRecord *r)
   g_free (r);
 }
 
+SightRunRecord *
+sight_run_record_copy (const SightRunRecord *r)
+{
+  SightRunRecord *c;
+
+  g_return_val_if_fail (r != NULL, NULL);
+
+  c = g_new0 (SightRunRecord, 1);
+  *c = *r;
+  c->id = g_strdup (r->id);
+  c->session_id = g_strdup (r->session_id);
+  c->kind = g_strdup (r->kind);
+  c->name = g_strdup (r->name);
+  c->url = g_strdup (r->url);
+  c->code = g_strdup (r->code);
+  c->explanation = g_strdup (r->explanation);
+  c->final_url = g_strdup (r->final_url);
+  c->answer = g_strdup (r->answer);
+  c->notes = g_strdupv (r->notes);
+  return c;
+}
+
+gboolean
+sight_run_record_is_unstored (const SightRunRecord *r)
+{
+  g_return_val_if_fail (r != NULL, FALSE);
+  return r->verdict == SIGHT_RUN_VERDICT_ERROR && r->explanation != NULL &&
+         g_str_has_prefix (r->explanation, UNSTORED);
+}
+
 void
 sight_step_record_free (SightStepRecord *r)
 {
@@ -219,25 +249,6 @@ _sight_store_session_copy (const SightSessionRecord *s)
       c->title = g_strdup (s->title);
       c->status = g_strdup (s->status);
     }
-  return c;
-}
-
-SightRunRecord *
-_sight_store_run_copy (const SightRunRecord *r)
-{
-  SightRunRecord *c = g_new0 (SightRunRecord, 1);
-
-  *c = *r;
-  c->id = g_strdup (r->id);
-  c->session_id = g_strdup (r->session_id);
-  c->kind = g_strdup (r->kind);
-  c->name = g_strdup (r->name);
-  c->url = g_strdup (r->url);
-  c->code = g_strdup (r->code);
-  c->explanation = g_strdup (r->explanation);
-  c->final_url = g_strdup (r->final_url);
-  c->answer = g_strdup (r->answer);
-  c->notes = g_strdupv (r->notes);
   return c;
 }
 

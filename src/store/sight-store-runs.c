@@ -85,7 +85,7 @@ job_open_run (StoreCore  *core,
 static SightRunRecord *
 prepare_run (const SightRunRecord *run)
 {
-  SightRunRecord *copy = _sight_store_run_copy (run);
+  SightRunRecord *copy = sight_run_record_copy (run);
 
   if (copy->id == NULL)
     copy->id = _sight_store_new_id ("run_");
@@ -219,7 +219,7 @@ sight_store_finish_run (SightStore            *self,
   g_return_val_if_fail (SIGHT_IS_STORE (self), FALSE);
   g_return_val_if_fail (run != NULL && run->id != NULL, FALSE);
 
-  return _sight_store_run_sync (self, NULL, job_finish_run, _sight_store_run_copy (run),
+  return _sight_store_run_sync (self, NULL, job_finish_run, sight_run_record_copy (run),
                                 (GDestroyNotify) sight_run_record_free, error) != NULL;
 }
 
@@ -234,7 +234,7 @@ sight_store_finish_run_async (SightStore           *self,
   g_return_if_fail (run != NULL && run->id != NULL);
 
   _sight_store_run_async (self, NULL, sight_store_finish_run_async, job_finish_run,
-                          _sight_store_run_copy (run), (GDestroyNotify)sight_run_record_free, NULL,
+                          sight_run_record_copy (run), (GDestroyNotify)sight_run_record_free, NULL,
                           cancellable, callback, user_data);
 }
 

@@ -169,6 +169,11 @@ typedef struct {
 
 void sight_session_record_free     (SightSessionRecord     *record);
 void sight_run_record_free         (SightRunRecord         *record);
+/* A deep copy of @record (its strings and notes). */
+SightRunRecord *sight_run_record_copy (const SightRunRecord *record);
+/* Whether @record is a run that could not be stored (sight_store_finish_run ()):
+ * its explanation says so instead of its own outcome. */
+gboolean        sight_run_record_is_unstored (const SightRunRecord *record);
 void sight_step_record_free        (SightStepRecord        *record);
 void sight_observation_record_free (SightObservationRecord *record);
 void sight_model_call_record_free  (SightModelCallRecord   *record);

@@ -14,7 +14,7 @@
  *
  * API (all on globalThis.__sight.snapshot):
  *   observe(args)   -> { version, url, title, viewport, counts, secure[],
- *                        frames[], text, tree, timing[, truncated] }
+ *                        frames[], text, tree, timing[, state][, truncated] }
  *       args.text:  "compact" (default; bounded, for the model), "full", "none"
  *       args.tree:  include the JSON tree (default true)
  *       args.root:  a ref; observe only that subtree (the "expand" tool)
@@ -27,6 +27,10 @@
  *                   subtree, not walked; the texts say "… N elements not
  *                   observed" where they were, and the result has
  *                   truncated: { notObserved, maxNodes, maxElements }.
+ *       args.since: a state an earlier observe() returned; when the page
+ *                   is still in that state the answer is only
+ *                   { version, unchanged: true, state }. Given (null:
+ *                   none yet), the result has the page's state.
  *       args.maxTreeChars: the budget of page text in the tree (default
  *                   LIMITS.chars). Past it text runs outside the viewport
  *                   are left out (elements are all still listed), and
@@ -377,8 +381,10 @@
   }
 
   function children (el) {
-    if (el.shadowRoot)
+    if (el.shadowRoot) {
+      watch.sawShadow = true;
       return el.shadowRoot.childNodes;
+    }
     if (el.localName === 'slot') {
       const a = el.assignedNodes ({ flatten: true });
       if (a.length)
@@ -1900,8 +1906,86 @@
     return [root, ctx];
   }
 
+  /* Whether the page can have changed since an observation: a generation
+   * bumped by every DOM mutation and by the events that change what shows
+   * without one (input, scroll, focus, hover, loads, animations), watched
+   * from the first observation of the document on. state () is a token of
+   * the document, its generation, URL, scroll and viewport, or null when the
+   * page may change with no such signal (still loading, running animations,
+   * frames, canvases, media, shadow trees). Field values are compared here,
+   * in this world: they never leave it, not even as a digest. */
+  const watch = {
+    id: performance.timeOrigin + '-' + Math.random ().toString (36).slice (2),
+    generation: 0,
+    observer: null,
+    observing: false,
+    values: null,
+    sawShadow: false,
+  };
+  const WATCHED_EVENTS = [
+    'input', 'change', 'scroll', 'resize', 'focusin', 'focusout', 'mouseover', 'mouseout',
+    'pointerdown', 'pointerup', 'keydown', 'keyup', 'load', 'error', 'toggle', 'pageshow',
+    'popstate', 'hashchange', 'animationstart', 'animationend', 'transitionrun',
+    'transitionend', 'fullscreenchange',
+  ];
+  const UNWATCHABLE = 'iframe, frame, object, embed, canvas, video, audio';
+
+  function bump () {
+    watch.generation++;
+  }
+
+  /* One mutation is enough until the next state is taken: a page that
+   * keeps mutating pays for one record per observation, not one each. */
+  function mutated () {
+    bump ();
+    watch.observer.disconnect ();
+    watch.observing = false;
+  }
+
+  function fieldValues () {
+    const parts = [];
+    for (const f of document.querySelectorAll ('input, textarea, select'))
+      parts.push (f.value, f.checked ? '1' : '0', f.selectedIndex === undefined ? '' : f.selectedIndex);
+    return parts.join ('\u0000');
+  }
+
+  function pageState () {
+    if (!watch.observer) {
+      watch.observer = new MutationObserver (mutated);
+      for (const type of WATCHED_EVENTS)
+        window.addEventListener (type, bump, true);
+      document.addEventListener ('selectionchange', bump, true);
+    }
+    if (watch.observing && watch.observer.takeRecords ().length > 0)
+      mutated ();
+    if (!watch.observing) {
+      watch.observer.observe (document, { subtree: true, childList: true, attributes: true,
+                                          characterData: true });
+      watch.observing = true;
+    }
+    const values = fieldValues ();
+    if (values !== watch.values) {
+      watch.values = values;
+      bump ();
+    }
+    if (document.readyState !== 'complete' || watch.sawShadow ||
+        (document.fonts && document.fonts.status !== 'loaded') ||
+        document.querySelector (UNWATCHABLE) !== null ||
+        (document.getAnimations && document.getAnimations ().some (a => a.playState === 'running')))
+      return null;
+    const vv = window.visualViewport;
+    return [watch.id, watch.generation, document.URL, window.scrollX, window.scrollY,
+            window.innerWidth, window.innerHeight, window.devicePixelRatio,
+            vv ? vv.scale : 1].join (' ');
+  }
+
   function observe (args) {
     args = args || {};
+    /* Only a caller that compares states pays for them. */
+    const watched = args.since !== undefined;
+    const since = watched && args.since !== null ? pageState () : null;
+    if (since !== null && args.since === since)
+      return { version: VERSION, unchanged: true, state: since };
     const t0 = performance.now ();
     resetCaches ();
     pruneRefs ();
@@ -1956,6 +2040,10 @@
       result.tree = root;
     }
     result.timing = { walk: Math.round (t1 - t0), serialize: Math.round (performance.now () - t1) };
+    /* After the walk, which may have met a shadow tree; nothing the page
+     * ran in between. */
+    if (watched)
+      result.state = pageState ();
     resetCaches ();
     return result;
   }
