@@ -14,6 +14,7 @@
 
 #include "sight-error.h"
 #include "sight-secret-fields.h"
+#include "sight-web-page-private.h"
 
 /* Frames queued for the encoder past which a new one is dropped rather than
  * queued: a machine too busy to encode loses frames, not memory. */
@@ -58,7 +59,7 @@ struct _SightVideoRecorder
   guint         n_withheld;    /* captured while a secret was being typed */
   guint         n_dropped;     /* the encoder was behind */
   guint         n_unsettled;   /* captured across a load: masks and pixels may differ */
-  guint         load_events;   /* the view's load-changed signals so far */
+  guint         load_events;   /* main-frame loads started or committed so far */
 };
 
 G_DEFINE_FINAL_TYPE (SightVideoRecorder, sight_video_recorder, G_TYPE_OBJECT)
@@ -331,7 +332,7 @@ start_capture (SightVideoRecorder *self)
   gboolean typing = FALSE;
   Capture *capture;
 
-  if (webkit_web_view_is_loading (sight_web_page_get_web_view (self->page)))
+  if (_sight_web_page_is_loading (self->page))
     {
       self->n_unsettled++;
       return FALSE;
@@ -357,10 +358,15 @@ start_capture (SightVideoRecorder *self)
   return TRUE;
 }
 
+/* A load that starts or commits may change the document the masks were
+ * measured in; WebKit's "finished", which can come well after the committed
+ * document's load event, changes nothing. */
 static void
-load_changed_cb (SightVideoRecorder *self)
+load_changed_cb (SightVideoRecorder *self,
+                 WebKitLoadEvent     event)
 {
-  self->load_events++;
+  if (event == WEBKIT_LOAD_STARTED || event == WEBKIT_LOAD_COMMITTED)
+    self->load_events++;
 }
 
 static gboolean
