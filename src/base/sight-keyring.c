@@ -286,6 +286,8 @@ sight_keyring_lookup_async (const SecretSchema  *schema,
                             GAsyncReadyCallback  callback,
                             gpointer             user_data)
 {
+  GHashTableIter iter;
+  gpointer name, value;
   GTask *task;
   Op *op;
 
@@ -295,7 +297,12 @@ sight_keyring_lookup_async (const SecretSchema  *schema,
                    sight_keyring_lookup_async);
   op = g_task_get_task_data (task);
   op->schema = schema;
-  op->attributes = g_hash_table_ref (attributes);
+  /* The lookup starts after the search: the caller's table may hold
+   * strings that are gone by then, so the op keeps copies. */
+  op->attributes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_hash_table_iter_init (&iter, attributes);
+  while (g_hash_table_iter_next (&iter, &name, &value))
+    g_hash_table_insert (op->attributes, g_strdup (name), g_strdup (value));
   /* Whether the items are locked is asked first, unlocking nothing, so that
    * a lookup that ends waiting for an unlock says so. */
   secret_service_search (NULL, schema, attributes, SECRET_SEARCH_NONE, op->inner, searched_cb,
