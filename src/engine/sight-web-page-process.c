@@ -632,19 +632,19 @@ gboolean
 sight_web_page_process_wait_exit (gint64 deadline)
 {
   g_autoptr(GArray) processes = engine_processes ();
-  int self = getpid ();
   gboolean all_exited = FALSE;
 
   /* WebKit's processes end only when they see this one gone, a moment after
    * it exits, each sandbox still holding its mounts (a data folder on a disk
-   * to unmount) meanwhile. So they are ended here: SIGTERM to the sandboxes
-   * and unsandboxed processes WebKit started (bubblewrap's --die-with-parent
-   * then ends all that runs inside), SIGKILL at the deadline. */
+   * to unmount) meanwhile. So they are ended here: SIGTERM to every process
+   * WebKit started and all they started (a sandbox's own init and the web
+   * process in it outlive the outer bubblewrap that SIGTERM ends), SIGKILL at
+   * the deadline. */
   for (guint i = 0; i < processes->len; i++)
     {
       ProcEntry *entry = &g_array_index (processes, ProcEntry, i);
 
-      if (entry->ppid == self && !proc_exited (entry))
+      if (!proc_exited (entry))
         kill (entry->pid, SIGTERM);
     }
   while (!all_exited)
