@@ -21,14 +21,10 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { argv, opt } from '../args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf('--' + name);
-  return i >= 0 ? argv[i + 1] : def;
-};
 const RUNS = +opt('runs', 10);
 const ROUNDS = +opt('rounds', 3);
 const PIXELS = argv.includes('--pixels');

@@ -16,14 +16,10 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { argv, opt } from '../args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf('--' + name);
-  return i >= 0 ? argv[i + 1] : def;
-};
 const RUNS = +opt('runs', 7);
 const PAGE = opt('page', 'form.html');
 const SIGHTLINE = opt('sightline', join(root, '_build', 'app', 'sightline'));

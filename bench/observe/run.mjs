@@ -24,14 +24,10 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { argv, opt } from '../args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf('--' + name);
-  return i >= 0 ? argv[i + 1] : def;
-};
 const flag = name => argv.includes('--' + name);
 const RUNS = +opt('runs', 5);
 const pagesDir = opt('pages-dir', join(here, 'pages'));

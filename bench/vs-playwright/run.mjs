@@ -31,14 +31,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateSuite, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS } from './gen-suite.mjs';
+import { argv, opt } from '../args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf('--' + name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def;
-};
 const ROUNDS = +opt('rounds', 3);
 const WORKERS = opt('workers', '1,2').split(',').map(Number);
 const SIGHTLINE = path.resolve(opt('sightline', path.join(root, '_build', 'app', 'sightline')));
