@@ -305,7 +305,7 @@ sight_keyring_lookup_async (const SecretSchema  *schema,
     g_hash_table_insert (op->attributes, g_strdup (name), g_strdup (value));
   /* Whether the items are locked is asked first, unlocking nothing, so that
    * a lookup that ends waiting for an unlock says so. */
-  secret_service_search (NULL, schema, attributes, SECRET_SEARCH_NONE, op->inner, searched_cb,
+  secret_service_search (NULL, schema, op->attributes, SECRET_SEARCH_NONE, op->inner, searched_cb,
                          task);
 }
 
