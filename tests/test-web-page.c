@@ -9,6 +9,7 @@
 
 #include "sight-error.h"
 #include "sight-web-page.h"
+#include "web-process-common.h"
 
 /* A loopback server with pages whose timing the tests control. */
 
@@ -666,6 +667,94 @@ test_screenshot (void)
   g_assert_cmpfloat_with_epsilon (shot->scale, 2.0, 0.01);
 }
 
+/* The web process that appeared since @before (one). */
+static pid_t
+new_web_process (GArray *before)
+{
+  g_autoptr(GArray) now = web_processes ();
+  pid_t found = 0;
+
+  for (guint i = 0; i < now->len; i++)
+    {
+      pid_t pid = g_array_index (now, pid_t, i);
+      gboolean known = FALSE;
+
+      for (guint j = 0; j < before->len && !known; j++)
+        known = g_array_index (before, pid_t, j) == pid;
+      if (!known)
+        {
+          g_assert_cmpint (found, ==, 0);
+          found = pid;
+        }
+    }
+  g_assert_cmpint (found, !=, 0);
+  return found;
+}
+
+static gboolean
+web_process_alive (pid_t pid)
+{
+  g_autoptr(GArray) now = web_processes ();
+
+  for (guint i = 0; i < now->len; i++)
+    if (g_array_index (now, pid_t, i) == pid)
+      return TRUE;
+  return FALSE;
+}
+
+/* A closed page's web process ends with it (left to WebKit, it lingers for
+ * most of a second, holding its memory while the next page starts), unless
+ * a popup that shares it lives on. */
+static void
+test_close_ends_process (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) before = web_processes ();
+  SightWebPage *page = sight_web_page_new ();
+  SightWebPage *opener;
+  g_autoptr(SightWebPage) popup = NULL;
+  g_autoptr(GArray) without_popup = NULL;
+  g_autofree char *title = NULL;
+  g_autofree char *script = NULL;
+  pid_t pid;
+  gint64 deadline;
+
+  g_assert_true (load (page, "/", SIGHT_WAIT_UNTIL_LOAD, 10000, &error));
+  pid = new_web_process (before);
+  g_object_unref (page);
+  /* The process was ended, not left to exit: it is gone within a few
+   * main-loop turns, well before WebKit lets an idle process go. */
+  spin (150);
+  g_assert_false (web_process_alive (pid));
+
+  /* A popup shares its opener's process; held elsewhere, it keeps it. */
+  without_popup = web_processes ();
+  opener = sight_web_page_new ();
+  g_assert_true (load (opener, "/", SIGHT_WAIT_UNTIL_LOAD, 10000, &error));
+  pid = new_web_process (without_popup);
+  script = g_strdup_printf ("window.open ('%s'); return true;", base_url);
+  g_assert_nonnull (evaluate (opener, script, 5000, &error));
+  g_assert_no_error (error);
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (sight_web_page_get_popups (opener)->len == 0 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (sight_web_page_get_popups (opener)->len, ==, 1);
+  popup = g_object_ref (g_ptr_array_index (sight_web_page_get_popups (opener), 0));
+  g_object_unref (opener);
+  spin (150);
+  g_assert_true (web_process_alive (pid));
+  /* The popup loads on in the process it shares. */
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  do
+    {
+      g_free (title);
+      title = evaluate_string (popup, "return document.readyState == 'complete' ? "
+                                      "document.title : '';");
+    }
+  while (g_strcmp0 (title, "Index") != 0 && g_get_monotonic_time () < deadline);
+  g_assert_cmpstr (title, ==, "Index");
+}
+
 static void
 test_names (void)
 {
@@ -716,6 +805,7 @@ main (int    argc,
   g_test_add_func ("/web-page/crash-recovery", test_crash_recovery);
   g_test_add_func ("/web-page/hang-recovery", test_hang_recovery);
   g_test_add_func ("/web-page/screenshot", test_screenshot);
+  g_test_add_func ("/web-page/close-ends-process", test_close_ends_process);
   status = g_test_run ();
 
   soup_server_disconnect (server);

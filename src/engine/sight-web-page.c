@@ -1066,6 +1066,26 @@ sight_web_page_get_network_session (SightWebPage *self)
   return self->session;
 }
 
+/* Whether the web process of @self ends with it: a popup shares its
+ * opener's process (related-view), so the process is the page's alone when
+ * it opened it itself and no popup of it lives on elsewhere (held by more
+ * than its opener). */
+static gboolean
+process_ends_with (SightWebPage *self,
+                   gboolean      top)
+{
+  if (top && self->opener != NULL)
+    return FALSE;
+  for (guint i = 0; self->popups != NULL && i < self->popups->len; i++)
+    {
+      SightWebPage *popup = g_ptr_array_index (self->popups, i);
+
+      if (G_OBJECT (popup)->ref_count > 1 || !process_ends_with (popup, FALSE))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 sight_web_page_dispose (GObject *object)
 {
@@ -1088,6 +1108,11 @@ sight_web_page_dispose (GObject *object)
       g_signal_handlers_disconnect_by_data (self->content, self);
       webkit_user_content_manager_unregister_script_message_handler (self->content, "sightline",
                                                                      SIGHT_SCRIPT_WORLD);
+      /* Left to itself, a web process outlives its last page by most of a
+       * second and holds its memory while the next page starts: a closed
+       * page's process is ended now. */
+      if (process_ends_with (self, TRUE))
+        webkit_web_view_terminate_web_process (self->view);
     }
   if (self->toplevel != NULL)
     {
