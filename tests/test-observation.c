@@ -399,20 +399,40 @@ load_page (const char *path)
   return g_steal_pointer (&page);
 }
 
+/* A new observation, or with @current, the page as it is now
+ * (sight_observation_capture_current_async()). */
 static SightObservation *
-capture (SightWebPage      *page,
-         SightObserveFlags  flags)
+capture_as (SightWebPage      *page,
+            SightObserveFlags  flags,
+            gboolean           current)
 {
   g_autoptr(GError) error = NULL;
   Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
   SightObservation *obs;
 
-  sight_observation_capture_async (page, flags, deadline_ms, NULL, waiter_done_cb, &w);
+  if (current)
+    sight_observation_capture_current_async (page, flags, deadline_ms, NULL, waiter_done_cb, &w);
+  else
+    sight_observation_capture_async (page, flags, deadline_ms, NULL, waiter_done_cb, &w);
   obs = sight_observation_capture_finish (waiter_run (&w), &error);
   g_assert_no_error (error);
   g_assert_nonnull (obs);
   waiter_clear (&w);
   return obs;
+}
+
+static SightObservation *
+capture (SightWebPage      *page,
+         SightObserveFlags  flags)
+{
+  return capture_as (page, flags, FALSE);
+}
+
+static SightObservation *
+capture_current (SightWebPage      *page,
+                 SightObserveFlags  flags)
+{
+  return capture_as (page, flags, TRUE);
 }
 
 /* Runs @body with the snapshot script installed; returns its JSON value. */
@@ -601,6 +621,51 @@ test_diff_live (void)
   }
   g_assert_cmpstr (diff, ==, expected);
   g_assert_cmpuint (n, ==, 3);
+}
+
+/* A step that reads the page as it is now gets the page's last observation
+ * again while nothing changed (no second walk), and a new one once the page
+ * changed or other flags are asked for. */
+static void
+test_current (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("states.html");
+  g_autoptr(SightObservation) first = capture_current (page, SIGHT_OBSERVE_DEFAULT);
+  g_autoptr(SightObservation) again = capture_current (page, SIGHT_OBSERVE_DEFAULT);
+  g_autoptr(SightObservation) full = NULL;
+  g_autoptr(SightObservation) changed = NULL;
+  g_autoptr(SightObservation) since = NULL;
+  g_autoptr(JsonNode) done = NULL;
+
+  g_assert_nonnull (sight_observation_get_state (first));
+  g_assert_true (again == first);
+  full = capture_current (page, SIGHT_OBSERVE_FULL_TEXT);
+  g_assert_true (full != first);
+
+  done = run_script (page, "const s = document.createElement ('div');"
+                           "s.setAttribute ('role', 'status'); s.textContent = 'Saved';"
+                           "document.body.append (s); return true;");
+  changed = capture_current (page, SIGHT_OBSERVE_DEFAULT);
+  g_assert_true (changed != first);
+  g_assert_nonnull (strstr (sight_observation_get_text (changed), "status"));
+  g_assert_null (strstr (sight_observation_get_text (first), "Saved"));
+
+  /* The page remembers what a since-capture saw too. */
+  {
+    g_autoptr(GError) error = NULL;
+    Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
+    g_autoptr(SightObservation) now = NULL;
+
+    done = (json_node_unref (done), run_script (page, "document.body.append ('more'); return true;"));
+    sight_observation_capture_since_async (page, SIGHT_OBSERVE_DEFAULT, changed, deadline_ms,
+                                           NULL, waiter_done_cb, &w);
+    since = sight_observation_capture_finish (waiter_run (&w), &error);
+    g_assert_no_error (error);
+    waiter_clear (&w);
+    g_assert_true (since != changed);
+    now = capture_current (page, SIGHT_OBSERVE_DEFAULT);
+    g_assert_true (now == since);
+  }
 }
 
 static GdkPixbuf *
@@ -1275,6 +1340,7 @@ main (int    argc,
       }
   }
   g_test_add_func ("/observation/webkit/hidden-excluded", test_hidden_excluded);
+  g_test_add_func ("/observation/webkit/current", test_current);
   g_test_add_func ("/observation/webkit/refs-stable", test_refs_stable);
   g_test_add_func ("/observation/webkit/diff", test_diff_live);
   g_test_add_func ("/observation/webkit/masking", test_masking);

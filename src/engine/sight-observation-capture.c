@@ -19,6 +19,7 @@ typedef struct {
   SightWebPage      *page;
   SightObserveFlags  flags;
   SightObservation  *since;
+  gboolean           watch;
   SightObservation  *observation;
   gint64             start;
   gint64             parse_start;
@@ -98,6 +99,59 @@ sight_observation_capture_screenshot_finish (GAsyncResult  *result,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+/* The page's last observation that has a state, with the flags it was taken
+ * with (but the screenshot's), so that sight_observation_capture_current_async()
+ * can ask whether the page is still as it saw it. */
+typedef struct {
+  SightObservation  *observation;
+  SightObserveFlags  flags;
+} Latest;
+
+static void
+latest_free (Latest *latest)
+{
+  g_clear_object (&latest->observation);
+  g_free (latest);
+}
+
+static GQuark
+latest_quark (void)
+{
+  return g_quark_from_static_string ("sight-observation-latest");
+}
+
+static void
+remember_latest (SightWebPage      *page,
+                 SightObservation  *observation,
+                 SightObserveFlags  flags)
+{
+  Latest *latest;
+
+  if (sight_observation_get_state (observation) == NULL)
+    return;
+  latest = g_new0 (Latest, 1);
+  latest->observation = g_object_ref (observation);
+  latest->flags = flags & ~SIGHT_OBSERVE_SCREENSHOT;
+  g_object_set_qdata_full (G_OBJECT (page), latest_quark (), latest,
+                           (GDestroyNotify) latest_free);
+}
+
+/* The page's last observation taken with @flags, when it can stand for a
+ * new one: with a screenshot when one is asked for. */
+static SightObservation *
+latest_for (SightWebPage      *page,
+            SightObserveFlags  flags)
+{
+  Latest *latest = g_object_get_qdata (G_OBJECT (page), latest_quark ());
+
+  if (latest == NULL || latest->flags != (flags & ~SIGHT_OBSERVE_SCREENSHOT))
+    return NULL;
+  if ((flags & SIGHT_OBSERVE_SCREENSHOT) &&
+      sight_observation_get_screenshot (latest->observation) == NULL)
+    return NULL;
+  return latest->observation;
+}
+
 static void
 capture_shot_done_cb (GObject      *source,
                       GAsyncResult *result,
@@ -131,6 +185,8 @@ parse_done_cb (GObject      *source,
   _sight_observation_set_timing (c->observation, "roundTrip", c->round_trip_ms);
   _sight_observation_set_timing (c->observation, "parseWall",
                                  (g_get_monotonic_time () - c->parse_start) / 1000.0);
+  if (c->watch)
+    remember_latest (c->page, c->observation, c->flags);
   if ((c->flags & SIGHT_OBSERVE_SCREENSHOT) == 0)
     {
       g_task_return_pointer (task, g_steal_pointer (&c->observation), g_object_unref);
@@ -210,6 +266,7 @@ capture_start (SightWebPage        *page,
   c = g_new0 (Capture, 1);
   c->page = g_object_ref (page);
   c->flags = flags;
+  c->watch = watch;
   /* Only a state the page gave can match; none: always a new walk. */
   if (since != NULL && sight_observation_get_state (since) != NULL)
     c->since = g_object_ref (since);
@@ -259,6 +316,19 @@ sight_observation_capture_since_async (SightWebPage        *page,
                                        gpointer             user_data)
 {
   capture_start (page, flags, TRUE, since, timeout_ms, cancellable, callback, user_data);
+}
+
+void
+sight_observation_capture_current_async (SightWebPage        *page,
+                                         SightObserveFlags    flags,
+                                         guint                timeout_ms,
+                                         GCancellable        *cancellable,
+                                         GAsyncReadyCallback  callback,
+                                         gpointer             user_data)
+{
+  g_return_if_fail (SIGHT_IS_WEB_PAGE (page));
+  capture_start (page, flags, TRUE, latest_for (page, flags), timeout_ms, cancellable,
+                 callback, user_data);
 }
 
 SightObservation *

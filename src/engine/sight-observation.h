@@ -56,6 +56,18 @@ void              sight_observation_capture_since_async (SightWebPage        *pa
                                                          GCancellable        *cancellable,
                                                          GAsyncReadyCallback  callback,
                                                          gpointer             user_data);
+/* The page as it is now: the page's last observation taken with the same
+ * flags by either function above or this one (a screenshot's aside) when the
+ * page is still as it saw it, at the cost of one small round trip; else a
+ * new one, which is remembered in its turn. For a caller that reads the page
+ * without keeping what it read: the observation may be one that another
+ * caller holds. */
+void              sight_observation_capture_current_async (SightWebPage        *page,
+                                                           SightObserveFlags    flags,
+                                                           guint                timeout_ms,
+                                                           GCancellable        *cancellable,
+                                                           GAsyncReadyCallback  callback,
+                                                           gpointer             user_data);
 SightObservation *sight_observation_capture_finish   (GAsyncResult        *result,
                                                       GError             **error);
 /* Takes the page's screenshot, masked by @observation's secure boxes, and
