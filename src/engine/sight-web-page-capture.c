@@ -20,9 +20,11 @@ typedef struct {
   SightScreenshotOptions options;
   SightRect             *masks;
   int                    css_width;      /* of the captured region */
-  /* The captured pixels, downloaded on the main thread; masked, resampled
-   * and encoded in a worker thread (encoding a PNG takes long enough to
-   * stall the window). */
+  /* The captured pixels: a texture in memory, downloaded in the worker
+   * thread that masks, resamples and encodes them (each takes long enough
+   * to hold up the next step, encoding a PNG to stall the window); any
+   * other texture is downloaded on the main thread, into @source. */
+  GdkTexture            *texture;
   cairo_surface_t       *source;
   double                 scale;          /* image pixels per CSS pixel */
   /* of @masks, the regions holding a filled secret (sight-secret-fields.h) */
@@ -33,6 +35,7 @@ static void
 shot_data_free (ShotData *data)
 {
   g_free (data->masks);
+  g_clear_object (&data->texture);
   g_clear_pointer (&data->source, cairo_surface_destroy);
   g_free (data);
 }
@@ -114,8 +117,15 @@ encode_shot_thread (GTask        *task,
   g_autoptr(GdkPixbuf) pixbuf = NULL;
   g_autoptr(SightScreenshot) shot = NULL;
   g_autoptr(GError) error = NULL;
-  int source_width = cairo_image_surface_get_width (data->source);
+  int source_width;
   guint n_masked = 0;
+
+  if (data->source == NULL)
+    {
+      data->source = download_texture (data->texture);
+      g_clear_object (&data->texture);
+    }
+  source_width = cairo_image_surface_get_width (data->source);
 
   pixbuf = render_surface (data->source, data->masks, data->options.n_masks, data->scale,
                            data->options.max_side, &n_masked);
@@ -184,7 +194,11 @@ snapshot_cb (GObject      *source,
   data->scale = data->css_width > 0
                 ? (double) gdk_texture_get_width (texture) / data->css_width
                 : self->device_scale;
-  data->source = download_texture (texture);
+  /* A texture in memory is immutable, and read from any thread. */
+  if (GDK_IS_MEMORY_TEXTURE (texture))
+    data->texture = g_steal_pointer (&texture);
+  else
+    data->source = download_texture (texture);
 
   /* The encoding runs under a task of its own with no source object: a
    * worker thread may drop a task's last reference, and the page (a WebKit
