@@ -636,6 +636,7 @@ test_current (void)
   g_autoptr(SightObservation) changed = NULL;
   g_autoptr(SightObservation) since = NULL;
   g_autoptr(JsonNode) done = NULL;
+  g_autoptr(JsonNode) more = NULL;
 
   g_assert_nonnull (sight_observation_get_state (first));
   g_assert_true (again == first);
@@ -656,7 +657,7 @@ test_current (void)
     Waiter w = { g_main_loop_new (NULL, FALSE), NULL };
     g_autoptr(SightObservation) now = NULL;
 
-    done = (json_node_unref (done), run_script (page, "document.body.append ('more'); return true;"));
+    more = run_script (page, "document.body.append ('more'); return true;");
     sight_observation_capture_since_async (page, SIGHT_OBSERVE_DEFAULT, changed, deadline_ms,
                                            NULL, waiter_done_cb, &w);
     since = sight_observation_capture_finish (waiter_run (&w), &error);

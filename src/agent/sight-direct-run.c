@@ -733,7 +733,7 @@ attempt (GTask *task)
       return;
     }
   sight_observation_capture_current_async (run->page, SIGHT_OBSERVE_DEFAULT, remaining_ms (run),
-                                   g_task_get_cancellable (task), observed_cb, task);
+                                           g_task_get_cancellable (task), observed_cb, task);
 }
 
 /* The value of a {param}: a string or a number as text.  A Secret is typed

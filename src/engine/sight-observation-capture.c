@@ -19,7 +19,6 @@ typedef struct {
   SightWebPage      *page;
   SightObserveFlags  flags;
   SightObservation  *since;
-  gboolean           watch;
   SightObservation  *observation;
   gint64             start;
   gint64             parse_start;
@@ -185,8 +184,8 @@ parse_done_cb (GObject      *source,
   _sight_observation_set_timing (c->observation, "roundTrip", c->round_trip_ms);
   _sight_observation_set_timing (c->observation, "parseWall",
                                  (g_get_monotonic_time () - c->parse_start) / 1000.0);
-  if (c->watch)
-    remember_latest (c->page, c->observation, c->flags);
+  /* Only a since-capture's observation has a state to compare with. */
+  remember_latest (c->page, c->observation, c->flags);
   if ((c->flags & SIGHT_OBSERVE_SCREENSHOT) == 0)
     {
       g_task_return_pointer (task, g_steal_pointer (&c->observation), g_object_unref);
@@ -266,7 +265,6 @@ capture_start (SightWebPage        *page,
   c = g_new0 (Capture, 1);
   c->page = g_object_ref (page);
   c->flags = flags;
-  c->watch = watch;
   /* Only a state the page gave can match; none: always a new walk. */
   if (since != NULL && sight_observation_get_state (since) != NULL)
     c->since = g_object_ref (since);

@@ -1066,21 +1066,17 @@ sight_web_page_get_network_session (SightWebPage *self)
   return self->session;
 }
 
-/* Whether the web process of @self ends with it: a popup shares its
- * opener's process (related-view), so the process is the page's alone when
- * it opened it itself and no popup of it lives on elsewhere (held by more
- * than its opener). */
+/* Whether no popup of @self (nor of its popups) lives on elsewhere, held by
+ * more than its opener: a popup shares its opener's web process
+ * (related-view). */
 static gboolean
-process_ends_with (SightWebPage *self,
-                   gboolean      top)
+popups_end_with (SightWebPage *self)
 {
-  if (top && self->opener != NULL)
-    return FALSE;
   for (guint i = 0; self->popups != NULL && i < self->popups->len; i++)
     {
       SightWebPage *popup = g_ptr_array_index (self->popups, i);
 
-      if (G_OBJECT (popup)->ref_count > 1 || !process_ends_with (popup, FALSE))
+      if (G_OBJECT (popup)->ref_count > 1 || !popups_end_with (popup))
         return FALSE;
     }
   return TRUE;
@@ -1111,7 +1107,7 @@ sight_web_page_dispose (GObject *object)
       /* Left to itself, a web process outlives its last page by most of a
        * second and holds its memory while the next page starts: a closed
        * page's process is ended now. */
-      if (process_ends_with (self, TRUE))
+      if (self->opener == NULL && popups_end_with (self))
         webkit_web_view_terminate_web_process (self->view);
     }
   if (self->toplevel != NULL)
