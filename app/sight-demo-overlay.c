@@ -209,7 +209,7 @@ find_target (SightDemoOverlay *self,
   data = g_new0 (FindData, 1);
   data->self = g_object_ref (self);
   data->step = g_steal_pointer (&step);
-  sight_observation_capture_async (self->page, SIGHT_OBSERVE_DEFAULT, FIND_TIMEOUT_MS,
+  sight_observation_capture_async (self->page, SIGHT_OBSERVE_PARSE_TREE, FIND_TIMEOUT_MS,
                                    self->find_cancellable, capture_cb, data);
 }
 

@@ -102,7 +102,8 @@ observe (SightLiveSessions *self,
   g_cancellable_cancel (self->observe_cancellable);
   g_clear_object (&self->observe_cancellable);
   self->observe_cancellable = g_cancellable_new ();
-  sight_observation_capture_async (page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT,
+  sight_observation_capture_async (page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT |
+                                   SIGHT_OBSERVE_PARSE_TREE,
                                    OBSERVE_TIMEOUT_MS, self->observe_cancellable,
                                    capture_cb, g_object_ref (self));
 }

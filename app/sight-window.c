@@ -173,7 +173,8 @@ unhighlight_cb (GObject      *source,
   if (g_cancellable_is_cancelled (self->observe_cancellable))
     return;
   sight_observation_capture_async (self->page,
-                                   SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT,
+                                   SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_SCREENSHOT |
+                                   SIGHT_OBSERVE_PARSE_TREE,
                                    OBSERVE_TIMEOUT_MS, self->observe_cancellable,
                                    capture_cb, g_object_ref (self));
 }

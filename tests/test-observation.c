@@ -1193,6 +1193,67 @@ test_churn (void)
     }
 }
 
+static gpointer
+nodes_thread (gpointer data)
+{
+  return (gpointer) sight_observation_get_nodes (data, NULL);
+}
+
+/* The tree crosses as JSON text and stays so until a caller walks it: the
+ * capture, its JSON and a stored copy parse none of it; the first reader
+ * (or SIGHT_OBSERVE_PARSE_TREE) gets the same tree as a parsed capture. */
+static void
+test_tree_as_text (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("slices.html");
+  g_autoptr(SightObservation) lazy = capture (page, SIGHT_OBSERVE_DEFAULT);
+  g_autoptr(SightObservation) parsed = capture (page, SIGHT_OBSERVE_PARSE_TREE);
+  g_autoptr(SightObservation) stored = NULL;
+  g_autoptr(JsonNode) lazy_node = NULL;
+  g_autoptr(JsonNode) parsed_node = NULL;
+  g_autofree char *lazy_json = NULL;
+  g_autofree char *parsed_json = NULL;
+  const SightObservationNode *a, *b;
+  GThread *one, *two;
+  guint n_a, n_b;
+
+  g_assert_false (sight_observation_tree_loaded (lazy));
+  g_assert_true (sight_observation_tree_loaded (parsed));
+  g_assert_cmpuint (sight_observation_get_n_nodes (lazy), >, 2000);
+  lazy_json = sight_observation_to_json (lazy, FALSE);
+  g_assert_false (sight_observation_tree_loaded (lazy));
+  parsed_json = sight_observation_to_json (parsed, FALSE);
+  lazy_node = json_from_string (lazy_json, NULL);
+  parsed_node = json_from_string (parsed_json, NULL);
+  g_assert_nonnull (lazy_node);
+  g_assert_true (json_node_equal (json_object_get_member (json_node_get_object (lazy_node), "tree"),
+                                  json_object_get_member (json_node_get_object (parsed_node), "tree")));
+
+  /* Stored and read back: still text, until two threads ask at once. */
+  stored = sight_observation_new_from_stored (lazy_json, NULL, NULL);
+  g_assert_false (sight_observation_tree_loaded (stored));
+  one = g_thread_new ("nodes", nodes_thread, stored);
+  two = g_thread_new ("nodes", nodes_thread, stored);
+  a = g_thread_join (one);
+  b = g_thread_join (two);
+  g_assert_true (a == b);
+  g_assert_true (sight_observation_tree_loaded (stored));
+
+  a = sight_observation_get_nodes (lazy, &n_a);
+  g_assert_true (sight_observation_tree_loaded (lazy));
+  b = sight_observation_get_nodes (parsed, &n_b);
+  g_assert_cmpuint (n_a, ==, n_b);
+  g_assert_cmpuint (n_a, >, 2000);
+  for (guint i = 0; i < n_a; i++)
+    {
+      g_assert_cmpstr (a[i].role, ==, b[i].role);
+      g_assert_cmpstr (a[i].name, ==, b[i].name);
+      g_assert_cmpstr (a[i].ref, ==, b[i].ref);
+      g_assert_cmpuint (a[i].parent, ==, b[i].parent);
+    }
+  g_assert_nonnull (sight_observation_lookup (lazy, a[n_a - 1].ref[0] ? a[n_a - 1].ref : "e1"));
+}
+
 /* A result longer than a slice is read back in slices (here of 4,097 code
  * units, odd, so that ends fall inside surrogate pairs) and arrives as the
  * single round trip brings it: the same observation, byte for byte. */
@@ -1354,6 +1415,7 @@ main (int    argc,
   g_test_add_func ("/observation/webkit/churn", test_churn);
   g_test_add_func ("/observation/webkit/sliced-identical", test_sliced_identical);
   g_test_add_func ("/observation/webkit/sliced-navigation", test_sliced_navigation);
+  g_test_add_func ("/observation/webkit/tree-as-text", test_tree_as_text);
 
   return g_test_run ();
 }

@@ -78,7 +78,8 @@ capture (SightWebPage *page,
   SightObservation *observation;
 
   g_clear_object (&w->result);
-  sight_observation_capture_async (page, SIGHT_OBSERVE_FULL_TEXT, DEADLINE_MS, NULL, done_cb, w);
+  sight_observation_capture_async (page, SIGHT_OBSERVE_FULL_TEXT | SIGHT_OBSERVE_PARSE_TREE,
+                                   DEADLINE_MS, NULL, done_cb, w);
   observation = sight_observation_capture_finish (wait_for (w), &error);
   if (observation == NULL)
     g_error ("observation: %s", error->message);

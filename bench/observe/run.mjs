@@ -251,10 +251,12 @@ if (wk) {
   console.log('Sightline in WebKitGTK (median ms of the default observation): against ariaSnapshot() (target <= 0.5)');
   console.log('and the bare walk (target <= 3), and its phases: the page\'s walk and text, JSON.stringify in the');
   console.log('page, the transport (the rest of the round trip: the string\'s way to the UI process and');
-  console.log('jsc_value_to_string), the parse and index in the capture\'s worker (and its wall time, the hop');
-  console.log('back to the main loop included)');
+  console.log('jsc_value_to_string), the parse in the capture\'s worker (and its wall time, the hop back to');
+  console.log('the main loop included); then, after the capture, what the first caller that walks the tree pays:');
+  console.log('its parse and index (tree; the capture keeps the tree as JSON text until then)');
   console.log('page'.padEnd(16) + pad('S/wk ms', 9) + pad('/aria', 7) + pad('/bare', 7) + ' | ' + pad('walk', 7) +
-              pad('text', 7) + pad('strfy', 7) + pad('transp', 7) + pad('parse', 7) + pad('p wall', 7) + pad('JSON MB', 8));
+              pad('text', 7) + pad('strfy', 7) + pad('transp', 7) + pad('parse', 7) + pad('p wall', 7) + pad('JSON MB', 8) +
+              ' | ' + pad('tree', 7) + pad('+tree/bare', 11));
   for (const name of PAGES) {
     const w = wk[name], c = cr[name];
     if (!w) continue;
@@ -262,7 +264,8 @@ if (wk) {
     console.log(name.padEnd(16) + pad(f1(w.ms), 9) + pad((w.ms / c.ms.aria).toFixed(2), 7) +
                 pad((w.ms / w.bareMs).toFixed(1), 7) + ' | ' +
                 ['walk', 'serialize', 'stringify', 'transport', 'parse', 'parseWall'].map(k => pad(f1(p[k]), 7)).join('') +
-                pad((w.jsonBytes / 1e6).toFixed(2), 8));
+                pad((w.jsonBytes / 1e6).toFixed(2), 8) + ' | ' + pad(f1(p.tree), 7) +
+                pad(((w.ms + (p.tree || 0)) / w.bareMs).toFixed(1), 11));
   }
 }
 console.log('');

@@ -732,7 +732,7 @@ attempt (GTask *task)
       read_text (task);
       return;
     }
-  sight_observation_capture_current_async (run->page, SIGHT_OBSERVE_DEFAULT, remaining_ms (run),
+  sight_observation_capture_current_async (run->page, SIGHT_OBSERVE_PARSE_TREE, remaining_ms (run),
                                            g_task_get_cancellable (task), observed_cb, task);
 }
 

@@ -127,8 +127,9 @@ observe_capture (GTask *task)
     }
   timeout_ms = MAX (1, sight_budget_cap_ms (ctx->budget, OBSERVE_TIMEOUT_MS));
   sight_observation_capture_async (ctx->page,
-                                   observe->screenshot ? SIGHT_OBSERVE_SCREENSHOT
-                                                       : SIGHT_OBSERVE_DEFAULT,
+                                   SIGHT_OBSERVE_PARSE_TREE |
+                                   (observe->screenshot ? SIGHT_OBSERVE_SCREENSHOT
+                                                        : SIGHT_OBSERVE_DEFAULT),
                                    (guint) timeout_ms, ctx->cancellable,
                                    observe_captured_cb, task);
 }

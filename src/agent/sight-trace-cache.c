@@ -1138,7 +1138,7 @@ replay_next (GTask *task)
     {
       if (replay->end_deadline == 0)
         replay->end_deadline = g_get_monotonic_time () + END_STATE_WAIT_MS * 1000;
-      sight_observation_capture_current_async (replay->page, SIGHT_OBSERVE_DEFAULT,
+      sight_observation_capture_current_async (replay->page, SIGHT_OBSERVE_PARSE_TREE,
                                                replay_remaining (replay),
                                                g_task_get_cancellable (task), end_state_cb, task);
       return;
@@ -1212,7 +1212,7 @@ replay_next (GTask *task)
                                            g_task_get_cancellable (task), performed_cb, task);
       return;
     }
-  sight_observation_capture_current_async (replay->page, SIGHT_OBSERVE_DEFAULT,
+  sight_observation_capture_current_async (replay->page, SIGHT_OBSERVE_PARSE_TREE,
                                            replay_remaining (replay),
                                            g_task_get_cancellable (task), replay_observed_cb, task);
 }

@@ -83,6 +83,136 @@ sight_json_check_depth (const char *data,
   return TRUE;
 }
 
+static const char *
+skip_space (const char *p,
+            const char *end)
+{
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    p++;
+  return p;
+}
+
+/* Past the string that starts at @p ('"'), or NULL if it does not end. */
+static const char *
+skip_string (const char *p,
+             const char *end)
+{
+  for (p++; p < end; p++)
+    {
+      if (*p == '"')
+        return p + 1;
+      if (*p == '\\' && ++p == end)
+        return NULL;
+    }
+  return NULL;
+}
+
+/* Past the value that starts at @p, or NULL where it is not plain JSON. */
+static const char *
+skip_value (const char *p,
+            const char *end)
+{
+  guint depth = 0;
+
+  do
+    {
+      if (p >= end)
+        return NULL;
+      switch (*p)
+        {
+        case '"':
+          if ((p = skip_string (p, end)) == NULL)
+            return NULL;
+          break;
+        case '[':
+        case '{':
+          depth++;
+          p++;
+          break;
+        case ']':
+        case '}':
+          if (depth == 0)
+            return NULL;
+          depth--;
+          p++;
+          break;
+        case '\'':
+        case '/':
+          return NULL;
+        default:
+          /* A scalar ends at a separator or a closing bracket. */
+          if (depth == 0)
+            {
+              while (p < end && *p != ',' && *p != '}' && *p != ']' &&
+                     *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+                {
+                  if (*p == '"' || *p == '\'' || *p == '/' || *p == '[' || *p == '{')
+                    return NULL;
+                  p++;
+                }
+              return p;
+            }
+          p++;
+          break;
+        }
+    }
+  while (depth > 0);
+  return p;
+}
+
+gboolean
+sight_json_find_member (const char *data,
+                        gssize      length,
+                        const char *name,
+                        gsize      *start,
+                        gsize      *end)
+{
+  const char *p, *stop;
+  gsize name_len;
+
+  g_return_val_if_fail (data != NULL || length == 0, FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
+
+  if (length < 0)
+    length = strlen (data);
+  stop = data + length;
+  name_len = strlen (name);
+  p = skip_space (data, stop);
+  if (p == stop || *p != '{')
+    return FALSE;
+  p = skip_space (p + 1, stop);
+  if (p < stop && *p == '}')
+    return FALSE;
+  while (p < stop && *p == '"')
+    {
+      const char *key = p + 1;
+      const char *key_end = skip_string (p, stop);
+      const char *value;
+      gboolean match;
+
+      if (key_end == NULL)
+        return FALSE;
+      match = (gsize) (key_end - 1 - key) == name_len && memcmp (key, name, name_len) == 0;
+      p = skip_space (key_end, stop);
+      if (p == stop || *p != ':')
+        return FALSE;
+      value = skip_space (p + 1, stop);
+      if ((p = skip_value (value, stop)) == NULL)
+        return FALSE;
+      if (match)
+        {
+          *start = value - data;
+          *end = p - data;
+          return TRUE;
+        }
+      p = skip_space (p, stop);
+      if (p == stop || *p != ',')
+        return FALSE;
+      p = skip_space (p + 1, stop);
+    }
+  return FALSE;
+}
+
 JsonNode *
 sight_json_parse (const char *data,
                   gssize      length,

@@ -26,6 +26,18 @@ gboolean  sight_json_check_depth (const char *data,
                                   guint       max_depth,
                                   GError    **error);
 
+/* Where the value of the member @name of the object @data (@length bytes,
+ * or NUL-terminated if -1) is, found without parsing: *@start is its first
+ * byte, *@end one past its last. Only plain JSON is read (no comments,
+ * single quotes or escaped key); FALSE for anything else, for a text that
+ * is not an object and for an object without the member at its top level.
+ * For splitting a large member off a text before parsing the rest. */
+gboolean  sight_json_find_member (const char *data,
+                                  gssize      length,
+                                  const char *name,
+                                  gsize      *start,
+                                  gsize      *end);
+
 /* Parses @data after sight_json_check_depth(). A text nested too deeply
  * fails with SIGHT_ERROR_INVALID_ARGUMENT, one that is not JSON with
  * json-glib's JSON_PARSER_ERROR, an empty one with JSON_PARSER_ERROR_PARSE. */

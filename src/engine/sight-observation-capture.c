@@ -98,8 +98,12 @@ sight_observation_capture_screenshot_finish (GAsyncResult  *result,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+/* What a capture's flags say of the page's observation (not how it is
+ * delivered: with a screenshot or not, its tree parsed or not). */
+#define DELIVERY_FLAGS (SIGHT_OBSERVE_SCREENSHOT | SIGHT_OBSERVE_PARSE_TREE)
+
 /* The page's last observation that has a state, with the flags it was taken
- * with (but the screenshot's), so that sight_observation_capture_current_async()
+ * with (but the delivery's), so that sight_observation_capture_current_async()
  * can ask whether the page is still as it saw it. */
 typedef struct {
   SightObservation  *observation;
@@ -130,7 +134,7 @@ remember_latest (SightWebPage      *page,
     return;
   latest = g_new0 (Latest, 1);
   latest->observation = g_object_ref (observation);
-  latest->flags = flags & ~SIGHT_OBSERVE_SCREENSHOT;
+  latest->flags = flags & ~DELIVERY_FLAGS;
   g_object_set_qdata_full (G_OBJECT (page), latest_quark (), latest,
                            (GDestroyNotify) latest_free);
 }
@@ -143,7 +147,7 @@ latest_for (SightWebPage      *page,
 {
   Latest *latest = g_object_get_qdata (G_OBJECT (page), latest_quark ());
 
-  if (latest == NULL || latest->flags != (flags & ~SIGHT_OBSERVE_SCREENSHOT))
+  if (latest == NULL || latest->flags != (flags & ~DELIVERY_FLAGS))
     return NULL;
   if ((flags & SIGHT_OBSERVE_SCREENSHOT) &&
       sight_observation_get_screenshot (latest->observation) == NULL)
@@ -213,6 +217,17 @@ page_unchanged (const char *json)
 }
 
 static void
+since_loaded_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+
+  sight_observation_load_tree_finish (SIGHT_OBSERVATION (source), result, NULL);
+  g_task_return_pointer (task, g_object_ref (source), g_object_unref);
+}
+
+static void
 evaluate_done_cb (GObject      *source,
                   GAsyncResult *result,
                   gpointer      user_data)
@@ -233,11 +248,18 @@ evaluate_done_cb (GObject      *source,
   if (c->since != NULL && page_unchanged (json))
     {
       g_free (json);
+      if ((c->flags & SIGHT_OBSERVE_PARSE_TREE) && !sight_observation_tree_loaded (c->since))
+        {
+          sight_observation_load_tree_async (c->since, g_task_get_cancellable (task),
+                                             since_loaded_cb, g_object_ref (task));
+          return;
+        }
       g_task_return_pointer (task, g_object_ref (c->since), g_object_unref);
       return;
     }
   /* Parsed, built and indexed in a worker (sight-observation.c). */
-  _sight_observation_new_from_text_async (json, g_task_get_cancellable (task), parse_done_cb,
+  _sight_observation_new_from_text_async (json, (c->flags & SIGHT_OBSERVE_PARSE_TREE) != 0,
+                                          g_task_get_cancellable (task), parse_done_cb,
                                           g_object_ref (task));
 }
 

@@ -17,8 +17,10 @@ void _sight_observation_set_timing     (SightObservation *self,
                                         double            ms);
 
 /* sight_observation_new_from_text() of @json (taken) in a worker, as
- * sight_observation_new_from_stored_async() does for a stored one. */
+ * sight_observation_new_from_stored_async() does for a stored one; with
+ * @load_tree, its tree parsed and indexed there too. */
 void              _sight_observation_new_from_text_async  (char                *json,
+                                                           gboolean             load_tree,
                                                            GCancellable        *cancellable,
                                                            GAsyncReadyCallback  callback,
                                                            gpointer             user_data);

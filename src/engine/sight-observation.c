@@ -21,11 +21,17 @@ struct _SightObservation
   gboolean         owns_result;
   SightScreenshot *shot;
   GArray          *secure_boxes;  /* SightRect */
-  GArray          *nodes;         /* SightObservationNode, document order; built on first use */
+  /* The tree crosses from the page as JSON text and stays so until a
+   * caller walks it (load_tree()): parsing a large page's tree in json-glib
+   * took as long as a third of the page's walk (bench/observe), and the
+   * store, the snapshot command and the model's text need only the text. */
+  GMutex           tree_lock;     /* tree_text, tree, nodes, by_ref */
+  char            *tree_text;     /* the tree's JSON until it is parsed */
+  JsonNode        *tree;          /* its own reference (the result's "tree" is null when split) */
+  GArray          *nodes;         /* SightObservationNode, document order; built with the tree */
   GHashTable      *by_ref;        /* ref -> index in nodes, with them */
 
   /* borrowed from result */
-  JsonNode   *tree;
   const char *url;
   const char *title;
   const char *text;
@@ -52,6 +58,8 @@ screenshot_free (SightScreenshot *shot)
   g_free (shot);
 }
 
+static void load_tree (SightObservation *self);
+
 /* Freeing a large page's tree takes as long as a good part of its parse
  * (about a third in json-glib, 100 ms for cards-5000's 2.5 MB on this
  * machine). Nothing else holds a reference into a tree parsed from text
@@ -64,7 +72,11 @@ free_tree_thread (GTask        *task,
                   gpointer      task_data,
                   GCancellable *cancellable)
 {
-  json_node_unref (task_data);
+  JsonNode **nodes = task_data;
+
+  g_clear_pointer (&nodes[0], json_node_unref);
+  g_clear_pointer (&nodes[1], json_node_unref);
+  g_free (nodes);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -75,15 +87,21 @@ sight_observation_finalize (GObject *object)
 
   g_clear_pointer (&self->nodes, g_array_unref);
   g_clear_pointer (&self->by_ref, g_hash_table_unref);
-  if (self->owns_result && self->n_nodes > FREE_IN_WORKER_NODES)
+  if (self->owns_result && self->tree != NULL && self->n_nodes > FREE_IN_WORKER_NODES)
     {
       g_autoptr(GTask) task = g_task_new (NULL, NULL, NULL, NULL);
+      JsonNode **nodes = g_new0 (JsonNode *, 2);
 
+      nodes[0] = g_steal_pointer (&self->result);
+      nodes[1] = g_steal_pointer (&self->tree);
       g_task_set_source_tag (task, free_tree_thread);
-      g_task_set_task_data (task, g_steal_pointer (&self->result), NULL);
+      g_task_set_task_data (task, nodes, NULL);
       g_task_run_in_thread (task, free_tree_thread);
     }
   g_clear_pointer (&self->result, json_node_unref);
+  g_clear_pointer (&self->tree, json_node_unref);
+  g_clear_pointer (&self->tree_text, g_free);
+  g_mutex_clear (&self->tree_lock);
   g_clear_pointer (&self->shot, screenshot_free);
   g_clear_pointer (&self->secure_boxes, g_array_unref);
 
@@ -100,6 +118,7 @@ static void
 sight_observation_init (SightObservation *self)
 {
   self->secure_boxes = g_array_new (FALSE, TRUE, sizeof (SightRect));
+  g_mutex_init (&self->tree_lock);
 }
 
 const char *
@@ -187,7 +206,7 @@ sight_observation_new_from_json (JsonNode  *result,
                                "full") == 0;
   if (json_object_has_member (object, "tree") &&
       JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "tree")))
-    self->tree = json_object_get_member (object, "tree");
+    self->tree = json_node_ref (json_object_get_member (object, "tree"));
 
   counts = json_object_has_member (object, "counts")
     ? json_object_get_object_member (object, "counts") : NULL;
@@ -236,8 +255,24 @@ observation_from_text (const char  *json,
                        GError     **error)
 {
   g_autoptr(JsonNode) node = NULL;
+  g_autofree char *head = NULL;
+  g_autofree char *tree_text = NULL;
   SightObservation *self;
+  gsize start, end;
 
+  /* The tree is set aside as text (load_tree()); the rest is parsed. */
+  if (json != NULL && sight_json_find_member (json, -1, "tree", &start, &end) &&
+      json[start] == '{')
+    {
+      gsize length = end + strlen (json + end);
+
+      tree_text = g_strndup (json + start, end - start);
+      head = g_malloc (start + strlen ("null") + (length - end) + 1);
+      memcpy (head, json, start);
+      memcpy (head + start, "null", strlen ("null"));
+      memcpy (head + start + strlen ("null"), json + end, length - end + 1);
+      json = head;
+    }
   if (json != NULL)
     node = sight_json_parse (json, -1, SIGHT_JSON_MAX_DEPTH_TREE, NULL);
   if (stored)
@@ -264,7 +299,7 @@ observation_from_text (const char  *json,
   if (self != NULL)
     {
       self->owns_result = TRUE;
-      sight_observation_get_nodes (self, NULL);
+      self->tree_text = g_steal_pointer (&tree_text);
     }
   return self;
 }
@@ -309,6 +344,7 @@ sight_observation_new_from_stored (const char            *json,
 
 typedef struct {
   char            *json;
+  gboolean         load_tree;  /* parse and index the tree too */
   gboolean         stored;
   char            *url;
   SightScreenshot *shot;   /* stored: the screenshot taken with it, or NULL */
@@ -344,6 +380,8 @@ parse_thread (GTask        *task,
       g_task_return_error (task, error);
       return;
     }
+  if (parse->load_tree)
+    load_tree (self);
   if (parse->shot != NULL)
     set_stored_screenshot (self, parse->shot);
   else if (!parse->stored)
@@ -366,6 +404,7 @@ parse_in_worker (Parse               *parse,
 
 void
 _sight_observation_new_from_text_async (char                *json,
+                                        gboolean             load_tree,
                                         GCancellable        *cancellable,
                                         GAsyncReadyCallback  callback,
                                         gpointer             user_data)
@@ -373,6 +412,7 @@ _sight_observation_new_from_text_async (char                *json,
   Parse *parse = g_new0 (Parse, 1);
 
   parse->json = json;
+  parse->load_tree = load_tree;
   parse_in_worker (parse, cancellable, callback, user_data);
 }
 
@@ -387,6 +427,7 @@ sight_observation_new_from_stored_async (const char            *json,
   Parse *parse = g_new0 (Parse, 1);
 
   parse->json = g_strdup (json);
+  parse->load_tree = TRUE;
   parse->stored = TRUE;
   parse->url = g_strdup (url);
   if (shot != NULL && shot->bytes != NULL)
@@ -488,6 +529,7 @@ JsonNode *
 sight_observation_get_tree (SightObservation *self)
 {
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  load_tree (self);
   return self->tree;
 }
 
@@ -504,9 +546,22 @@ sight_observation_to_json (SightObservation *self,
 {
   g_autoptr(JsonNode) copy = NULL;
   g_autoptr(GList) members = NULL;
+  g_autofree char *head = NULL;
+  g_autofree char *tree_text = NULL;
   JsonObject *source, *object;
+  GString *out;
 
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+
+  /* A tree still in text goes out as the page wrote it, after the rest. */
+  if (!pretty)
+    {
+      g_mutex_lock (&self->tree_lock);
+      tree_text = g_strdup (self->tree_text);
+      g_mutex_unlock (&self->tree_lock);
+    }
+  if (tree_text == NULL)
+    load_tree (self);
 
   /* A new top-level object sharing the members (json_node_copy() would share
    * the object itself, and the result must stay as it is). */
@@ -514,7 +569,8 @@ sight_observation_to_json (SightObservation *self,
   object = json_object_new ();
   members = json_object_get_members (source);
   for (GList *l = members; l != NULL; l = l->next)
-    if (!g_str_equal (l->data, "timing") && !g_str_equal (l->data, "state"))
+    if (!g_str_equal (l->data, "timing") && !g_str_equal (l->data, "state") &&
+        !g_str_equal (l->data, "tree"))
       json_object_set_member (object, l->data,
                               json_node_copy (json_object_get_member (source, l->data)));
   copy = json_node_init_object (json_node_alloc (), object);
@@ -533,7 +589,20 @@ sight_observation_to_json (SightObservation *self,
     }
   json_object_set_boolean_member (object, "maskingProven",
                                   sight_observation_masking_proven (self));
-  return json_to_string (copy, pretty);
+  if (tree_text == NULL)
+    {
+      if (self->tree != NULL)
+        json_object_set_member (object, "tree", json_node_copy (self->tree));
+      return json_to_string (copy, pretty);
+    }
+  /* "{...}": the object has members (maskingProven at least). */
+  head = json_to_string (copy, FALSE);
+  out = g_string_sized_new (strlen (head) + strlen (tree_text) + 16);
+  g_string_append_len (out, head, strlen (head) - 1);
+  g_string_append (out, ",\"tree\":");
+  g_string_append (out, tree_text);
+  g_string_append_c (out, '}');
+  return g_string_free (out, FALSE);
 }
 
 void
@@ -708,12 +777,23 @@ index_tree (SightObservation *self,
     }
 }
 
-const SightObservationNode *
-sight_observation_get_nodes (SightObservation *self,
-                             guint            *n_nodes)
+/* The tree parsed and indexed, once, by whichever thread asks first (the
+ * others wait for it). A tree too deep or unreadable is none: lookups find
+ * nothing, as with SIGHT_OBSERVE_NO_TREE. */
+static void
+load_tree (SightObservation *self)
 {
-  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  g_mutex_lock (&self->tree_lock);
+  if (self->tree_text != NULL)
+    {
+      JsonNode *tree = sight_json_parse (self->tree_text, -1, SIGHT_JSON_MAX_DEPTH_TREE - 1, NULL);
 
+      if (tree != NULL && JSON_NODE_HOLDS_OBJECT (tree))
+        self->tree = tree;
+      else
+        g_clear_pointer (&tree, json_node_unref);
+      g_clear_pointer (&self->tree_text, g_free);
+    }
   if (self->nodes == NULL)
     {
       self->nodes = g_array_new (FALSE, FALSE, sizeof (SightObservationNode));
@@ -721,6 +801,65 @@ sight_observation_get_nodes (SightObservation *self,
       if (self->tree != NULL)
         index_tree (self, json_node_get_object (self->tree));
     }
+  g_mutex_unlock (&self->tree_lock);
+}
+
+static void
+load_tree_thread (GTask        *task,
+                  gpointer      source_object,
+                  gpointer      task_data,
+                  GCancellable *cancellable)
+{
+  load_tree (source_object);
+  g_task_return_boolean (task, TRUE);
+}
+
+void
+sight_observation_load_tree_async (SightObservation    *self,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+
+  g_return_if_fail (SIGHT_IS_OBSERVATION (self));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, sight_observation_load_tree_async);
+  if (sight_observation_tree_loaded (self))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_run_in_thread (task, load_tree_thread);
+}
+
+gboolean
+sight_observation_load_tree_finish (SightObservation  *self,
+                                    GAsyncResult      *result,
+                                    GError           **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+gboolean
+sight_observation_tree_loaded (SightObservation *self)
+{
+  gboolean loaded;
+
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), FALSE);
+  g_mutex_lock (&self->tree_lock);
+  loaded = self->nodes != NULL;
+  g_mutex_unlock (&self->tree_lock);
+  return loaded;
+}
+
+const SightObservationNode *
+sight_observation_get_nodes (SightObservation *self,
+                             guint            *n_nodes)
+{
+  g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+
+  load_tree (self);
   if (n_nodes != NULL)
     *n_nodes = self->nodes->len;
   return self->nodes->len > 0 ? (const SightObservationNode *) (gpointer) self->nodes->data
@@ -794,6 +933,7 @@ sight_observation_hit_test (SightObservation *self,
                             double            y)
 {
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
+  load_tree (self);
   if (self->tree == NULL)
     return NULL;
   return hit_test_in (json_node_get_object (self->tree), x, y);
@@ -1107,6 +1247,8 @@ sight_observation_diff (SightObservation *before,
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (before), NULL);
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (after), NULL);
 
+  load_tree (before);
+  load_tree (after);
   if (before->tree != NULL)
     collect_entries (json_node_get_object (before->tree), 0, old_entries);
   if (after->tree != NULL)

@@ -17,6 +17,11 @@ typedef enum {
   SIGHT_OBSERVE_SCREENSHOT = 1 << 1,
   /* Leave the JSON tree out (text only; diff and lookups then find nothing). */
   SIGHT_OBSERVE_NO_TREE    = 1 << 2,
+  /* Parse and index the tree in the capture's worker, for a caller that
+   * walks it on the main loop at once (a step resolving its target, the
+   * inspector). Without it the tree stays JSON text until first used
+   * (sight_observation_load_tree_async()); what is observed is the same. */
+  SIGHT_OBSERVE_PARSE_TREE = 1 << 3,
 } SightObserveFlags;
 
 /* The long side of screenshots that go to the model (spec: at most 768). */
@@ -93,8 +98,9 @@ SightObservation *sight_observation_new_from_json    (JsonNode            *resul
 SightObservation *sight_observation_new_from_stored  (const char            *json,
                                                       const char            *url,
                                                       const SightScreenshot *shot);
-/* The same in a worker (a stored tree is megabytes of JSON, as a live one):
- * the one path of sight_observation_capture_async()'s parse. */
+/* The same in a worker, its tree parsed and indexed there too (a stored
+ * tree is megabytes of JSON, as a live one): the one path of
+ * sight_observation_capture_async()'s parse. */
 void              sight_observation_new_from_stored_async  (const char            *json,
                                                             const char            *url,
                                                             const SightScreenshot *shot,
@@ -113,9 +119,25 @@ const char       *sight_observation_get_state        (SightObservation    *self)
 /* The text: bounded for the model, or the whole tree with FULL_TEXT. */
 const char       *sight_observation_get_text         (SightObservation    *self);
 gboolean          sight_observation_is_full_text     (SightObservation    *self);
-/* The tree's root node ({ role: "document", children: [...] }), or NULL. */
+/* The tree's root node ({ role: "document", children: [...] }), or NULL;
+ * parsed and indexed on the first call by any of the functions that read
+ * the tree (get_tree, get_nodes, find_ref, lookup, hit_test, diff, a pretty
+ * to_json), on the caller's thread: megabytes of JSON for a large page, so
+ * a main-loop caller loads it first in a worker with
+ * sight_observation_load_tree_async() or captures with
+ * SIGHT_OBSERVE_PARSE_TREE. Thread-safe: a second caller waits for it. */
 JsonNode         *sight_observation_get_tree         (SightObservation    *self);
-/* The whole observe() result (borrowed). */
+void              sight_observation_load_tree_async  (SightObservation    *self,
+                                                      GCancellable        *cancellable,
+                                                      GAsyncReadyCallback  callback,
+                                                      gpointer             user_data);
+gboolean          sight_observation_load_tree_finish (SightObservation    *self,
+                                                      GAsyncResult        *result,
+                                                      GError             **error);
+/* Whether the tree is parsed and indexed (then reading it costs nothing). */
+gboolean          sight_observation_tree_loaded      (SightObservation    *self);
+/* The whole observe() result (borrowed), but its "tree" member, which is
+ * sight_observation_get_tree() (null here once the tree was set aside). */
 JsonNode         *sight_observation_get_result       (SightObservation    *self);
 /* The observation as JSON text for the store and the inspector. */
 char             *sight_observation_to_json          (SightObservation    *self,
@@ -156,9 +178,9 @@ const SightScreenshot *sight_observation_get_screenshot (SightObservation *self)
 /* Boxes (viewport CSS pixels) of the secure fields in the viewport. */
 GArray           *sight_observation_get_secure_boxes (SightObservation    *self);
 
-/* The observation from the JSON text snapshot.js's observe() returned: parsed
- * and indexed (sight_observation_get_nodes()) by the caller's thread, so
- * sight_observation_capture_async() runs it in a worker. The object is not
+/* The observation from the JSON text snapshot.js's observe() returned:
+ * parsed by the caller's thread, so sight_observation_capture_async() runs it
+ * in a worker, but for the tree, which stays text until first read. The object is not
  * shared until returned; afterwards use it from one thread at a time. */
 SightObservation *sight_observation_new_from_text    (const char          *json,
                                                       GError             **error);
@@ -173,8 +195,8 @@ typedef struct {
   guint       position;  /* among its parent's children */
 } SightObservationNode;
 
-/* Every node of the tree in document order, text runs included (built on
- * the first call, or in the worker of a capture), or NULL with 0 nodes when
+/* Every node of the tree in document order, text runs included (built with
+ * the tree: sight_observation_get_tree()), or NULL with 0 nodes when
  * there is no tree. The inspector searches and selects by it. */
 const SightObservationNode *sight_observation_get_nodes (SightObservation *self,
                                                          guint            *n_nodes);
