@@ -25,8 +25,8 @@ struct _SightObservation
    * caller walks it (load_tree()): parsing a large page's tree in json-glib
    * took as long as a third of the page's walk (bench/observe), and the
    * store, the snapshot command and the model's text need only the text. */
-  GMutex           tree_lock;     /* tree_text, tree, nodes, by_ref */
-  char            *tree_text;     /* the tree's JSON until it is parsed */
+  GMutex           tree_lock;     /* tree, nodes and by_ref while they are built */
+  char            *tree_text;     /* the tree's JSON as the page wrote it (kept: to_json) */
   JsonNode        *tree;          /* its own reference (the result's "tree" is null when split) */
   GArray          *nodes;         /* SightObservationNode, document order; built with the tree */
   GHashTable      *by_ref;        /* ref -> index in nodes, with them */
@@ -547,19 +547,15 @@ sight_observation_to_json (SightObservation *self,
   g_autoptr(JsonNode) copy = NULL;
   g_autoptr(GList) members = NULL;
   g_autofree char *head = NULL;
-  g_autofree char *tree_text = NULL;
+  const char *tree_text = NULL;
   JsonObject *source, *object;
   GString *out;
 
   g_return_val_if_fail (SIGHT_IS_OBSERVATION (self), NULL);
 
-  /* A tree still in text goes out as the page wrote it, after the rest. */
+  /* The tree as the page wrote it goes out after the rest, unparsed. */
   if (!pretty)
-    {
-      g_mutex_lock (&self->tree_lock);
-      tree_text = g_strdup (self->tree_text);
-      g_mutex_unlock (&self->tree_lock);
-    }
+    tree_text = self->tree_text;
   if (tree_text == NULL)
     load_tree (self);
 
@@ -784,7 +780,7 @@ static void
 load_tree (SightObservation *self)
 {
   g_mutex_lock (&self->tree_lock);
-  if (self->tree_text != NULL)
+  if (self->nodes == NULL && self->tree_text != NULL)
     {
       JsonNode *tree = sight_json_parse (self->tree_text, -1, SIGHT_JSON_MAX_DEPTH_TREE - 1, NULL);
 
@@ -792,7 +788,6 @@ load_tree (SightObservation *self)
         self->tree = tree;
       else
         g_clear_pointer (&tree, json_node_unref);
-      g_clear_pointer (&self->tree_text, g_free);
     }
   if (self->nodes == NULL)
     {
