@@ -348,11 +348,13 @@ static const SightNodeView page[] = {
   { "e17", "button", "Submit order", NULL, SIGHT_NODE_DISABLED },
 };
 
-static const struct {
+typedef struct {
   const char *step;
   const char *ref;      /* NULL: must fail with ACTION_FAILED */
   const char *message;  /* for failures: a part of the message */
-} resolve_rows[] = {
+} ResolveRow;
+
+static const ResolveRow resolve_rows[] = {
   { "click Sign in", "e5", NULL },                       /* a control beats a heading */
   { "expect the Sign in heading visible", "e1", NULL },
   { "type \"a@b.c\" into Email", "e2", NULL },
@@ -377,34 +379,76 @@ static const struct {
   { "expect Pricing hidden", "e6", NULL },
 };
 
+/* Resolves each step of @table on @nodes and checks the ref or the error. */
 static void
-test_resolve (void)
+check_resolution (const SightNodeView *nodes,
+                  guint                n_nodes,
+                  const ResolveRow    *table,
+                  guint                n_table)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (resolve_rows); i++)
+  for (guint i = 0; i < n_table; i++)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(SightDirectStep) step = sight_direct_step_parse (resolve_rows[i].step, &error);
+      g_autoptr(SightDirectStep) step = sight_direct_step_parse (table[i].step, &error);
       guint index = G_MAXUINT;
       gboolean ok;
 
-      g_test_message ("%s", resolve_rows[i].step);
+      g_test_message ("%s", table[i].step);
       g_assert_no_error (error);
-      ok = sight_direct_step_resolve (step, page, G_N_ELEMENTS (page), &index, &error);
-      if (resolve_rows[i].ref != NULL)
+      ok = sight_direct_step_resolve (step, nodes, n_nodes, &index, &error);
+      if (table[i].ref != NULL)
         {
           g_assert_no_error (error);
           g_assert_true (ok);
-          g_assert_cmpstr (page[index].ref, ==, resolve_rows[i].ref);
+          g_assert_cmpstr (nodes[index].ref, ==, table[i].ref);
         }
       else
         {
           g_assert_false (ok);
           g_assert_error (error, SIGHT_ERROR, SIGHT_ERROR_ACTION_FAILED);
-          if (strstr (error->message, resolve_rows[i].message) == NULL)
-            g_error ("\"%s\": \"%s\" lacks \"%s\"", resolve_rows[i].step, error->message,
-                     resolve_rows[i].message);
+          if (strstr (error->message, table[i].message) == NULL)
+            g_error ("\"%s\": \"%s\" lacks \"%s\"", table[i].step, error->message,
+                     table[i].message);
         }
     }
+}
+
+static void
+test_resolve (void)
+{
+  check_resolution (page, G_N_ELEMENTS (page), resolve_rows, G_N_ELEMENTS (resolve_rows));
+}
+
+/* A page where names from content repeat inside their owners: the image
+ * of a link, a card link's heading. */
+static const SightNodeView nested_page[] = {
+  { "e1", "banner", NULL, NULL, 0, NULL, 0 },
+  { "e2", "link", "Acme home", NULL, 0, NULL, 1 },
+  { "e3", "img", "Acme home", NULL, 0, NULL, 2 },
+  { "e4", "link", "First post title Summary", NULL, 0, NULL, 0 },
+  { "e5", "heading", "First post title", NULL, 0, NULL, 1 },
+  { "e6", "link", "Logo Docs", NULL, 0, NULL, 0 },
+  { "e7", "img", "Logo", NULL, 0, NULL, 1 },
+  { "e8", "img", "Logo", NULL, 0, NULL, 0 },
+  { "e9", "list", NULL, NULL, 0, NULL, 0 },
+  { "e10", "listitem", NULL, NULL, 0, NULL, 1 },
+  { "e11", "list", NULL, NULL, 0, NULL, 2 },
+  { "e12", "listitem", NULL, NULL, 0, NULL, 3 },
+};
+
+static const ResolveRow nested_rows[] = {
+  { "expect \"Acme home\" visible", "e2", NULL },          /* the link, not its image */
+  { "expect \"First post title\" visible", "e5", NULL },   /* the exact name wins */
+  { "expect \"First post\" visible", "e4", NULL },         /* the card, not its heading */
+  { "expect \"Logo\" visible", NULL, "e7 img \"Logo\", e8 img \"Logo\"" }, /* not nested */
+  { "expect the 2nd listitem visible", "e12", NULL },      /* no name: nothing dropped */
+};
+
+static void
+test_resolve_nested (void)
+{
+  check_resolution (nested_page, G_N_ELEMENTS (nested_page), nested_rows,
+                    G_N_ELEMENTS (nested_rows));
 }
 
 /* The ambiguity message suggests a step that resolves. */
@@ -604,6 +648,7 @@ main (int    argc,
   g_test_add_func ("/direct-step/keys", test_keys);
   g_test_add_func ("/direct-step/role-hints", test_role_hints);
   g_test_add_func ("/direct-step/resolve", test_resolve);
+  g_test_add_func ("/direct-step/resolve-nested", test_resolve_nested);
   g_test_add_func ("/direct-step/ambiguity-hint", test_ambiguity_hint);
   g_test_add_func ("/direct-step/node-list", test_node_list);
   g_test_add_func ("/direct-step/actions", test_actions);

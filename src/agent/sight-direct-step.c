@@ -2106,6 +2106,39 @@ collect (const SightNodeView *nodes,
   return found;
 }
 
+/* Drops a candidate inside another whose name holds its name: the image
+ * of a link named by its alt, the heading of a card link, one thing named
+ * twice because the outer name came from the content. The outer one is
+ * what a person names. */
+static void
+drop_nested (GArray              *found,
+             const SightNodeView *nodes,
+             guint                n_nodes,
+             MatchTier            tier)
+{
+  guint outer = G_MAXUINT, end = 0;
+
+  for (guint k = 0; k < found->len; k++)
+    {
+      guint i = g_array_index (found, guint, k);
+
+      if (outer != G_MAXUINT && i < end)
+        {
+          g_autofree char *have = name_key (nodes[i].name, tier != MATCH_EXACT);
+          g_autofree char *around = name_key (nodes[outer].name, tier != MATCH_EXACT);
+
+          if (*have != '\0' && strstr (around, have) != NULL)
+            {
+              g_array_remove_index (found, k--);
+              continue;
+            }
+        }
+      outer = i;
+      for (end = i + 1; end < n_nodes && nodes[end].depth > nodes[i].depth; end++)
+        ;
+    }
+}
+
 /* Drops hidden candidates when some are visible: a person names what they
  * see, and pages keep hidden copies (a closed mobile menu). */
 static void
@@ -2174,7 +2207,11 @@ find_candidates (const SightDirectStep *step,
                                  passes[p].name, tier);
 
         if (found->len > 0)
-          return found;
+          {
+            if (passes[p].name != NULL)
+              drop_nested (found, nodes, n_nodes, tier);
+            return found;
+          }
         g_array_unref (found);
         if (passes[p].name == NULL)
           break;
@@ -2322,7 +2359,8 @@ json_mixed (JsonObject *node,
 
 static void
 flatten_node (SightNodeList *list,
-              JsonObject    *node)
+              JsonObject    *node,
+              guint          depth)
 {
   const char *role = json_object_get_string_member_with_default (node, "role", NULL);
   JsonArray *children = NULL;
@@ -2350,6 +2388,7 @@ flatten_node (SightNodeList *list,
         view.states |= SIGHT_NODE_SECURE;
       collect_text (node, text);
       view.text = text->str;
+      view.depth = depth++;
       g_ptr_array_add (list->owned, g_string_free (text, FALSE));
       g_array_append_val (list->nodes, view);
     }
@@ -2362,7 +2401,7 @@ flatten_node (SightNodeList *list,
       JsonNode *child = json_array_get_element (children, i);
 
       if (JSON_NODE_HOLDS_OBJECT (child))
-        flatten_node (list, json_node_get_object (child));
+        flatten_node (list, json_node_get_object (child), depth);
     }
 }
 
@@ -2379,7 +2418,7 @@ sight_node_list_new (SightObservation *observation)
   list->owned = g_ptr_array_new_with_free_func (g_free);
   tree = sight_observation_get_tree (observation);
   if (tree != NULL && JSON_NODE_HOLDS_OBJECT (tree))
-    flatten_node (list, json_node_get_object (tree));
+    flatten_node (list, json_node_get_object (tree), 0);
   return list;
 }
 

@@ -137,6 +137,7 @@ typedef struct {
   const char *value;    /* current value of a field, or NULL */
   guint       states;   /* SightNodeStates */
   const char *text;     /* the name and the text inside, or NULL */
+  guint       depth;    /* listed ancestors: a node's subtree is the nodes after it that are deeper */
 } SightNodeView;
 
 /* Finds the node @step's target names among @nodes (document order): exact
