@@ -309,6 +309,44 @@ test_records_a_session (void)
   g_object_unref (f.server);
 }
 
+/* A click on the image of a clickable card records the card, whose name
+ * holds the image's alt (the tree lists the image inside it). */
+static void
+test_records_the_card_not_its_image (void)
+{
+  Fixture f = { 0 };
+  g_autoptr(SightRecorder) recorder = NULL;
+  g_autoptr(JsonNode) steps_node = NULL;
+  JsonObject *target;
+
+  fixture_start (&f);
+  recorder = sight_recorder_new (f.view);
+  sight_recorder_start (recorder);
+  load (&f, "/login");
+  {
+    g_autofree char *script = g_strconcat ("{", type_helper,
+      "const card = document.createElement ('div');"
+      "card.style.cursor = 'pointer';"
+      "card.innerHTML = '<img src=\"data:,\" alt=\"Blue mug\" width=\"20\" height=\"20\"> $12';"
+      "document.body.prepend (card);"
+      "tap (card.querySelector ('img')); }", NULL);
+
+    run_js (&f, NULL, script);
+  }
+  wait_for_steps (recorder, 1);
+  sight_recorder_stop (recorder);
+
+  steps_node = sight_recorder_get_steps (recorder);
+  g_test_message ("%s", json_to_string (steps_node, TRUE));
+  target = json_object_get_object_member (json_array_get_object_element (json_node_get_array (steps_node), 0),
+                                          "target");
+  g_assert_cmpstr (json_object_get_string_member (target, "name"), ==, "Blue mug $12");
+  g_assert_cmpstr (json_object_get_string_member (target, "tag"), ==, "div");
+
+  gtk_window_destroy (GTK_WINDOW (f.window));
+  g_object_unref (f.server);
+}
+
 typedef struct {
   guint  count;
   char  *name;
@@ -421,5 +459,6 @@ main (int    argc,
   gtk_test_init (&argc, &argv, NULL);
   g_test_add_func ("/recorder/session", test_records_a_session);
   g_test_add_func ("/recorder/credential-offer", test_credential_offer);
+  g_test_add_func ("/recorder/card-not-its-image", test_records_the_card_not_its_image);
   return g_test_run ();
 }

@@ -81,25 +81,35 @@
     return out;
   }
 
-  /* How an observation names @el (or the nearest ancestor it lists). */
+  /* How an observation names @el (or the nearest ancestor it lists). An
+   * image or heading inside a link or a clickable card, which the card's
+   * name already holds, stands for the card: that is what was clicked. */
   function describe (el) {
     if (!el || !G.__sight.snapshot)
       return null;
+    const snapshot = G.__sight.snapshot;
     const all = nodes ();
     const byRef = new Map (all.map ((n) => [n.ref, n]));
+    let found = null;
     for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
-      const ref = G.__sight.snapshot.refOf (e);
+      const ref = snapshot.refOf (e);
       const node = byRef.get (ref);
       if (!node || node.role === 'generic' && !node.name && !node.clickable)
         continue;
-      const alike = all.filter ((n) => n.role === node.role && (n.name || '') === (node.name || ''));
-      return {
-        ref, role: node.role, name: node.name || '',
-        nth: alike.indexOf (node) + 1, count: alike.length,
-        tag: e.localName, box: node.box || null,
-      };
+      if (found && (snapshot.isInteractive (found.node) || !found.node.name || !node.name ||
+                    !node.name.includes (found.node.name) || !snapshot.isInteractive (node)))
+        break;
+      found = { ref, node, tag: e.localName };
     }
-    return null;
+    if (!found)
+      return null;
+    const node = found.node;
+    const alike = all.filter ((n) => n.role === node.role && (n.name || '') === (node.name || ''));
+    return {
+      ref: found.ref, role: node.role, name: node.name || '',
+      nth: alike.indexOf (node) + 1, count: alike.length,
+      tag: found.tag, box: node.box || null,
+    };
   }
 
   /* The control a click or key is about: a label stands for its control. */
