@@ -489,6 +489,25 @@ test_rule_fixture (gconstpointer data)
   g_assert_cmpstr (body_of (sight_observation_get_text (obs)), ==, want->str);
 }
 
+/* The model's text says a link once: the image and the heading inside it,
+ * which the full text lists, are left out of it. */
+static void
+test_nested_quiet (void)
+{
+  g_autoptr(SightWebPage) page = load_page ("nesting.html");
+  g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_DEFAULT);
+  const char *text = sight_observation_get_text (obs);
+
+  g_assert_false (sight_observation_is_full_text (obs));
+  g_assert_nonnull (strstr (text, "link \"Acme home\" #e2\n"));
+  g_assert_nonnull (strstr (text, "link \"Thumbnail Second post\" #e7\n"));
+  g_assert_nonnull (strstr (text, "button \"Close\" #e9\n"));
+  g_assert_null (strstr (text, "img \"Acme home\""));
+  g_assert_null (strstr (text, "heading \"First post title\""));
+  g_assert_null (strstr (text, "listitem"));
+  g_assert_null (strstr (text, "img \"Logo\""));
+}
+
 static void
 test_hidden_excluded (void)
 {
@@ -1394,7 +1413,7 @@ main (int    argc,
 
   {
     static const char *const rules[] = { "roles", "names", "states", "hidden", "modal", "frames",
-                                         "classes", "details", "cursors" };
+                                         "classes", "details", "cursors", "nesting" };
 
     for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
       {
@@ -1404,6 +1423,7 @@ main (int    argc,
       }
   }
   g_test_add_func ("/observation/webkit/hidden-excluded", test_hidden_excluded);
+  g_test_add_func ("/observation/webkit/nested-quiet", test_nested_quiet);
   g_test_add_func ("/observation/webkit/current", test_current);
   g_test_add_func ("/observation/webkit/refs-stable", test_refs_stable);
   g_test_add_func ("/observation/webkit/diff", test_diff_live);

@@ -172,7 +172,7 @@
     roles = new Map ();
     plains = new Map ();
     contents = new Map ();
-    cellGrids = new Map ();
+    tableKinds = new Map ();
     pseudoDocs = new WeakMap ();
     cursorScopes = new Map ();
     cursorAnywhere = false;
@@ -597,18 +597,11 @@
     case 'tbody': case 'tfoot': case 'thead':
       return anyFocusable (el, tag) || hasAnyGlobalAria (el) ? 'rowgroup' : 'generic';
     case 'td': {
-      /* Asked once per row: the cells of a row share their table. */
-      const row = el.parentElement;
-      let grid = row ? cellGrids.get (row) : undefined;
-      if (grid === undefined) {
-        const t = el.closest ('table');
-        const tr = t && t.getAttribute ('role');
-        grid = tr === 'grid' || tr === 'treegrid';
-        if (row) cellGrids.set (row, grid);
-      }
-      return grid ? 'gridcell' : 'cell';
+      const kind = tableKind (el.parentElement, el);
+      return kind === TABLE_LAYOUT ? 'generic' : kind === TABLE_GRID ? 'gridcell' : 'cell';
     }
     case 'th': {
+      if (tableKind (el.parentElement, el) === TABLE_LAYOUT) return 'generic';
       const scope = el.getAttribute ('scope');
       if (scope === 'row' || scope === 'rowgroup') return 'rowheader';
       if (scope === 'col' || scope === 'colgroup') return 'columnheader';
@@ -620,15 +613,34 @@
     }
     case 'textarea': return 'textbox';
     case 'time': return 'time';
-    case 'tr': return 'row';
+    case 'tr': return tableKind (el, el) === TABLE_LAYOUT ? 'generic' : 'row';
     default: return 'generic';
     }
   }
 
-  /* Roles computed during one observation, as styles are; whether a row's
-   * cells are in a grid. */
+  /* Roles computed during one observation, as styles are; what table a
+   * row's cells are in. */
   let roles = new Map ();
-  let cellGrids = new Map ();
+  let tableKinds = new Map ();
+
+  const TABLE_DATA = 0, TABLE_GRID = 1, TABLE_LAYOUT = 2;
+
+  /* Whether the table around @row (@el when it has no parent) is a data
+   * table, a grid, or a layout table: a table whose role is none or
+   * presentation passes it to its rows and cells (WAI-ARIA 1.2,
+   * presentational roles inheritance), as the engines do. Asked once per
+   * row: the cells of a row share their table. */
+  function tableKind (row, el) {
+    let kind = row ? tableKinds.get (row) : undefined;
+    if (kind === undefined) {
+      const t = (row || el).closest ('table');
+      const r = t ? roleOf (t, 'table') : 'table';
+      kind = r === 'grid' || r === 'treegrid' ? TABLE_GRID
+        : r === 'none' || r === 'presentation' ? TABLE_LAYOUT : TABLE_DATA;
+      if (row) tableKinds.set (row, kind);
+    }
+    return kind;
+  }
 
   function roleOf (el, tag) {
     let r = roles.get (el);
@@ -998,15 +1010,26 @@
       if (al && al.trim ())
         s = al;
     }
+    let fromContent = false;
     if (!s.trim ()) {
       const n = nativeName (el, tag, role, o);
       if (n !== null)
         s = n;
-      else
+      else {
         s = contentOf (el, o);
+        fromContent = true;
+      }
     }
-    if (!plain && !s.trim ())
+    if (!plain && !s.trim ()) {
       s = el.getAttribute ('title') || '';
+      fromContent = false;
+    }
+    /* A text alternative that is not the element's own text (an image's
+     * alt, an aria-label, a control's value) is a word of its own, as the
+     * engines render it into a name: "Thumbnail Second post", never
+     * "ThumbnailSecond post". */
+    if (!fromContent && s.trim ())
+      s = ' ' + s + ' ';
     if (cacheable)
       o.cache.set (el, s);
     return s;
@@ -1330,8 +1353,7 @@
     }
 
     const flatten = !visible || (FLATTEN.has (role) && !name && !clickable && !tabbable) ||
-                    role === 'none' || role === 'presentation' ||
-                    (role === 'img' && !name && !clickable);
+                    role === 'none' || role === 'presentation';
 
     let box = null;
     if (!flatten || contents)
@@ -1350,6 +1372,9 @@
       if (desc) node.desc = desc;
       node.box = box;
       node.inView = inViewport (box, ctx);
+      /* An image without a name (no alt: HTML-AAM's img, which the
+       * engines list) says nothing to the model. */
+      if (role === 'img' && !name && !clickable) node.quiet = true;
       node.children = [];
       target = node.children;
       ctx.count.nodes++;
@@ -1499,7 +1524,6 @@
     }
   }
 
-  const CELL_ROLES = new Set (['cell', 'gridcell', 'columnheader', 'rowheader']);
 
   /* visit(), where an exception fails @el's subtree only: what the subtree
    * had added is taken back and one node marked `error` stands for it. */
@@ -1572,23 +1596,21 @@
     let keep = kids;
     if (fromContent || (node.name && kids.length === 1 && kids[0].text === node.name) ||
         (node.name && INTERACTIVE.has (node.role))) {
-      /* A row keeps its cells and headers (the full tree lists them); the
-       * ones that hold no control say only what the row's name says, so
-       * the model's text leaves them out. */
-      const row = node.role === 'row';
+      /* The element children stay in the tree, as the engines' trees
+       * keep a row's cells, a link's image and a card link's heading; the
+       * ones that hold no control say only what this node's name says, so
+       * they are quiet: the model's text leaves them out. */
       keep = kids.filter (c => {
-        if (c.text !== undefined) return false;
-        if (hasInteractive (c)) return true;
-        if (row && CELL_ROLES.has (c.role)) {
-          c.quiet = true;
-          return true;
-        }
-        return false;
+        if (c.text !== undefined || c.role === undefined) return false;
+        if (!hasInteractive (c)) c.quiet = true;
+        return true;
       });
     }
     if (node.role === 'img' || node.role === 'heading')
       keep = keep.filter (c => c.text === undefined);
     node.children = keep;
+    if (node.quiet && keep.some (hasInteractive))
+      node.quiet = undefined;
     /* A table cell named from its content that holds controls: its row
      * already says the text, the controls get the lines. */
     if (node.role === 'cell' && fromContent && keep.length)
@@ -1676,11 +1698,12 @@
   /* "heading level=3 #e18 > link "Lamp" #e19": a node whose only child
    * carries the same name shares one line with it. Returns [line, node whose
    * children come next]. */
-  function chainLine (n, maxName) {
+  function chainLine (n, maxName, quietToo) {
     let line = '';
     let cur = n;
     while (cur.name && cur.children && cur.children.length === 1 &&
-           cur.children[0].text === undefined && cur.children[0].name === cur.name) {
+           cur.children[0].text === undefined && cur.children[0].name === cur.name &&
+           (quietToo || !cur.children[0].quiet)) {
       line += nodeLine (cur, maxName, true) + ' > ';
       cur = cur.children[0];
     }
@@ -1702,7 +1725,7 @@
         fullText (n.children, depth, lines);
         continue;
       }
-      const [line, last] = chainLine (n, 400);
+      const [line, last] = chainLine (n, 400, true);
       lines.push (pad + line);
       if (last.children)
         fullText (last.children, depth + 1, lines);
@@ -1717,6 +1740,8 @@
   const NOT_OBSERVED = 'elements not observed';
 
   function countInto (n, counts) {
+    if (n.quiet)
+      return;
     if (n.text !== undefined) {
       counts.text = (counts.text || 0) + 1;
       return;
@@ -1779,7 +1804,7 @@
       if (n.text !== undefined)
         line = pad + q (clip (n.text, 200));
       else {
-        [line, last] = chainLine (n, 120);
+        [line, last] = chainLine (n, 120, false);
         line = pad + line;
       }
       lines.push (line);
@@ -2118,6 +2143,7 @@
     describe,
     resolve,
     refOf: el => refOf (el, ''),
+    isInteractive: isInteractiveNode,
     bareWalk,
   };
 }) ();
