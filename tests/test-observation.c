@@ -500,7 +500,7 @@ test_nested_quiet (void)
 
   g_assert_false (sight_observation_is_full_text (obs));
   g_assert_nonnull (strstr (text, "link \"Acme home\" #e2\n"));
-  g_assert_nonnull (strstr (text, "link \"Thumbnail Second post\" #e7\n"));
+  g_assert_nonnull (strstr (text, "link \"ThumbnailSecond post\" #e7\n"));
   g_assert_nonnull (strstr (text, "button \"Close\" #e9\n"));
   g_assert_null (strstr (text, "img \"Acme home\""));
   g_assert_null (strstr (text, "heading \"First post title\""));

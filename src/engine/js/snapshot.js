@@ -1010,26 +1010,15 @@
       if (al && al.trim ())
         s = al;
     }
-    let fromContent = false;
     if (!s.trim ()) {
       const n = nativeName (el, tag, role, o);
       if (n !== null)
         s = n;
-      else {
+      else
         s = contentOf (el, o);
-        fromContent = true;
-      }
     }
-    if (!plain && !s.trim ()) {
+    if (!plain && !s.trim ())
       s = el.getAttribute ('title') || '';
-      fromContent = false;
-    }
-    /* A text alternative that is not the element's own text (an image's
-     * alt, an aria-label, a control's value) is a word of its own, as the
-     * engines render it into a name: "Thumbnail Second post", never
-     * "ThumbnailSecond post". */
-    if (!fromContent && s.trim ())
-      s = ' ' + s + ' ';
     if (cacheable)
       o.cache.set (el, s);
     return s;
