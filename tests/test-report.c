@@ -372,7 +372,18 @@ typedef struct {
   gboolean   loaded;
   JSCValue  *dom_result;
   GMainLoop *loop;
+  gboolean   terminated;   /* the web process went away */
 } PageState;
+
+static void
+web_process_terminated_cb (WebKitWebView                     *view,
+                           WebKitWebProcessTerminationReason  reason,
+                           gpointer                           user_data)
+{
+  PageState *state = user_data;
+
+  state->terminated = TRUE;
+}
 
 static void
 xss_message_cb (WebKitUserContentManager *manager,
@@ -415,18 +426,22 @@ evaluate_cb (GObject      *source,
 
   state->dom_result = webkit_web_view_evaluate_javascript_finish (WEBKIT_WEB_VIEW (source),
                                                                   result, &error);
-  g_assert_no_error (error);
+  if (!state->terminated)
+    g_assert_no_error (error);
   g_main_loop_quit (state->loop);
 }
 
 /* Loads @html from a file in WebKit and returns how many times a payload
  * ran; *out_active gets the number of script elements, inline handlers and
- * links or sources with a scheme other than http, https or data:image. */
-static guint
-count_executions (const char *dir,
-                  const char *html,
-                  gsize       len,
-                  int        *out_active)
+ * links or sources with a scheme other than http, https or data:image.
+ * FALSE when the web process went away before the answer (WebKit's, seen
+ * once on a loaded machine as "Unsupported result type"). */
+static gboolean
+count_executions_once (const char *dir,
+                       const char *html,
+                       gsize       len,
+                       guint      *out_executions,
+                       int        *out_active)
 {
   g_autofree char *path = g_build_filename (dir, "report.html", NULL);
   g_autofree char *uri = g_filename_to_uri (path, NULL, NULL);
@@ -449,11 +464,13 @@ count_executions (const char *dir,
   gtk_window_set_default_size (GTK_WINDOW (window), 1024, 768);
   gtk_window_present (GTK_WINDOW (window));
   g_signal_connect (view, "load-changed", G_CALLBACK (load_changed_cb), &state);
+  g_signal_connect (view, "web-process-terminated", G_CALLBACK (web_process_terminated_cb),
+                    &state);
   webkit_web_view_load_uri (view, uri);
   timeout = g_timeout_add_seconds (20, quit_cb, state.loop);
   g_main_loop_run (state.loop);
   g_source_remove (timeout);
-  g_assert_true (state.loaded);
+  g_assert_true (state.loaded || state.terminated);
 
   /* Let error events of images and the like fire. */
   g_timeout_add (500, quit_cb, state.loop);
@@ -472,13 +489,34 @@ count_executions (const char *dir,
     "}"
     "n;", -1, "sightline-test", NULL, NULL, evaluate_cb, &state);
   g_main_loop_run (state.loop);
-  g_assert_nonnull (state.dom_result);
-  *out_active = jsc_value_to_int32 (state.dom_result);
+  if (!state.terminated)
+    {
+      g_assert_nonnull (state.dom_result);
+      *out_active = jsc_value_to_int32 (state.dom_result);
+    }
   g_clear_object (&state.dom_result);
+  *out_executions = state.executions;
 
   gtk_window_destroy (GTK_WINDOW (window));
   g_main_loop_unref (state.loop);
-  return state.executions;
+  return !state.terminated;
+}
+
+/* count_executions_once(), again in a new web process if the first went
+ * away: what is asked is the report's, not the engine's, behaviour. */
+static guint
+count_executions (const char *dir,
+                  const char *html,
+                  gsize       len,
+                  int        *out_active)
+{
+  guint executions = 0;
+
+  if (count_executions_once (dir, html, len, &executions, out_active))
+    return executions;
+  g_test_message ("the web process went away; loading the report again");
+  g_assert_true (count_executions_once (dir, html, len, &executions, out_active));
+  return executions;
 }
 
 static char *
