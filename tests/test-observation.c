@@ -515,7 +515,8 @@ test_hidden_excluded (void)
   g_autoptr(SightObservation) obs = capture (page, SIGHT_OBSERVE_FULL_TEXT);
   g_autofree char *json = sight_observation_to_json (obs, FALSE);
   const char *hidden[] = { "Display none", "Visibility hidden", "Collapsed", "Hidden attribute",
-                           "Aria hidden", "Inert" };
+                           "Aria hidden", "Inert", "Until found", "Found text",
+                           "Content skipped", "Skipped text" };
 
   for (guint i = 0; i < G_N_ELEMENTS (hidden); i++)
     {

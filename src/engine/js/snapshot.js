@@ -42,6 +42,8 @@
  *                      the actions code: `__sight.snapshot.resolve("f1e7")`.
  *                      Refs resolve only for elements an observe() saw.
  *   refOf(element)  -> the element's ref (assigning one if it has none)
+ *   isInteractive(node) -> whether a node of observe()'s tree is a control,
+ *                      clickable, focusable or a frame (the recorder asks)
  *   bareWalk()      -> the number of elements in one bare walk over the same
  *                      DOM (light + open shadow + same-origin frames): the
  *                      floor the benchmark compares observe() against.
@@ -53,9 +55,10 @@
  *
  * Rules: roles per HTML-AAM (explicit role = first valid token), names and
  * descriptions per accname 1.2, hidden content (display:none, visibility
- * hidden/collapse, hidden, aria-hidden, inert, outside an open modal dialog)
- * excluded, generic wrappers without a name flattened, text already carried
- * by a name computed from content dropped. "clickable" marks an element
+ * hidden/collapse, hidden, aria-hidden, inert, outside an open modal dialog,
+ * inside content-visibility: hidden) excluded, generic wrappers without a
+ * name flattened, text already carried by a name computed from content
+ * dropped (the elements it holds stay, quiet: out of the model's text). "clickable" marks an element
  * without an interactive role whose computed cursor turns to `pointer` (or
  * that has an onclick attribute): page click listeners are invisible from
  * here, the cursor is the signal pages give sighted users. Secure inputs
@@ -174,6 +177,7 @@
     contents = new Map ();
     tableKinds = new Map ();
     pseudoDocs = new WeakMap ();
+    contentHidingRoots = new Map ();
     cursorScopes = new Map ();
     cursorAnywhere = false;
   }
@@ -686,28 +690,61 @@
    * the rest of the walk. Unreadable (cross-origin) sheets count as yes. */
   let pseudoDocs = new WeakMap ();
 
-  function sheetsHavePseudo (sheets) {
+  /* Whether a rule of @sheets says one of @words (or imports a sheet, or
+   * cannot be read). */
+  function sheetsMention (sheets, words) {
     for (const sheet of sheets) {
       let rules;
       try { rules = sheet.cssRules; } catch (e) { return true; }
       if (!rules) return true;
       for (const rule of rules) {
         const t = rule.cssText;
-        if (t.includes (':before') || t.includes (':after') || t.includes ('@import'))
+        if (t.includes ('@import') || words.some (w => t.includes (w)))
           return true;
       }
     }
     return false;
   }
 
+  function rootSheetsMention (root, words) {
+    return sheetsMention (root.styleSheets, words) ||
+           (root.adoptedStyleSheets ? sheetsMention (root.adoptedStyleSheets, words) : false);
+  }
+
+  const PSEUDO_WORDS = [':before', ':after'];
+
   function docHasPseudo (root) {
     let v = pseudoDocs.get (root);
     if (v === undefined) {
-      v = sheetsHavePseudo (root.styleSheets) ||
-          (root.adoptedStyleSheets ? sheetsHavePseudo (root.adoptedStyleSheets) : false);
+      v = rootSheetsMention (root, PSEUDO_WORDS);
       pseudoDocs.set (root, v);
     }
     return v;
+  }
+
+  /* Whether an element of @el's tree scope can skip its content's
+   * rendering (content-visibility: hidden, which hidden="until-found" gets
+   * from the UA sheet): per scope and observation, so that pages without
+   * it never read the property. */
+  let contentHidingRoots = new Map ();
+  const CONTENT_VISIBILITY_WORDS = ['content-visibility'];
+
+  function mayHideContent (el) {
+    const root = el.getRootNode ();
+    let v = contentHidingRoots.get (root);
+    if (v === undefined) {
+      const scope = root.styleSheets ? root : el.ownerDocument;
+      v = rootSheetsMention (scope, CONTENT_VISIBILITY_WORDS) ||
+          !!(root.querySelector &&
+             root.querySelector ('[hidden="until-found" i], [style*="content-visibility" i]'));
+      contentHidingRoots.set (root, v);
+    }
+    return v;
+  }
+
+  /* Whether CSS renders none of @el's content (its own box stays). */
+  function hidesContent (el, cs) {
+    return mayHideContent (el) && cs.rendered && cs.d.contentVisibility === 'hidden';
   }
 
   /* CSS generated content of @el's ::before or ::after, as rendered: the
@@ -1398,7 +1435,8 @@
         target.push (uaSummary (el, node, ctx));
       /* Siblings, not a NodeList's iterator: several times faster in WebKit. */
       const list = el.shadowRoot || tag === 'slot' ? children (el) : null;
-      for (let i = 0, child = list ? list[0] : el.firstChild; child;
+      const first = hidesContent (el, cs) ? null : list ? list[0] : el.firstChild;
+      for (let i = 0, child = first; child;
            child = list ? list[++i] : child.nextSibling) {
         if (closed && !(child.nodeType === 1 && child.localName === 'summary'))
           continue;
