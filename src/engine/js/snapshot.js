@@ -58,10 +58,11 @@
  * hidden/collapse, hidden, aria-hidden, inert, outside an open modal dialog,
  * inside content-visibility: hidden) excluded, generic wrappers without a
  * name flattened, text already carried by a name computed from content
- * dropped (the elements it holds stay, quiet: out of the model's text). "clickable" marks an element
- * without an interactive role whose computed cursor turns to `pointer` (or
- * that has an onclick attribute): page click listeners are invisible from
- * here, the cursor is the signal pages give sighted users. Secure inputs
+ * dropped (the elements it holds stay, quiet: out of the model's text).
+ * "clickable" marks an element without an interactive role whose computed
+ * cursor turns to `pointer` (or that has an onclick attribute): page click
+ * listeners are invisible from here, the cursor is the signal pages give
+ * sighted users. Secure inputs
  * (type=password, autocomplete current-password/new-password/one-time-code)
  * are flagged `secure` and their values never leave this script.
  */
@@ -1551,7 +1552,6 @@
     }
   }
 
-
   /* visit(), where an exception fails @el's subtree only: what the subtree
    * had added is taken back and one node marked `error` stands for it. */
   function visitGuarded (el, ctx, out, parentVisible, parentStyle, parentBox) {
@@ -1640,7 +1640,7 @@
       node.quiet = undefined;
     /* A table cell named from its content that holds controls: its row
      * already says the text, the controls get the lines. */
-    if (node.role === 'cell' && fromContent && keep.length)
+    if (node.role === 'cell' && fromContent && keep.some (hasInteractive))
       node.through = true;
     if (!node.inView)
       for (const c of keep)
