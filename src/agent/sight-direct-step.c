@@ -2116,24 +2116,21 @@ drop_nested (GArray              *found,
              guint                n_nodes,
              MatchTier            tier)
 {
-  guint outer = G_MAXUINT, end = 0;
+  g_autofree char *around = NULL;   /* the outer candidate's name key */
+  guint end = 0;                     /* where its subtree ends */
 
   for (guint k = 0; k < found->len; k++)
     {
       guint i = g_array_index (found, guint, k);
+      g_autofree char *have = name_key (nodes[i].name, tier != MATCH_EXACT);
 
-      if (outer != G_MAXUINT && i < end)
+      if (around != NULL && i < end && *have != '\0' && strstr (around, have) != NULL)
         {
-          g_autofree char *have = name_key (nodes[i].name, tier != MATCH_EXACT);
-          g_autofree char *around = name_key (nodes[outer].name, tier != MATCH_EXACT);
-
-          if (*have != '\0' && strstr (around, have) != NULL)
-            {
-              g_array_remove_index (found, k--);
-              continue;
-            }
+          g_array_remove_index (found, k--);
+          continue;
         }
-      outer = i;
+      g_free (around);
+      around = g_steal_pointer (&have);
       for (end = i + 1; end < n_nodes && nodes[end].depth > nodes[i].depth; end++)
         ;
     }

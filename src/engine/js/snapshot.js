@@ -1636,12 +1636,15 @@
     if (node.role === 'img' || node.role === 'heading')
       keep = keep.filter (c => c.text === undefined);
     node.children = keep;
-    if (node.quiet && keep.some (hasInteractive))
+    const cell = node.role === 'cell' && fromContent;
+    if ((node.quiet || cell) && keep.some (hasInteractive)) {
+      /* An image quiet for want of a name that holds links (its map's
+       * areas) is not quiet. A table cell named from its content that
+       * holds controls: its row already says the text, the controls get
+       * the lines. */
       node.quiet = undefined;
-    /* A table cell named from its content that holds controls: its row
-     * already says the text, the controls get the lines. */
-    if (node.role === 'cell' && fromContent && keep.some (hasInteractive))
-      node.through = true;
+      if (cell) node.through = true;
+    }
     if (!node.inView)
       for (const c of keep)
         if (c.inView) { node.inView = true; break; }
